@@ -1,0 +1,87 @@
+"""The one communication interface of distbfs (Merrill et al. 2012, section 6.1: bin exchange).
+
+A ``Communicator`` connects the ranks of one job. The level loop needs only ``exchange_bins``
+(all-to-all-v of the owner bins made by filter+partition) and ``allreduce`` (termination and
+statistics); graph construction and validation also use ``alltoallv`` and ``allgather``.
+Implementations: one rank (``single``), MPI through mpi4py (``mpi``); NCCL joins with the
+multi-GPU issue. Which one runs is decided in exactly one place, ``distbfs.comm.get_communicator``.
+
+Invariants: every method is collective (all ranks call it, in the same order); arrays handed in
+may be numpy or cupy and come back in the same array module; ``Bins`` segments are ordered by
+destination rank going in and by source rank coming out.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Bins:
+    """Items grouped by rank: segment ``r`` is ``[offsets[r], offsets[r + 1])`` of every payload.
+
+    ``offsets`` is a host int64 array of length ``size + 1``. ``vertices`` holds global vertex ids;
+    ``parents`` (the vertex whose edge produced each item) travels only when predecessors are kept.
+    """
+
+    offsets: np.ndarray
+    vertices: Any
+    parents: Any | None = None
+
+    @property
+    def counts(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+
+class Communicator(ABC):
+    """Collective operations among the ranks of one job."""
+
+    kind: str
+    rank: int
+    size: int
+
+    @abstractmethod
+    def alltoallv(self, offsets: np.ndarray, *payloads: Any) -> tuple[np.ndarray, tuple[Any, ...]]:
+        """Send segment ``r`` of each payload to rank ``r``.
+
+        Returns ``(received_offsets, received_payloads)``: what came from rank ``s`` is segment
+        ``s``. Payloads keep their dtypes and array module.
+        """
+
+    def exchange_bins(self, bins: Bins) -> Bins:
+        """Exchange owner bins (section 6.1): counts first, then vertices (and parents)."""
+        payloads = (bins.vertices,) if bins.parents is None else (bins.vertices, bins.parents)
+        offsets, received = self.alltoallv(bins.offsets, *payloads)
+        return Bins(offsets, received[0], received[1] if len(received) > 1 else None)
+
+    @abstractmethod
+    def allreduce(self, value: Any, op: str = "sum") -> Any:
+        """Reduce a Python number or a host numpy array over all ranks (op: sum, max, min)."""
+
+    @abstractmethod
+    def allgather_object(self, obj: Any) -> list[Any]:
+        """Every rank's ``obj`` (small, picklable), ordered by rank."""
+
+    @abstractmethod
+    def allgather_array(self, array: Any) -> Any:
+        """Concatenation of every rank's 1-d array, in rank order (same array module)."""
+
+    @abstractmethod
+    def exscan(self, value: int) -> int:
+        """Sum of ``value`` over the ranks before this one (0 on rank 0)."""
+
+    @abstractmethod
+    def bcast_object(self, obj: Any, root: int = 0) -> Any:
+        """``obj`` of rank ``root`` on every rank."""
+
+    @abstractmethod
+    def barrier(self) -> None:
+        """Wait until every rank arrives."""
+
+    @abstractmethod
+    def abort(self, code: int) -> None:
+        """End every rank of the job now with exit status ``code`` (never returns)."""

@@ -1,0 +1,55 @@
+"""Shared fixtures: the job's communicator, the backends to compare, the shared real graphs.
+
+Tests derive their expectations from ``comm.size`` so they hold at 1, 2, 3 and 4 ranks. Tests
+marked ``mpi`` run under ``mpiexec -n P python -m pytest --with-mpi -m mpi``; the others in a
+plain ``python -m pytest``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from distbfs.comm import get_communicator
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _data_dir() -> Path:
+    env = os.environ.get("DISTBFS_DATA")
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+DATA_DIR = _data_dir()
+
+
+@pytest.fixture(scope="session")
+def comm():
+    """The communicator of this test process (one rank, or MPI under mpiexec)."""
+    return get_communicator("auto")
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if not DATA_DIR.is_dir():
+        pytest.skip(f"shared real graphs not found at {DATA_DIR} (set DISTBFS_DATA)")
+    return DATA_DIR
+
+
+def _cupy_or_skip():
+    try:
+        import cupy
+
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # no CuPy, no driver, or no device
+        pytest.skip(f"CuPy with a CUDA device is not available ({type(exc).__name__}: {exc})")
+    return cupy
+
+
+@pytest.fixture(params=["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+def xp(request):
+    """The array module under test: numpy everywhere, cupy where a GPU is present."""
+    return np if request.param == "numpy" else _cupy_or_skip()
