@@ -1,0 +1,67 @@
+"""The level loop at any rank count (run under mpiexec -n 1..4 with --with-mpi): distances equal
+scipy's and are the same at every count; bins really cross ranks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import graphs
+from distbfs.backends import get_backend
+from distbfs.bfs import bfs_levels
+from distbfs.constants import UNREACHED
+from distbfs.graph import build_graph
+
+pytestmark = pytest.mark.mpi
+NUMPY = get_backend("numpy")
+
+CASES = {
+    "path": graphs.path(40),
+    "star": graphs.star(2000),
+    "grid": graphs.grid(13, 9),
+    "components": graphs.components(),
+    "loops_and_duplicates": graphs.loops_and_duplicates(),
+    "directed_with_sinks": graphs.directed_with_sinks(),
+    "fewer_vertices_than_ranks": (np.array([0], np.int64), np.array([1], np.int64), 2, False),
+    "one_vertex": (np.zeros(0, np.int64), np.zeros(0, np.int64), 1, False),
+    "random_undirected": graphs.random_graph(3000, 12000, 2, False),
+    "random_directed": graphs.random_graph(3000, 9000, 4, True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_distances_and_predecessors_at_any_rank_count(comm, name):
+    src, dst, n, directed = CASES[name]
+    mine = graphs.share(src, dst, comm.rank, comm.size)
+    graph = build_graph(comm, *mine, n, directed=directed)
+    assert graph.nlocal == len(range(comm.rank, n, comm.size))
+    for source in sorted({0, n // 3, n - 1}):
+        result = bfs_levels(graph, source, NUMPY, comm, predecessors=True)
+        distances = graphs.gather_global(comm, result.distances, n)
+        preds = graphs.gather_global(comm, result.predecessors, n)
+        expected = graphs.reference_distances(src, dst, n, directed, source)
+        np.testing.assert_array_equal(distances, expected)
+        reached = distances != UNREACHED
+        assert preds[source] == source
+        assert np.all(preds[~reached] == UNREACHED)
+        others = np.flatnonzero(reached & (np.arange(n) != source))
+        np.testing.assert_array_equal(distances[preds[others]], distances[others] - 1)
+        edge_set = set(zip(src.tolist(), dst.tolist(), strict=True))
+        if not directed:
+            edge_set |= {(v, u) for u, v in edge_set}
+        assert all((int(preds[v]), int(v)) in edge_set for v in others)
+
+
+def test_statistics_are_global_and_exchange_crosses_ranks(comm):
+    src, dst, n, directed = graphs.random_graph(2000, 10000, 9, False)
+    graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=False)
+    result = bfs_levels(graph, 0, NUMPY, comm)
+    reached = np.count_nonzero(graphs.reference_distances(src, dst, n, False, 0) != UNREACHED)
+    assert sum(lv.discovered for lv in result.levels) == reached - 1
+    assert sum(lv.items_received for lv in result.levels) == sum(lv.items_sent for lv in result.levels)
+    remote = sum(lv.items_sent_remote for lv in result.levels)
+    assert (remote > 0) == (comm.size > 1)
+    # every rank sees the same statistics
+    assert comm.allgather_object([lv.frontier for lv in result.levels]).count(
+        [lv.frontier for lv in result.levels]
+    ) == comm.size
