@@ -61,7 +61,7 @@ RULE_TREE_EDGES_IN_GRAPH = "rule 5 (tree edges in graph)"
 Candidate = tuple[int, int, int, str]
 
 
-def _host(array: Any) -> np.ndarray:
+def as_host(array: Any) -> np.ndarray:
     """A numpy view or copy of a numpy or cupy array."""
     return array.get() if hasattr(array, "get") else np.asarray(array)
 
@@ -132,12 +132,12 @@ class _Local:
     """This rank's host view of the graph and of the result (numpy arrays)."""
 
     def __init__(self, graph: DistGraph, distances: Any, predecessors: Any) -> None:
-        self.row_offsets = _host(graph.row_offsets).astype(np.int64, copy=False)
-        self.columns = _host(graph.column_indices)
+        self.row_offsets = as_host(graph.row_offsets).astype(np.int64, copy=False)
+        self.columns = as_host(graph.column_indices)
         self.vertices = graph.owned_vertices(np)
         self.degrees = np.diff(self.row_offsets)
-        self.labels = _host(distances)
-        self.preds = None if predecessors is None else _host(predecessors)
+        self.labels = as_host(distances)
+        self.preds = None if predecessors is None else as_host(predecessors)
 
 
 def validate(
