@@ -29,6 +29,11 @@ from .base import EdgeFrontier, SearchState
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
+DENSE_EXPAND_FRACTION = 0.3
+"""Expansion gathers through one boolean pass over all local edges once the frontier's edges
+exceed this fraction of them (about 1.5 ns per local edge against 5 ns per gathered edge for the
+range gather, measured on a 2-core CI-class machine)."""
+
 
 def _gather_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Indices ``starts[i] .. starts[i] + lengths[i] - 1`` for every i, concatenated."""
@@ -82,7 +87,14 @@ class NumpyBackend:
         frontier = state.vertex_frontier
         starts = graph.row_offsets[frontier]
         lengths = graph.row_offsets[frontier + 1] - starts
-        vertices = graph.column_indices[_gather_ranges(starts, lengths)]
+        if int(lengths.sum()) > DENSE_EXPAND_FRACTION * graph.num_local_edges:
+            in_frontier = np.zeros(graph.nlocal, dtype=np.bool_)
+            in_frontier[frontier] = True
+            vertices = graph.column_indices[np.repeat(in_frontier, graph.local_degrees())]
+            frontier = np.sort(frontier)  # the order in which the boolean pass emits rows
+            lengths = graph.row_offsets[frontier + 1] - graph.row_offsets[frontier]
+        else:
+            vertices = graph.column_indices[_gather_ranges(starts, lengths)]
         parents = None
         if state.preds is not None:
             parents = np.repeat(global_id(frontier, graph.rank, graph.size), lengths)
