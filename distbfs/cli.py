@@ -219,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a subcommand, runs the default Graph500-style benchmark (bench with defaults: "
         f"a Kronecker graph of scale {DEFAULT_SCALE_CPU} on numpy, {DEFAULT_SCALE_GPU} on cuda, "
         f"{DEFAULT_ROOTS} validated searches). Run several ranks with mpiexec -n P.",
+        epilog=f"Options of a command: {PROG} COMMAND --help.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
@@ -400,13 +401,20 @@ def _load(ctx: Context, path: str) -> Graph:
 
 def _generator_params(args: argparse.Namespace, kind: str, default_scale: int | None) -> dict:
     """Check the generator flags against ``kind`` (naming the flags) and return the keywords."""
+    from .generators import DEFAULT_SEED
+
+    seed = DEFAULT_SEED if args.seed is None else args.seed
     if kind in RANDOM_GENERATORS:
         if args.shape is not None:
             raise InputError(f"--shape: not used by the {kind} generator (it takes --scale)")
+        from .generators import MAX_SCALE
+
         scale = default_scale if args.scale is None else args.scale
         if scale is None:
             raise InputError(f"--scale: required for the {kind} generator")
-        return {"scale": scale, "edgefactor": args.edgefactor, "seed": args.seed}
+        if scale > MAX_SCALE:
+            raise InputError(f"--scale: expected at most {MAX_SCALE}, got {scale}")
+        return {"scale": scale, "edgefactor": args.edgefactor, "seed": seed}
     dims = 2 if kind == "grid2d" else 3
     if args.scale is not None:
         raise InputError(f"--scale: not used by the {kind} generator (it takes --shape)")
@@ -417,7 +425,7 @@ def _generator_params(args: argparse.Namespace, kind: str, default_scale: int | 
     if len(args.shape) != dims:
         given = "x".join(str(d) for d in args.shape)
         raise InputError(f"--shape: the {kind} generator takes {dims} dimensions, got {given!r}")
-    return {"shape": args.shape, "seed": args.seed}
+    return {"shape": args.shape, "seed": seed}
 
 
 def _generate(ctx: Context, kind: str, params: dict) -> Graph:
@@ -497,8 +505,7 @@ def cmd_bench(ctx: Context) -> int:
             default = DEFAULT_SCALE_GPU if ctx.backend.name == "cuda" else DEFAULT_SCALE_CPU
             params = _generator_params(args, kind, default)
             graph = _generate(ctx, kind, params)
-            graph_info.update(generator=kind, **{k: v for k, v in params.items() if k != "seed"})
-            graph_info["seed"] = args.seed
+            graph_info.update(generator=kind, **params)
     graph_info.update(
         num_vertices=graph.num_vertices,
         num_edges=graph.num_edges,
