@@ -8,10 +8,11 @@ number is a pure function of (seed, edge index, bit level), computed by counter-
 the splitmix64 finalizer over uint64 arrays; nothing reads a sequential random stream. The global
 tuple list has ``M`` entries; rank ``r`` of ``p`` makes tuples ``[r*M//p, (r+1)*M//p)``.
 
-Kronecker (Graph500 spec, section 3): ``n = 2**scale`` vertices, ``M = edgefactor * n`` tuples.
-For tuple ``i`` of the list, ``e = scramble(i)`` is a keyed bijection of ``[0, M)`` (cycle-walking
-over the next power of two when ``M`` is not one): the list is a scrambled order of the edges,
-which the spec allows ("the edge tuples may be in any order"). Tuple ``e`` gets
+Kronecker (Graph500 specification): ``n = 2**scale`` vertices, ``M = edgefactor * n`` tuples,
+initiator A, B, C, D = 0.57, 0.19, 0.19, 0.05. For tuple ``i`` of the list, ``e = scramble(i)`` is a
+keyed bijection of ``[0, M)`` (cycle-walking over the next power of two when ``M`` is not one): the
+list is a scrambled order of the edges, which the specification allows (the tuple list carries no
+order; its reference Octave code shuffles it too). Tuple ``e`` gets
 ``base = mix64(e ^ key)``; the hash ``mix64(base + (g + 1) * GOLDEN)`` of group ``g`` feeds two bit
 levels, one from each 32-bit half: the half's top 31 bits ``t`` are compared with the integer
 thresholds ``round(A * 2**31)``, ``round((A + B) * 2**31)``, ``round((A + B + C) * 2**31)`` to pick
