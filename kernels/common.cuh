@@ -1,0 +1,142 @@
+/*
+ * common.cuh: types, launch policy, counter layout and small device helpers shared by the
+ * distbfs kernels (Merrill, Garland & Grimshaw 2012, sections 4-6.1).
+ *
+ * Every number below arrives as a -D compile option from distbfs/backends/kernels.py (the launch
+ * policy of distbfs/backends/launch_policy.py and the counter layout of the loader); this header
+ * holds none of its own and refuses to compile without them.
+ *
+ * Encodings (as in distbfs/constants.py):
+ *   vertex_t     global or local vertex id: int, or long long when DISTBFS_VERTEX_BITS == 64
+ *   size_type    queue lengths and CSR row offsets: long long (int64)
+ *   label_t      BFS level of an owned vertex: int (int32), DISTBFS_UNREACHED when unlabeled
+ *   pred_t       predecessor global id: long long (int64)
+ *   mask_word_t  32 bits of the visited bitmask: bit (v & 31) of word (v >> 5) is vertex v
+ *
+ * Queue protocol: a kernel that appends to a queue reserves space with ONE atomicAdd per block
+ * on the queue's counter, and stores only items whose slot is below the queue's capacity. The
+ * counter still counts every item, so after the kernel "counter > capacity" means overflow and
+ * the counter is the capacity that was needed. A kernel reading a queue reads
+ * min(counter, capacity) items (queue_length below), so it never reads past the end either.
+ *
+ * Only <cub/...> is included: NVRTC (through CuPy) has no C++ standard library.
+ */
+#pragma once
+
+#include <cub/block/block_scan.cuh>
+
+#if !defined(DISTBFS_BLOCK_THREADS) || !defined(DISTBFS_ITEMS_PER_THREAD) ||          \
+    !defined(DISTBFS_WARP_HASH_SLOTS) || !defined(DISTBFS_HISTORY_HASH_SLOTS) ||        \
+    !defined(DISTBFS_MAX_BINS) || !defined(DISTBFS_FUSED_THREADS) ||                    \
+    !defined(DISTBFS_FUSED_MAX_EDGES) || !defined(DISTBFS_VERTEX_BITS) ||               \
+    !defined(DISTBFS_UNREACHED) || !defined(DISTBFS_COUNTER_EDGES) ||                   \
+    !defined(DISTBFS_COUNTER_FILTERED) || !defined(DISTBFS_COUNTER_FRONTIER) ||         \
+    !defined(DISTBFS_COUNTER_FUSED_LEVELS) || !defined(DISTBFS_COUNTER_BINS) ||         \
+    !defined(DISTBFS_COUNTER_CURSORS)
+#error "compile the distbfs kernels through distbfs.backends.kernels (it passes the -D options)"
+#endif
+
+#if DISTBFS_VERTEX_BITS == 64
+typedef long long vertex_t;
+#elif DISTBFS_VERTEX_BITS == 32
+typedef int vertex_t;
+#else
+#error "DISTBFS_VERTEX_BITS must be 32 or 64"
+#endif
+
+typedef long long size_type;
+typedef int label_t;
+typedef long long pred_t;
+typedef unsigned int mask_word_t;
+
+namespace distbfs {
+
+// Launch policy (LaunchPolicy in distbfs/backends/launch_policy.py).
+constexpr int kBlockThreads = DISTBFS_BLOCK_THREADS;
+constexpr int kItemsPerThread = DISTBFS_ITEMS_PER_THREAD;
+constexpr int kTileItems = kBlockThreads * kItemsPerThread;
+constexpr int kWarpThreads = 32;
+constexpr int kWarpsPerBlock = kBlockThreads / kWarpThreads;
+constexpr int kWarpHashSlots = DISTBFS_WARP_HASH_SLOTS;
+constexpr int kHistoryHashSlots = DISTBFS_HISTORY_HASH_SLOTS;
+constexpr int kMaxBins = DISTBFS_MAX_BINS;
+constexpr int kFusedThreads = DISTBFS_FUSED_THREADS;
+constexpr size_type kFusedMaxEdges = DISTBFS_FUSED_MAX_EDGES;
+constexpr unsigned int kFullWarp = 0xffffffffu;
+
+static_assert(kBlockThreads % kWarpThreads == 0, "block_threads must be a multiple of 32");
+static_assert(kFusedThreads % kWarpThreads == 0, "fused_threads must be a multiple of 32");
+static_assert((kWarpHashSlots & (kWarpHashSlots - 1)) == 0, "warp hash: power of two");
+static_assert((kHistoryHashSlots & (kHistoryHashSlots - 1)) == 0, "history hash: power of two");
+
+// Label of a vertex the search has not reached (UNREACHED in distbfs/constants.py).
+constexpr label_t kUnreached = DISTBFS_UNREACHED;
+
+// A hash slot that holds no vertex (vertex ids are never negative).
+constexpr vertex_t kEmptySlot = static_cast<vertex_t>(-1);
+
+// Slots of the per-level counter array (the Counter enum of distbfs/backends/kernels.py).
+constexpr int kCounterEdges = DISTBFS_COUNTER_EDGES;              // items expand appended
+constexpr int kCounterFiltered = DISTBFS_COUNTER_FILTERED;        // items filter_partition kept
+constexpr int kCounterFrontier = DISTBFS_COUNTER_FRONTIER;        // vertices contract labeled
+constexpr int kCounterFusedLevels = DISTBFS_COUNTER_FUSED_LEVELS;  // levels the fused kernel ran
+constexpr int kCounterBins = DISTBFS_COUNTER_BINS;                // + b: items of owner bin b
+constexpr int kCounterCursors = DISTBFS_COUNTER_CURSORS;          // + b: items placed in bin b
+
+// Number of items a kernel may read from a queue: its device counter clamped to the capacity,
+// or `limit` itself when the length is known on the host (count == nullptr).
+__device__ __forceinline__ size_type queue_length(const size_type* count, size_type limit) {
+    if (count == nullptr) return limit;
+    const size_type counted = *count;
+    return counted < limit ? counted : limit;
+}
+
+// Reserve `items` consecutive slots of a queue: one global atomic, returns the first slot.
+__device__ __forceinline__ size_type reserve_slots(size_type* counter, size_type items) {
+    return static_cast<size_type>(atomicAdd(reinterpret_cast<unsigned long long*>(counter),
+                                            static_cast<unsigned long long>(items)));
+}
+
+// Visited bitmask (section 4.2): a cached, possibly stale read, used to cull early.
+__device__ __forceinline__ bool mask_test(const mask_word_t* mask, vertex_t v) {
+    return (mask[v >> 5] >> (v & 31)) & 1u;
+}
+
+// Set the bit of v atomically; true when this call set it (exactly one caller per vertex).
+__device__ __forceinline__ bool mask_claim(mask_word_t* mask, vertex_t v) {
+    const mask_word_t bit = 1u << (v & 31);
+    return (atomicOr(&mask[v >> 5], bit) & bit) == 0;
+}
+
+// Block-wide compaction (section 2.3): each thread holds ITEMS keep-flags; the block's kept
+// items get consecutive slots of a global queue with one atomicAdd for the whole block.
+template <int THREADS, int ITEMS>
+struct BlockCompact {
+    typedef cub::BlockScan<int, THREADS> Scan;
+
+    struct TempStorage {
+        typename Scan::TempStorage scan;
+        size_type base;  // first queue slot of this block's kept items
+    };
+
+    TempStorage& temp;
+
+    __device__ __forceinline__ explicit BlockCompact(TempStorage& storage) : temp(storage) {}
+
+    // slot[i] = queue slot of item i when keep[i] (undefined otherwise). Every thread of the
+    // block must call this; it ends with a barrier, so `temp` may be reused right after.
+    __device__ __forceinline__ void reserve(int (&keep)[ITEMS], size_type (&slot)[ITEMS],
+                                            size_type* counter) {
+        int rank[ITEMS];
+        int kept = 0;
+        Scan(temp.scan).ExclusiveSum(keep, rank, kept);
+        if (threadIdx.x == 0) temp.base = kept > 0 ? reserve_slots(counter, kept) : 0;
+        __syncthreads();
+        const size_type base = temp.base;
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) slot[i] = base + rank[i];
+        __syncthreads();
+    }
+};
+
+}  // namespace distbfs

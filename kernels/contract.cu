@@ -1,0 +1,76 @@
+/*
+ * contract.cu: the contraction stage (Merrill et al. 2012, section 4.2 status lookup, 5.3 and
+ * 6.1 step 4): vertices received from every rank -> labels and the next vertex frontier.
+ *
+ * Per received vertex v (a global id this rank owns, local row v / size): status lookup against
+ * its label; an unlabeled vertex is labeled with atomicCAS, so of several copies (sent by
+ * different ranks) exactly one wins. The winner writes the predecessor, sets the vertex's bit
+ * in this rank's visited bitmask (when asked: with one rank filter_partition already set it),
+ * and enters the next frontier, compacted by a block scan and one atomicAdd per block.
+ *
+ * Invariant: a vertex is labeled at most once per search, with the level it was discovered at,
+ * and appears in the next frontier exactly when this kernel labeled it.
+ */
+#include "common.cuh"
+
+namespace {
+
+using distbfs::kBlockThreads;
+using distbfs::kItemsPerThread;
+using distbfs::kTileItems;
+using distbfs::kUnreached;
+
+typedef distbfs::BlockCompact<kBlockThreads, kItemsPerThread> Compact;
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
+    const vertex_t* __restrict__ received_vertices,  // in: received global ids (owned here)
+    const vertex_t* __restrict__ received_parents,   // in: parent of each, or null
+    const size_type* __restrict__ received_count,    // in: number received, or null
+    size_type received_limit,                        // in: capacity of the received queue (or
+                                                     //     the number itself if count is null)
+    int size,                                        // in: ranks: local row of v is v / size
+    label_t level,                                   // in: label of vertices discovered now
+    label_t* __restrict__ labels,                    // in/out: label of each owned vertex
+    pred_t* __restrict__ preds,                      // out: parent of each discovered vertex,
+                                                     //     or null (predecessors not kept)
+    mask_word_t* __restrict__ visited_mask,          // in/out: bit of each discovered vertex
+                                                     //     set, or null to leave the mask alone
+    vertex_t* __restrict__ next_frontier,            // out: local ids of discovered vertices
+    size_type frontier_capacity,                     // in: capacity of next_frontier
+    size_type* __restrict__ counters)                // in/out: level counters; [frontier] +=
+                                                     //     discovered
+{
+    __shared__ typename Compact::TempStorage compact;
+    const int tid = threadIdx.x;
+
+    const size_type items = distbfs::queue_length(received_count, received_limit);
+    for (size_type tile = static_cast<size_type>(blockIdx.x) * kTileItems; tile < items;
+         tile += static_cast<size_type>(gridDim.x) * kTileItems) {
+        vertex_t local[kItemsPerThread];
+        int discovered[kItemsPerThread];
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            const size_type index = tile + i * kBlockThreads + tid;
+            discovered[i] = 0;
+            local[i] = 0;
+            if (index >= items) continue;
+            const vertex_t v = received_vertices[index];
+            local[i] = v / static_cast<vertex_t>(size);
+            // Status lookup, then the one atomic that decides between concurrent discoverers.
+            if (labels[local[i]] != kUnreached) continue;
+            if (atomicCAS(&labels[local[i]], kUnreached, level) != kUnreached) continue;
+            discovered[i] = 1;
+            if (preds != nullptr) preds[local[i]] = static_cast<pred_t>(received_parents[index]);
+            if (visited_mask != nullptr) distbfs::mask_claim(visited_mask, v);
+        }
+
+        size_type slot[kItemsPerThread];
+        Compact(compact).reserve(discovered, slot, counters + distbfs::kCounterFrontier);
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            if (discovered[i] && slot[i] < frontier_capacity) next_frontier[slot[i]] = local[i];
+        }
+    }
+}

@@ -1,0 +1,158 @@
+/*
+ * expand.cu: the expansion stage (Merrill et al. 2012, section 4.1 and 5.3): vertex frontier ->
+ * edge frontier, by scan+warp+CTA gathering.
+ *
+ * Each thread takes one vertex of the frontier and loads its adjacency range from the CSR. A
+ * block-wide prefix sum of the range lengths gives every thread its slots in the edge queue,
+ * and one atomicAdd per block reserves the block's slots. Then the block gathers:
+ *   CTA:  lists of >= block_threads neighbours: threads vie for the block and strip-mine them;
+ *   warp: lists of >= 32 neighbours: threads vie for their warp and strip-mine them;
+ *   scan: the rest (< 32 each) are packed into a shared gather buffer by a second prefix sum
+ *         and read by all threads, so no lane idles on short lists.
+ *
+ * Output order inside the edge queue is arbitrary (the level loop never depends on it).
+ * Invariant: the block writes exactly the slots it reserved, and none at or past the capacity.
+ */
+#include "common.cuh"
+
+namespace {
+
+using distbfs::kBlockThreads;
+using distbfs::kFullWarp;
+using distbfs::kWarpThreads;
+
+typedef cub::BlockScan<size_type, kBlockThreads> OffsetScan;
+typedef cub::BlockScan<int, kBlockThreads> FineScan;
+
+struct ExpandStorage {
+    typename OffsetScan::TempStorage offset_scan;
+    typename FineScan::TempStorage fine_scan;
+    size_type base;  // first edge-queue slot of the block's tile
+    // Command of the thread that won the block (CTA gathering).
+    int cta_owner;
+    size_type cta_begin;   // first column index of its adjacency list
+    size_type cta_end;     // one past its last column index
+    size_type cta_slot;    // edge-queue slot of its first neighbour
+    vertex_t cta_parent;   // its global id
+    // Scan-based gathering buffer: one entry per neighbour of a short list.
+    size_type gather_column[kBlockThreads];  // column-indices position of the neighbour
+    size_type gather_slot[kBlockThreads];    // its edge-queue slot
+    vertex_t gather_parent[kBlockThreads];   // global id of the vertex whose list it is in
+};
+
+// Copy neighbour `column` of `parent` into edge-queue slot `slot` (if the queue has room).
+__device__ __forceinline__ void emit(const vertex_t* __restrict__ column_indices, size_type column,
+                                     size_type slot, vertex_t parent,
+                                     vertex_t* __restrict__ edge_vertices,
+                                     vertex_t* __restrict__ edge_parents, size_type edge_capacity) {
+    if (slot >= edge_capacity) return;
+    edge_vertices[slot] = column_indices[column];
+    if (edge_parents != nullptr) edge_parents[slot] = parent;
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_kernel(
+    const vertex_t* __restrict__ vertex_frontier,  // in: local ids of the frontier's vertices
+    size_type frontier_size,                       // in: number of vertices in vertex_frontier
+    const size_type* __restrict__ row_offsets,     // in: CSR row-offsets array (nlocal + 1)
+    const vertex_t* __restrict__ column_indices,   // in: CSR column-indices array (global ids)
+    int rank,                                      // in: this rank: global id = local * size + rank
+    int size,                                      // in: number of ranks the graph is striped over
+    vertex_t* __restrict__ edge_vertices,          // out: edge frontier: neighbour global ids
+    vertex_t* __restrict__ edge_parents,           // out: expanding vertex per item, or null
+    size_type edge_capacity,                       // in: capacity of edge_vertices / edge_parents
+    size_type* __restrict__ counters)              // in/out: level counters; [edges] += items
+{
+    __shared__ ExpandStorage smem;
+    const int tid = threadIdx.x;
+    const int lane = tid & (kWarpThreads - 1);
+    size_type* edge_count = counters + distbfs::kCounterEdges;
+
+    // Grid-stride over tiles of block_threads vertices: the trip count is the same for every
+    // thread of a block, so every barrier below is reached by all of them.
+    for (size_type tile = static_cast<size_type>(blockIdx.x) * kBlockThreads; tile < frontier_size;
+         tile += static_cast<size_type>(gridDim.x) * kBlockThreads) {
+        const size_type index = tile + tid;
+        size_type begin = 0;
+        size_type length = 0;
+        vertex_t parent = 0;
+        if (index < frontier_size) {
+            const vertex_t local = vertex_frontier[index];
+            begin = row_offsets[local];
+            length = row_offsets[local + 1] - begin;
+            parent = local * static_cast<vertex_t>(size) + static_cast<vertex_t>(rank);
+        }
+
+        // Edge-queue slots of every neighbour of the tile: one scan, one atomic per block.
+        size_type slot = 0;
+        size_type tile_edges = 0;
+        OffsetScan(smem.offset_scan).ExclusiveSum(length, slot, tile_edges);
+        if (tid == 0) smem.base = tile_edges > 0 ? distbfs::reserve_slots(edge_count, tile_edges) : 0;
+        __syncthreads();
+        slot += smem.base;
+
+        // CTA gathering: one list at a time, strip-mined by the whole block.
+        while (__syncthreads_or(length >= kBlockThreads)) {
+            if (length >= kBlockThreads) smem.cta_owner = tid;  // vie: one write survives
+            __syncthreads();
+            if (smem.cta_owner == tid) {
+                smem.cta_begin = begin;
+                smem.cta_end = begin + length;
+                smem.cta_slot = slot;
+                smem.cta_parent = parent;
+                length = 0;
+            }
+            __syncthreads();
+            const size_type cta_begin = smem.cta_begin;
+            const size_type cta_end = smem.cta_end;
+            const size_type cta_slot = smem.cta_slot;
+            const vertex_t cta_parent = smem.cta_parent;
+            for (size_type column = cta_begin + tid; column < cta_end; column += kBlockThreads) {
+                emit(column_indices, column, cta_slot + (column - cta_begin), cta_parent,
+                     edge_vertices, edge_parents, edge_capacity);
+            }
+            // The next __syncthreads_or orders these reads before the next command is written.
+        }
+
+        // Warp gathering: lists of at least a warp's width, one at a time per warp.
+        unsigned int contenders;
+        while ((contenders = __ballot_sync(kFullWarp, length >= kWarpThreads)) != 0) {
+            const int leader = __ffs(contenders) - 1;
+            const size_type warp_begin = __shfl_sync(kFullWarp, begin, leader);
+            const size_type warp_length = __shfl_sync(kFullWarp, length, leader);
+            const size_type warp_slot = __shfl_sync(kFullWarp, slot, leader);
+            const vertex_t warp_parent = __shfl_sync(kFullWarp, parent, leader);
+            if (lane == leader) length = 0;
+            for (size_type i = lane; i < warp_length; i += kWarpThreads) {
+                emit(column_indices, warp_begin + i, warp_slot + i, warp_parent, edge_vertices,
+                     edge_parents, edge_capacity);
+            }
+        }
+
+        // Scan-based gathering of the short lists that remain (fewer than 32 neighbours each):
+        // rank their neighbours with a second scan, then pack them into the shared buffer
+        // block_threads at a time and gather with every thread.
+        const int fine_length = static_cast<int>(length);
+        int fine_rank = 0;
+        int fine_total = 0;
+        FineScan(smem.fine_scan).ExclusiveSum(fine_length, fine_rank, fine_total);
+        int packed = 0;  // neighbours of this thread's list already put in the buffer
+        for (int window = 0; window < fine_total; window += kBlockThreads) {
+            // Every neighbour ranked below `window` was packed in an earlier window.
+            while (packed < fine_length && fine_rank + packed - window < kBlockThreads) {
+                const int entry = fine_rank + packed - window;
+                smem.gather_column[entry] = begin + packed;
+                smem.gather_slot[entry] = slot + packed;
+                smem.gather_parent[entry] = parent;
+                ++packed;
+            }
+            __syncthreads();
+            if (window + tid < fine_total) {
+                emit(column_indices, smem.gather_column[tid], smem.gather_slot[tid],
+                     smem.gather_parent[tid], edge_vertices, edge_parents, edge_capacity);
+            }
+            __syncthreads();
+        }
+    }
+}

@@ -1,0 +1,224 @@
+/*
+ * filter_partition.cu: the fused filter+partition stage of Merrill et al. 2012, section 6.1
+ * (culling as in section 4.2): edge frontier -> owner bins of vertices to send.
+ *
+ * filter_kernel, per item of the edge queue, in this order:
+ *   1. bitmask test: a plain (possibly stale) read of the visited bitmask culls most items;
+ *   2. history culling: a per-block hash of recently seen ids culls repeats across tiles;
+ *   3. warp culling: a per-warp hash culls repeats among the items a warp holds at once;
+ *   4. claim: atomicOr sets the vertex's bit; only the item whose atomicOr set it survives.
+ * Steps 1-3 are cheap heuristics that never cull every copy of a vertex; step 4 makes the result
+ * exact: every vertex unvisited before the kernel survives exactly once, every other is culled.
+ * Survivors are compacted (block scan, one atomicAdd per block) into the kept queue, and, when
+ * there are several bins, counted per owner bin (v % nbins) per block, then once per bin.
+ *
+ * partition_kernel (only when nbins > 1): the scatter of a counting sort by owner. Each block
+ * derives the bin starts from the bin totals (an exclusive scan of nbins numbers), ranks its
+ * tile's items within their bins with shared-memory atomics, reserves a range of each bin with
+ * one global atomic per bin, and scatters. With nbins == 1 the kept queue IS the single bin.
+ *
+ * Order inside a bin is arbitrary. Invariant: bin b holds exactly the survivors v with
+ * v % nbins == b, at [start(b), start(b) + total(b)), start = exclusive scan of the totals.
+ */
+#include "common.cuh"
+
+namespace {
+
+using distbfs::kBlockThreads;
+using distbfs::kEmptySlot;
+using distbfs::kHistoryHashSlots;
+using distbfs::kItemsPerThread;
+using distbfs::kMaxBins;
+using distbfs::kTileItems;
+using distbfs::kWarpHashSlots;
+using distbfs::kWarpsPerBlock;
+using distbfs::kWarpThreads;
+
+typedef distbfs::BlockCompact<kBlockThreads, kItemsPerThread> Compact;
+typedef cub::BlockScan<size_type, kBlockThreads> OffsetScan;
+
+struct FilterStorage {
+    typename Compact::TempStorage compact;
+    vertex_t warp_hash[kWarpsPerBlock][kWarpHashSlots];  // warp culling, one table per warp
+    vertex_t history[kHistoryHashSlots];                 // history culling, whole block
+    int bin_items[kMaxBins];                             // survivors per bin in this block
+};
+
+struct PartitionStorage {
+    typename OffsetScan::TempStorage offset_scan;
+    size_type bin_start[kMaxBins];  // first slot of each bin (exclusive scan of the totals)
+    size_type bin_base[kMaxBins];   // slot of this tile's first item in each bin
+    int bin_items[kMaxBins];        // this tile's items per bin
+};
+
+// Warp culling (section 4.2): every lane holding an item hashes it into its warp's table; lanes
+// that read their own id back then write their lane number, and all but the lane whose number
+// survives drop the item. Lanes reading another id back keep theirs: nothing is known. Every
+// lane of the warp must call this (it synchronizes the warp).
+__device__ __forceinline__ bool warp_cull(vertex_t* table, vertex_t v, bool keep) {
+    const int lane = threadIdx.x & (kWarpThreads - 1);
+    const int slot = static_cast<int>(v & (kWarpHashSlots - 1));
+    if (keep) table[slot] = v;
+    __syncwarp();
+    const bool contender = keep && table[slot] == v;
+    __syncwarp();
+    if (contender) table[slot] = static_cast<vertex_t>(lane);
+    __syncwarp();
+    if (contender && table[slot] != static_cast<vertex_t>(lane)) keep = false;
+    __syncwarp();  // the table is rewritten by the next call
+    return keep;
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) filter_kernel(
+    const vertex_t* __restrict__ edge_vertices,  // in: edge frontier: neighbour global ids
+    const vertex_t* __restrict__ edge_parents,   // in: expanding vertex per item, or null
+    const size_type* __restrict__ edge_count,    // in: length of the edge frontier, or null
+    size_type edge_limit,                        // in: capacity of the edge queue (or the length
+                                                 //     itself when edge_count is null)
+    mask_word_t* __restrict__ visited_mask,      // in/out: visited bitmask over all n vertices;
+                                                 //     the bit of every survivor gets set
+    vertex_t* __restrict__ kept_vertices,        // out: survivors (the one bin if nbins == 1)
+    vertex_t* __restrict__ kept_parents,         // out: their parents, or null
+    size_type kept_capacity,                     // in: capacity of kept_vertices / kept_parents
+    size_type* __restrict__ counters,            // in/out: level counters; [filtered] += kept,
+                                                 //     [bins + b] += kept in bin b (nbins > 1)
+    int nbins)                                   // in: number of owner bins (ranks), >= 1
+{
+    __shared__ FilterStorage smem;
+    const int tid = threadIdx.x;
+    vertex_t* warp_table = smem.warp_hash[tid / kWarpThreads];
+
+    // Shared memory starts with whatever the last kernel left: clear the tables first.
+    for (int i = tid; i < kWarpsPerBlock * kWarpHashSlots; i += kBlockThreads) {
+        (&smem.warp_hash[0][0])[i] = kEmptySlot;
+    }
+    for (int i = tid; i < kHistoryHashSlots; i += kBlockThreads) smem.history[i] = kEmptySlot;
+    for (int b = tid; b < nbins; b += kBlockThreads) smem.bin_items[b] = 0;
+    __syncthreads();
+
+    const size_type items = distbfs::queue_length(edge_count, edge_limit);
+    for (size_type tile = static_cast<size_type>(blockIdx.x) * kTileItems; tile < items;
+         tile += static_cast<size_type>(gridDim.x) * kTileItems) {
+        vertex_t vertex[kItemsPerThread];
+        int keep[kItemsPerThread];
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            const size_type index = tile + i * kBlockThreads + tid;
+            keep[i] = index < items;
+            vertex[i] = keep[i] ? edge_vertices[index] : kEmptySlot;
+        }
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            const vertex_t v = vertex[i];
+            bool alive = keep[i] && !distbfs::mask_test(visited_mask, v);
+            if (alive) {
+                const int slot = static_cast<int>(v & (kHistoryHashSlots - 1));
+                if (smem.history[slot] == v) {
+                    alive = false;
+                } else {
+                    smem.history[slot] = v;
+                }
+            }
+            alive = warp_cull(warp_table, v, alive);
+            if (alive) alive = distbfs::mask_claim(visited_mask, v);
+            keep[i] = alive;
+            if (alive && nbins > 1) atomicAdd(&smem.bin_items[v % nbins], 1);
+        }
+
+        size_type slot[kItemsPerThread];
+        Compact(smem.compact).reserve(keep, slot, counters + distbfs::kCounterFiltered);
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            if (!keep[i] || slot[i] >= kept_capacity) continue;
+            kept_vertices[slot[i]] = vertex[i];
+            if (kept_parents != nullptr) {
+                kept_parents[slot[i]] = edge_parents[tile + i * kBlockThreads + tid];
+            }
+        }
+    }
+
+    // One global atomic per bin per block for the bin totals.
+    if (nbins > 1) {
+        __syncthreads();
+        for (int b = tid; b < nbins; b += kBlockThreads) {
+            const int count = smem.bin_items[b];
+            if (count > 0) distbfs::reserve_slots(counters + distbfs::kCounterBins + b, count);
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) partition_kernel(
+    const vertex_t* __restrict__ kept_vertices,  // in: survivors of filter_kernel
+    const vertex_t* __restrict__ kept_parents,   // in: their parents, or null
+    size_type kept_capacity,                     // in: capacity of the kept queue (its length
+                                                 //     is counters[filtered])
+    vertex_t* __restrict__ bin_vertices,         // out: survivors grouped by owner (v % nbins)
+    vertex_t* __restrict__ bin_parents,          // out: their parents, or null
+    size_type* __restrict__ counters,            // in/out: level counters; [bins + b]: total of
+                                                 //     bin b (in), [cursors + b]: placed (in/out)
+    int nbins)                                   // in: number of owner bins (ranks), 1 < nbins
+{
+    __shared__ PartitionStorage smem;
+    const int tid = threadIdx.x;
+
+    // Bin starts: exclusive scan of the bin totals, block_threads bins at a time.
+    size_type running = 0;
+    for (int chunk = 0; chunk < nbins; chunk += kBlockThreads) {
+        const int b = chunk + tid;
+        const size_type total = b < nbins ? counters[distbfs::kCounterBins + b] : 0;
+        size_type start = 0;
+        size_type chunk_total = 0;
+        OffsetScan(smem.offset_scan).ExclusiveSum(total, start, chunk_total);
+        if (b < nbins) {
+            smem.bin_start[b] = running + start;
+            smem.bin_items[b] = 0;
+        }
+        running += chunk_total;
+        __syncthreads();
+    }
+
+    const size_type items =
+        distbfs::queue_length(counters + distbfs::kCounterFiltered, kept_capacity);
+    for (size_type tile = static_cast<size_type>(blockIdx.x) * kTileItems; tile < items;
+         tile += static_cast<size_type>(gridDim.x) * kTileItems) {
+        vertex_t vertex[kItemsPerThread];
+        int bin[kItemsPerThread];
+        int rank[kItemsPerThread];
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            const size_type index = tile + i * kBlockThreads + tid;
+            vertex[i] = kEmptySlot;
+            bin[i] = -1;
+            rank[i] = 0;
+            if (index < items) {
+                vertex[i] = kept_vertices[index];
+                bin[i] = static_cast<int>(vertex[i] % nbins);
+                rank[i] = atomicAdd(&smem.bin_items[bin[i]], 1);
+            }
+        }
+        __syncthreads();
+        for (int b = tid; b < nbins; b += kBlockThreads) {
+            const int count = smem.bin_items[b];
+            if (count > 0) {
+                smem.bin_base[b] = smem.bin_start[b] +
+                    distbfs::reserve_slots(counters + distbfs::kCounterCursors + b, count);
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            if (bin[i] < 0) continue;
+            const size_type slot = smem.bin_base[bin[i]] + rank[i];
+            if (slot >= kept_capacity) continue;
+            bin_vertices[slot] = vertex[i];
+            if (bin_parents != nullptr) {
+                bin_parents[slot] = kept_parents[tile + i * kBlockThreads + tid];
+            }
+        }
+        __syncthreads();
+        for (int b = tid; b < nbins; b += kBlockThreads) smem.bin_items[b] = 0;
+        __syncthreads();
+    }
+}
