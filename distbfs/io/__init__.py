@@ -1,0 +1,140 @@
+"""Graph input and output: Matrix Market, SNAP edge lists, METIS (each optionally gzipped), and
+the native binary CSR directory. Every reader is collective and distributed: each rank reads
+only its share of the file (a byte range of a text file, its striped rows of a native graph)
+and ``build_graph`` assembles the striped CSR. Errors reach every rank as the same
+``InputError``/``GraphFormatError`` ("PATH:LINE: message").
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..comm.base import Communicator
+from ..errors import InputError, agree_on_errors
+from ..graph import DistGraph, build_graph
+from .edgelist import EdgeListFormat
+from .metis import MetisFormat
+from .mtx import MatrixMarketFormat
+from .native import COLUMN_INDICES, ROW_OFFSETS, is_native, read_native, write_native
+from .text import TextFormat, read_text
+
+FORMATS = ("mtx", "edgelist", "metis", "native")
+SUFFIXES = {
+    ".mtx": "mtx",
+    ".txt": "edgelist",
+    ".el": "edgelist",
+    ".edges": "edgelist",
+    ".graph": "metis",
+}
+TEXT_FORMATS: dict[str, TextFormat] = {
+    "mtx": MatrixMarketFormat(),
+    "edgelist": EdgeListFormat(),
+    "metis": MetisFormat(),
+}
+
+
+@dataclass
+class LoadInfo:
+    """How a graph was loaded: its format, the bytes of its files on disk (compressed size for
+    ``.gz``), and the seconds from opening to the finished distributed CSR (slowest rank)."""
+
+    format: str
+    bytes: int
+    seconds: float
+
+    @property
+    def mb_per_s(self) -> float:
+        """Megabytes (10**6 bytes) of input per second."""
+        return self.bytes / 1e6 / self.seconds if self.seconds > 0 else float("inf")
+
+
+def detect_format(path: str) -> str:
+    """The format of ``path`` from its suffix (``.gz`` aside) or, for a directory, its header.
+
+    Raises ``InputError`` naming the file when it does not exist or its suffix is unknown.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file or directory")
+    if os.path.isdir(path):
+        if is_native(path):
+            return "native"
+        raise InputError(f"{path}: a directory without header.json (not a native graph)")
+    base = path[:-3] if path.lower().endswith(".gz") else path
+    fmt = SUFFIXES.get(os.path.splitext(base)[1].lower())
+    if fmt is None:
+        known = ", ".join(sorted(SUFFIXES))
+        raise InputError(
+            f"{path}: unknown graph format (known suffixes: {known}, each optionally "
+            "+ .gz, or a native directory); name the format explicitly"
+        )
+    return fmt
+
+
+def _input_bytes(path: str, fmt: str) -> int:
+    if fmt == "native":
+        return sum(os.path.getsize(os.path.join(path, f)) for f in (ROW_OFFSETS, COLUMN_INDICES))
+    return os.path.getsize(path)
+
+
+def read_graph(
+    path: str,
+    comm: Communicator,
+    *,
+    fmt: str | None = None,
+    undirected: bool = False,
+    xp: Any = np,
+) -> tuple[DistGraph, LoadInfo]:
+    """Read a graph file collectively into this rank's share of the striped CSR.
+
+    Parameters
+    ----------
+    path : str
+        A ``.mtx``, ``.txt``/``.el``/``.edges`` or ``.graph`` file (each optionally ``.gz``), or a
+        native graph directory.
+    comm : Communicator
+        The job's ranks; every rank calls this with the same arguments.
+    fmt : str, optional
+        One of ``FORMATS``; detected from the path when omitted.
+    undirected : bool
+        Symmetrize the graph whatever the file says.
+    xp : module
+        Array module of the built graph (numpy or cupy).
+
+    Returns
+    -------
+    (DistGraph, LoadInfo)
+
+    Raises
+    ------
+    InputError, GraphFormatError
+        The same error on every rank, naming the file (and line) at fault.
+    """
+    start = time.perf_counter()
+    path = os.fspath(path)
+    with agree_on_errors(comm):
+        if fmt is not None and fmt not in FORMATS:
+            raise InputError(f"unknown graph format {fmt!r} (choose from {', '.join(FORMATS)})")
+        if not os.path.exists(path):
+            raise InputError(f"{path}: no such file or directory")
+        fmt = fmt or detect_format(path)
+        if fmt != "native" and os.path.isdir(path):
+            raise InputError(f"{path}: is a directory, not a {fmt} file")
+        if fmt == "native" and not is_native(path):
+            raise InputError(f"{path}: not a native graph directory (no header.json)")
+        size = _input_bytes(path, fmt)
+    if fmt == "native":
+        graph = read_native(path, comm, undirected=undirected, xp=xp)
+    else:
+        src, dst, n, directed = read_text(TEXT_FORMATS[fmt], path, comm)
+        graph = build_graph(comm, src, dst, n, directed=directed and not undirected, xp=xp)
+    seconds = comm.allreduce(time.perf_counter() - start, op="max")
+    return graph, LoadInfo(fmt, size, seconds)
+
+
+__all__ = ["FORMATS", "LoadInfo", "detect_format", "read_graph", "write_native"]

@@ -1,0 +1,229 @@
+"""The native binary graph format: the finished global CSR in a directory, read without exchange.
+
+Layout of ``PATH/``: ``header.json`` ({"format": "distbfs-csr", "version": 1, "n", "num_edges",
+"directed", "index_dtype"}), ``row_offsets.npy`` (int64, n + 1) and ``column_indices.npy``
+(``index_dtype``, num_edges): the CSR as ``build_graph`` leaves it (rows sorted, no duplicates,
+no self-loops, both directions of undirected edges). Reading: every rank memory-maps both files
+and copies only its striped rows ``r, r + p, r + 2p, ...`` with one vectorized multi-range
+gather. Writing (collective, no rank gathers the graph): rank 0 creates both files at full size
+in a temporary sibling directory; each rank writes its degrees at its striped positions of
+``row_offsets``; each rank turns one contiguous block of degrees into offsets (a local cumsum
+plus an exscan of block totals); each rank then writes its rows' column segments; rank 0 writes
+``header.json`` last and renames the directory into place. The ranks share the files through
+memory maps, which needs a file system coherent between them (one host, or a POSIX-coherent
+parallel file system; not NFS).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ..comm.base import Communicator
+from ..constants import ROW_OFFSET_DTYPE, vertex_dtype
+from ..errors import GraphFormatError, InputError, agree_on_errors
+from ..graph import DistGraph, build_graph
+from ..partition import global_id, num_local
+
+FORMAT_NAME = "distbfs-csr"
+VERSION = 1
+HEADER = "header.json"
+ROW_OFFSETS = "row_offsets.npy"
+COLUMN_INDICES = "column_indices.npy"
+
+
+def is_native(path: str) -> bool:
+    """True when ``path`` is a directory holding a native header."""
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, HEADER))
+
+
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + l)`` for every (start, length), vectorized."""
+    total = int(lengths.sum())
+    before = np.cumsum(lengths) - lengths
+    return np.arange(total, dtype=np.int64) - np.repeat(before - starts, lengths)
+
+
+def _host(array: Any) -> np.ndarray:
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+@contextmanager
+def _os_errors(path: str, doing: str) -> Iterator[None]:
+    """Turn operating-system errors into (rank-local) input errors naming the path."""
+    try:
+        yield
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot {doing}: {exc}", all_ranks=False) from None
+
+
+def _read_header(path: str) -> dict[str, Any]:
+    try:
+        with open(os.path.join(path, HEADER)) as f:
+            header = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise GraphFormatError(os.path.join(path, HEADER), f"cannot read: {exc}") from None
+    where = os.path.join(path, HEADER)
+    if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
+        raise GraphFormatError(where, f"not a {FORMAT_NAME} header")
+    if header.get("version") != VERSION:
+        raise GraphFormatError(
+            where,
+            f"unsupported version {header.get('version')!r} (this reader knows version {VERSION})",
+        )
+    for key, kind in (("n", int), ("num_edges", int), ("directed", bool), ("index_dtype", str)):
+        if not isinstance(header.get(key), kind) or (kind is int and header[key] < 0):
+            raise GraphFormatError(where, f"missing or bad field {key!r}")
+    if header["index_dtype"] not in ("int32", "int64"):
+        raise GraphFormatError(where, f"bad index_dtype {header['index_dtype']!r}")
+    return header
+
+
+def _load(path: str, name: str, dtype: Any, length: int, mode: str = "r") -> np.ndarray:
+    file = os.path.join(path, name)
+    try:
+        array = np.load(file, mmap_mode=mode)
+    except (OSError, ValueError) as exc:
+        raise GraphFormatError(file, f"cannot read: {exc}") from None
+    if array.dtype != np.dtype(dtype) or array.shape != (length,):
+        raise GraphFormatError(
+            file,
+            f"expected {np.dtype(dtype)} of shape ({length},), found "
+            f"{array.dtype} of shape {array.shape}",
+        )
+    return array
+
+
+def read_native(
+    path: str, comm: Communicator, *, undirected: bool = False, xp: Any = np
+) -> DistGraph:
+    """Read this rank's striped rows of a native graph directory (collective)."""
+    rank, p = comm.rank, comm.size
+    with agree_on_errors(comm):
+        header = _read_header(path)
+        n, num_edges, directed = header["n"], header["num_edges"], header["directed"]
+        offsets = _load(path, ROW_OFFSETS, ROW_OFFSET_DTYPE, n + 1)
+        columns = _load(path, COLUMN_INDICES, header["index_dtype"], num_edges)
+        nlocal = num_local(n, p, rank)
+        starts = np.array(offsets[rank:n:p][:nlocal])
+        lengths = np.array(offsets[rank + 1 :: p][:nlocal]) - starts
+        if offsets[0] != 0 or offsets[n] != num_edges or (lengths < 0).any():
+            raise GraphFormatError(
+                os.path.join(path, ROW_OFFSETS), "row offsets are not a CSR of num_edges entries"
+            )
+        row_offsets = np.zeros(nlocal + 1, dtype=ROW_OFFSET_DTYPE)
+        np.cumsum(lengths, out=row_offsets[1:])
+        local = np.array(columns) if p == 1 else columns[ranges(starts, lengths)]
+        local = local.astype(vertex_dtype(n), copy=False)
+        rising = np.diff(local.astype(np.int64)) > 0
+        row_starts = row_offsets[1:-1]
+        rising[row_starts[(row_starts > 0) & (row_starts < local.size)] - 1] = True  # new row
+        if local.size and (local.min() < 0 or local.max() >= n or not rising.all()):
+            raise GraphFormatError(
+                os.path.join(path, COLUMN_INDICES),
+                "column indices out of range or rows not sorted and unique",
+            )
+        del offsets, columns
+    if undirected and directed:
+        src = np.repeat(global_id(np.arange(nlocal, dtype=np.int64), rank, p), lengths)
+        return build_graph(comm, src, local.astype(np.int64), n, directed=False, xp=xp)
+    return DistGraph(n, num_edges, directed, rank, p, xp.asarray(row_offsets), xp.asarray(local))
+
+
+def write_native(graph: DistGraph, path: str, comm: Communicator) -> None:
+    """Write ``graph`` as a native directory at ``path`` (collective, atomic replace).
+
+    An existing native directory at ``path`` is replaced only once the new one is complete;
+    any other existing file or non-empty directory is refused.
+    """
+    final = os.path.abspath(os.fspath(path))
+    parent, name = os.path.split(final)
+    rank, n = comm.rank, graph.n
+    tmp = None
+    with agree_on_errors(comm), _os_errors(final, "write the graph"):
+        if rank == 0:
+            if os.path.lexists(final) and not (
+                is_native(final) or (os.path.isdir(final) and not os.listdir(final))
+            ):
+                raise InputError(
+                    f"{final}: exists and is not a {FORMAT_NAME} directory; refusing to replace it",
+                    all_ranks=False,
+                )
+            tmp = tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=parent or ".")
+            np.lib.format.open_memmap(
+                os.path.join(tmp, ROW_OFFSETS), mode="w+", dtype=ROW_OFFSET_DTYPE, shape=(n + 1,)
+            ).flush()
+            np.lib.format.open_memmap(
+                os.path.join(tmp, COLUMN_INDICES),
+                mode="w+",
+                dtype=vertex_dtype(n),
+                shape=(graph.num_edges,),
+            ).flush()
+    tmp = comm.bcast_object(tmp)
+    try:
+        _write_rows(graph, tmp, comm)
+        with agree_on_errors(comm), _os_errors(final, "write the graph"):
+            if rank == 0:
+                header = {
+                    "format": FORMAT_NAME,
+                    "version": VERSION,
+                    "n": n,
+                    "num_edges": graph.num_edges,
+                    "directed": graph.directed,
+                    "index_dtype": vertex_dtype(n).name,
+                }
+                with open(os.path.join(tmp, HEADER), "w") as f:
+                    json.dump(header, f)
+                    f.flush()
+                    os.fsync(f.fileno())
+                if os.path.lexists(final):
+                    old = os.path.join(parent, f".{name}.old-{uuid.uuid4().hex}")
+                    os.rename(final, old)
+                    os.rename(tmp, final)
+                    shutil.rmtree(old, ignore_errors=True)
+                else:
+                    os.rename(tmp, final)
+    except InputError:
+        if rank == 0 and os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    comm.barrier()
+
+
+def _write_rows(graph: DistGraph, tmp: str, comm: Communicator) -> None:
+    """Fill the two files of ``tmp`` (collective)."""
+    rank, p, n = comm.rank, comm.size, graph.n
+    degrees = _host(graph.local_degrees()).astype(np.int64)
+    with agree_on_errors(comm), _os_errors(tmp, "write row offsets"):
+        offsets = np.load(os.path.join(tmp, ROW_OFFSETS), mmap_mode="r+")
+        offsets[rank + 1 :: p] = degrees  # offsets[v + 1] = degree(v) for owned v
+        offsets.flush()
+        del offsets
+    comm.barrier()
+    lo, hi = 1 + n * rank // p, 1 + n * (rank + 1) // p  # this rank's block of the prefix sum
+    block = np.zeros(0, dtype=np.int64)
+    with agree_on_errors(comm), _os_errors(tmp, "write row offsets"):
+        offsets = np.load(os.path.join(tmp, ROW_OFFSETS), mmap_mode="r+")
+        block = np.cumsum(offsets[lo:hi])
+    base = comm.exscan(int(block[-1]) if block.size else 0)
+    with agree_on_errors(comm), _os_errors(tmp, "write row offsets"):
+        offsets[lo:hi] = block + base
+        offsets.flush()
+        del offsets
+    comm.barrier()
+    with agree_on_errors(comm), _os_errors(tmp, "write column indices"):
+        offsets = np.load(os.path.join(tmp, ROW_OFFSETS), mmap_mode="r")
+        starts = np.array(offsets[rank:n:p][: degrees.shape[0]])
+        columns = np.load(os.path.join(tmp, COLUMN_INDICES), mmap_mode="r+")
+        columns[ranges(starts, degrees)] = _host(graph.column_indices)
+        columns.flush()
+        del offsets, columns
+    comm.barrier()
