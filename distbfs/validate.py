@@ -115,7 +115,9 @@ def _push(comm: Communicator, ids: np.ndarray) -> np.ndarray:
     return local_id(received, comm.size)
 
 
-def _labels_of(comm: Communicator, graph: DistGraph, labels: np.ndarray, w: np.ndarray):
+def _labels_of(
+    comm: Communicator, graph: DistGraph, labels: np.ndarray, w: np.ndarray
+) -> np.ndarray:
     """Level of every global vertex in ``w`` (may repeat): distinct ids asked of their owners."""
     if comm.size == 1:
         return labels[w]
@@ -243,14 +245,10 @@ def _check_exact_levels(comm: Communicator, graph: DistGraph, local: _Local, sou
     lu = np.repeat(labels[reached_rows], lengths)
     lw = _labels_of(comm, graph, labels, w)
     # (B) witnesses: w has an in-edge from level(w) - 1; owners learn of them by one push.
+    seen = np.zeros(graph.n, dtype=np.bool_)
+    seen[w[lw == lu + 1]] = True
     witnessed = np.zeros(graph.nlocal, dtype=np.bool_)
-    witness = lw == lu + 1
-    if comm.size == 1:
-        witnessed[w[witness]] = True
-    else:
-        seen = np.zeros(graph.n, dtype=np.bool_)
-        seen[w[witness]] = True
-        witnessed[_push(comm, np.flatnonzero(seen))] = True
+    witnessed[_push(comm, np.flatnonzero(seen))] = True
     # (A): the head of a too-long edge, with the smallest tail as the tie-break.
     idx = np.flatnonzero((lw == UNREACHED) | (lw > lu + 1))
     edge_candidate = None
