@@ -462,7 +462,7 @@ def cmd_bfs(ctx: Context) -> int:
     ctx.say(f"graph: {args.graph}: {_describe(graph)}")
     ctx.say(
         f"source {source}: reached {result.num_reached:,} of {graph.num_vertices:,} vertices, "
-        f"{result.depth} levels deep"
+        f"depth {result.depth} ({len(result.levels)} levels)"
     )
     ctx.say(
         f"time: {result.seconds:.6f} s, {result.edges_traversed:,} edges traversed, "
