@@ -20,8 +20,9 @@ from distbfs.errors import InputError, ValidationError
 
 def reference(matrix: sp.spmatrix, source: int, directed: bool) -> np.ndarray:
     """BFS levels from scipy (UNREACHED where unreachable)."""
-    d = csgraph.shortest_path(matrix, method="D", directed=directed, unweighted=True,
-                              indices=source)  # fmt: skip
+    d = csgraph.shortest_path(
+        matrix, method="D", directed=directed, unweighted=True, indices=source
+    )
     return np.where(np.isinf(d), UNREACHED, d).astype(np.int32)
 
 
@@ -227,8 +228,11 @@ def test_errors_are_type_and_value_errors_and_input_errors():
     ("call", "error", "match"),
     [
         (lambda: Graph.from_edges([0, -1], [1, 2]), ValueError, r"^src: vertex id -1 is negative"),
-        (lambda: Graph.from_edges([0, 1], [1, 12], num_vertices=10), ValueError,
-         r"^dst: vertex id 12 is out of range for num_vertices=10"),
+        (
+            lambda: Graph.from_edges([0, 1], [1, 12], num_vertices=10),
+            ValueError,
+            r"^dst: vertex id 12 is out of range for num_vertices=10",
+        ),
         (lambda: Graph.from_edges([0, 1], [1, 10], num_vertices=10), ValueError, r"dst.*10"),
         (lambda: Graph.from_edges([0.0, 1.5], [1, 2]), TypeError, r"^src: .*float64"),
         (lambda: Graph.from_edges([0, 1], ["a", "b"]), TypeError, r"^dst"),
@@ -241,8 +245,11 @@ def test_errors_are_type_and_value_errors_and_input_errors():
         (lambda: Graph.from_edges([0], [1], comm=3), TypeError, r"^comm"),
         (lambda: Graph.from_edges([0], [1], comm="tcp"), ValueError, r"^comm.*'tcp'"),
         (lambda: Graph.from_scipy(np.eye(3)), TypeError, r"^matrix.*ndarray"),
-        (lambda: Graph.from_scipy(sp.random(3, 4, density=0.5)), ValueError,
-         r"^matrix: expected a square matrix, got shape \(3, 4\)"),
+        (
+            lambda: Graph.from_scipy(sp.random(3, 4, density=0.5)),
+            ValueError,
+            r"^matrix: expected a square matrix, got shape \(3, 4\)",
+        ),
         (lambda: Graph.from_networkx({"a": 1}), TypeError, r"^G: expected a networkx graph"),
         (lambda: Graph.from_file(123), TypeError, r"^path"),
         (lambda: Graph.from_file("x.mtx", format="csv"), ValueError, r"^format.*'csv'"),
@@ -260,7 +267,7 @@ def test_errors_are_type_and_value_errors_and_input_errors():
         (lambda: Graph.generate("grid3d"), ValueError, r"^shape: required"),
         (lambda: Graph.generate("grid2d", shape=(3, 3), scale=4), ValueError, r"^scale: not"),
     ],
-)  # fmt: skip
+)
 def test_bad_arguments(call, error, match):
     with pytest.raises(error, match=match):
         call()
@@ -268,8 +275,11 @@ def test_bad_arguments(call, error, match):
 
 def test_bfs_bad_arguments():
     g = Graph.from_edges(np.arange(9), np.arange(1, 10))
-    with pytest.raises(ValueError, match=r"^source: vertex 99 is out of range for a graph of 10 "
-                       r"vertices$"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"^source: vertex 99 is out of range for a graph of 10 "
+        r"vertices$",
+    ):
         bfs(g, 99)
     with pytest.raises(ValueError, match=r"^source: vertex -1 is out of range"):
         bfs(g, -1)
@@ -325,8 +335,9 @@ def test_from_edges_shares_at_any_rank_count(comm, directed):
     np.testing.assert_array_equal(r.distances, reference(matrix, 4, directed))
     check_tree(r, matrix, directed)
     local = bfs(g, 4, gather=False)
-    np.testing.assert_array_equal(local.local_vertices, np.arange(comm.rank, g.num_vertices,
-                                                                  comm.size))  # fmt: skip
+    np.testing.assert_array_equal(
+        local.local_vertices, np.arange(comm.rank, g.num_vertices, comm.size)
+    )
     np.testing.assert_array_equal(local.local_distances, r.distances[comm.rank :: comm.size])
 
 

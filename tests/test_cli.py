@@ -116,8 +116,20 @@ def test_bfs_output_files(tmp_path, edges, undirected):
     src, dst, n = edges
     graph = write_edgelist(tmp_path / "g.txt", src, dst)
     extra = ["--undirected"] if undirected else []
-    out = ok(run("bfs", graph, "--source", 3, "--predecessors", "--validate",
-                 "--output", tmp_path / "res", *extra, cwd=tmp_path))  # fmt: skip
+    out = ok(
+        run(
+            "bfs",
+            graph,
+            "--source",
+            3,
+            "--predecessors",
+            "--validate",
+            "--output",
+            tmp_path / "res",
+            *extra,
+            cwd=tmp_path,
+        )
+    )
     expected = reference(src, dst, n, 3, not undirected)
     reached = int(np.count_nonzero(expected != UNREACHED))
     assert f"reached {reached:,} of {n:,} vertices" in out
@@ -135,8 +147,10 @@ def test_bfs_output_files(tmp_path, edges, undirected):
     assert all((int(preds[v]), int(v)) in edge_set for v in others)
     assert np.all(preds[distances == UNREACHED] == UNREACHED)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "g.txt", "res.distances.npy", "res.predecessors.npy",
-    ]  # fmt: skip
+        "g.txt",
+        "res.distances.npy",
+        "res.predecessors.npy",
+    ]
 
 
 def test_bfs_isolated_source_is_not_an_error(tmp_path):
@@ -169,8 +183,7 @@ def test_generate_info_convert_roundtrip(tmp_path, edges):
     assert "vertices: 20" in info and "undirected edges: 31" in info
     assert "stored edges: 62" in info and "directed: no" in info
     assert "degree: min 2, mean 3.100, max 4" in info and "isolated vertices: 0" in info
-    out = ok(run("bfs", tmp_path / "grid", "--source", 0, "--output", tmp_path / "d",
-                 cwd=tmp_path))  # fmt: skip
+    out = ok(run("bfs", tmp_path / "grid", "--source", 0, "--output", tmp_path / "d", cwd=tmp_path))
     distances = np.load(tmp_path / "d.distances.npy").reshape(4, 5)
     np.testing.assert_array_equal(distances, np.add.outer(np.arange(4), np.arange(5)))
 
@@ -194,8 +207,21 @@ def test_generate_info_convert_roundtrip(tmp_path, edges):
 
 def test_generate_kronecker_is_reproducible(tmp_path):
     for name in ("a", "b"):
-        ok(run("generate", "kronecker", "--scale", 8, "--edgefactor", 4, "--seed", 5,
-               "-o", tmp_path / name, cwd=tmp_path))  # fmt: skip
+        ok(
+            run(
+                "generate",
+                "kronecker",
+                "--scale",
+                8,
+                "--edgefactor",
+                4,
+                "--seed",
+                5,
+                "-o",
+                tmp_path / name,
+                cwd=tmp_path,
+            )
+        )
     infos = [ok(run("info", tmp_path / name, cwd=tmp_path)) for name in ("a", "b")]
     assert "vertices: 256" in infos[0]
     strip = [i.split("\n", 2)[2] for i in infos]  # drop the lines naming the path and bytes
@@ -206,8 +232,19 @@ def test_generate_kronecker_is_reproducible(tmp_path):
 
 
 def test_bench_json(tmp_path):
-    out = ok(run("bench", "--scale", 7, "--roots", 5, "--predecessors", "--json",
-                 tmp_path / "b.json", cwd=tmp_path))  # fmt: skip
+    out = ok(
+        run(
+            "bench",
+            "--scale",
+            7,
+            "--roots",
+            5,
+            "--predecessors",
+            "--json",
+            tmp_path / "b.json",
+            cwd=tmp_path,
+        )
+    )
     assert "SCALE: 7" in out and "NBFS: 5" in out and "harmonic_mean_TEPS:" in out
     assert "validation: passed (5 searches)" in out and "per-level summary" in out
     doc = json.loads((tmp_path / "b.json").read_text())
@@ -225,14 +262,25 @@ def test_bench_json(tmp_path):
 def test_bench_file_and_grid(tmp_path, edges):
     src, dst, _ = edges
     graph = write_edgelist(tmp_path / "g.txt", src, dst)
-    out = ok(run("bench", graph, "--roots", 3, "--no-validate", "--json", tmp_path / "f.json",
-                 cwd=tmp_path))  # fmt: skip
+    out = ok(
+        run(
+            "bench",
+            graph,
+            "--roots",
+            3,
+            "--no-validate",
+            "--json",
+            tmp_path / "f.json",
+            cwd=tmp_path,
+        )
+    )
     assert "validation: skipped" in out and "load: edgelist" in out
     doc = json.loads((tmp_path / "f.json").read_text())
     assert doc["load"]["format"] == "edgelist" and doc["load"]["bytes"] == graph.stat().st_size
     assert doc["graph"]["file"] == str(graph) and not doc["validated"]
-    out = ok(run("bench", "--generator", "grid2d", "--shape", "6x7", "--roots", 2, "-q",
-                 cwd=tmp_path))  # fmt: skip
+    out = ok(
+        run("bench", "--generator", "grid2d", "--shape", "6x7", "--roots", 2, "-q", cwd=tmp_path)
+    )
     assert "grid2d 6x7: 42 vertices" in out
 
 
@@ -287,13 +335,14 @@ def bad_dir(tmp_path):
         (["info", "empty.mtx"], ["empty.mtx", "empty"]),
         (["bfs", "empty.txt", "--source", "0"], ["empty.txt", "empty"]),
         (["info", "count.graph"], ["count.graph", "5"]),
-        (["bfs", "good.txt", "--source", "99"],
-         ["--source: vertex 99 is out of range for a graph of 10 vertices"]),
+        (
+            ["bfs", "good.txt", "--source", "99"],
+            ["--source: vertex 99 is out of range for a graph of 10 vertices"],
+        ),
         (["bfs", "good.txt", "--source", "-3"], ["--source", "-3"]),
         (["bfs", "good.txt", "--source", "abc"], ["--source", "'abc'"]),
         (["bfs", "good.txt"], ["--source"]),
-        (["bfs", "good.txt", "--source", "0", "--output", "nodir/r"],
-         ["nodir/r.distances.npy"]),
+        (["bfs", "good.txt", "--source", "0", "--output", "nodir/r"], ["nodir/r.distances.npy"]),
         (["bfs", "good.txt", "--source", "0", "--bogus"], ["--bogus"]),
         (["--bogus"], ["--bogus"]),
         (["frobnicate"], ["'frobnicate'"]),
@@ -315,7 +364,7 @@ def bad_dir(tmp_path):
         (["info", "good.txt", "--format", "csv"], ["--format", "'csv'"]),
         (["info", "good.txt", "--format", "mtx"], ["good.txt:1"]),
     ],
-)  # fmt: skip
+)
 def test_bad_input(bad_dir, args, needles):
     before = sorted(p.name for p in bad_dir.iterdir())
     assert_input_error(run(*args, cwd=bad_dir), *needles)
@@ -388,6 +437,17 @@ def test_level_table_format():
         LevelStats(1, 3, 40, 10, 7, 10, 5, {"expand": 0.0005, "exchange": 0.25}),
     ]
     lines = cli.format_level_table(levels).splitlines()
-    assert lines[0].split() == ["level", "frontier", "edges", "expanded", "sent", "remote",
-                                "discovered", "expand", "ms", "exchange", "ms"]  # fmt: skip
+    assert lines[0].split() == [
+        "level",
+        "frontier",
+        "edges",
+        "expanded",
+        "sent",
+        "remote",
+        "discovered",
+        "expand",
+        "ms",
+        "exchange",
+        "ms",
+    ]
     assert lines[2].split() == ["1", "3", "40", "7", "5", "0.500", "250.000"]
