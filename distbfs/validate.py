@@ -235,14 +235,11 @@ def _check_distance_values(comm: Communicator, graph: DistGraph, local: _Local) 
 def _check_exact_levels(comm: Communicator, graph: DistGraph, local: _Local, source: int) -> None:
     """Conditions (A) and (B) of the module docstring, one exchange of labels, one of witnesses."""
     labels = local.labels
-    reached_rows = np.flatnonzero(labels != UNREACHED)
+    reached = labels != UNREACHED
     # Edges leaving reached vertices: (u, w) with level(u) = lu, level(w) = lw.
-    starts, lengths = local.row_offsets[reached_rows], local.degrees[reached_rows]
-    ends = np.cumsum(lengths)
-    total = int(ends[-1]) if ends.size else 0
-    edge_idx = np.repeat(starts - (ends - lengths), lengths) + np.arange(total, dtype=np.int64)
-    w = local.columns[edge_idx]
-    lu = np.repeat(labels[reached_rows], lengths)
+    lengths = local.degrees[reached]
+    w = local.columns[np.repeat(reached, local.degrees)]
+    lu = np.repeat(labels[reached], lengths)
     lw = _labels_of(comm, graph, labels, w)
     # (B) witnesses: w has an in-edge from level(w) - 1; owners learn of them by one push.
     seen = np.zeros(graph.n, dtype=np.bool_)
@@ -253,12 +250,12 @@ def _check_exact_levels(comm: Communicator, graph: DistGraph, local: _Local, sou
     idx = np.flatnonzero((lw == UNREACHED) | (lw > lu + 1))
     edge_candidate = None
     if idx.size:
-        tails = np.repeat(local.vertices[reached_rows], lengths)[idx]
+        tails = np.repeat(local.vertices[reached], lengths)[idx]
         j = np.lexsort((tails, w[idx]))[0]
         i = idx[j]
         edge_candidate = _edge_message(graph, int(tails[j]), int(w[i]), int(lu[i]), int(lw[i]))
     # (B) offenders: reached, not the source, no witness.
-    bad = (labels != UNREACHED) & ~witnessed & (local.vertices != source)
+    bad = reached & ~witnessed & (local.vertices != source)
     i = _first(local.vertices, bad)
     vertex_candidate = None
     if i is not None:
