@@ -1,7 +1,9 @@
 """Distributed validation of one BFS result: exact levels and the five Graph500 rules.
 
 Every rank checks what it owns; an edge check asks the owner of the far endpoint for its label
-(one all-to-all-v of the distinct ids needed, one reply). Checks run in a fixed order and each
+(one all-to-all-v of the distinct ids needed, one reply). Condition (B) below needs no scatter-min
+over edges: the edge holders push the distinct ids of the vertices they saw entered from one level
+up to their owners (a third all-to-all-v). Checks run in a fixed order and each
 ends with an agreement: if any rank found an offender, every rank raises the same
 ``ValidationError`` naming the rule and the smallest offending global vertex id.
 
