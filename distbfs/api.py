@@ -14,7 +14,6 @@ predecessors are int64 with ``predecessors[source] == source``.
 
 from __future__ import annotations
 
-import inspect
 import os
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from .comm import COMM_CHOICES, Communicator, get_communicator
 from .errors import InputError
 from .graph import DistGraph, build_graph
 from .partition import num_local
+from .progress import accepts_progress
 
 __all__ = [
     "FORMATS",
@@ -212,13 +212,6 @@ def _local_share(comm: Communicator, *arrays: np.ndarray) -> tuple[np.ndarray, .
     return tuple(np.ascontiguousarray(a[comm.rank :: comm.size]) for a in arrays)
 
 
-def _accepts(function: Callable[..., Any], parameter: str) -> bool:
-    try:
-        return parameter in inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 # --------------------------------------------------------------------------------------------
 # Graph
 
@@ -348,7 +341,7 @@ class Graph:
         from . import io
 
         kwargs: dict[str, Any] = {"fmt": format, "undirected": undirected, "xp": backend_obj.xp}
-        if progress is not None and _accepts(io.read_graph, "progress"):
+        if progress is not None and accepts_progress(io.read_graph):
             kwargs["progress"] = progress
         dist, info = io.read_graph(os.fspath(path), comm_obj, **kwargs)
         return cls(dist, comm_obj, backend_obj, load_info=info)
@@ -645,7 +638,7 @@ class Graph:
             "seed": seed,
             "xp": backend_obj.xp,
         }
-        if progress is not None and _accepts(generators.generate, "progress"):
+        if progress is not None and accepts_progress(generators.generate):
             kwargs["progress"] = progress
         try:
             dist = generators.generate(kind, comm_obj, **kwargs)

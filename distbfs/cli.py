@@ -38,7 +38,7 @@ from .comm import COMM_CHOICES, Communicator, launcher_rank
 from .errors import EXIT_INPUT_ERROR, DeviceError, InputError, ValidationError
 from .output import write_json, write_striped_npy
 from .partition import bin_by_owner, local_id
-from .progress import progress
+from .progress import accepts_progress, progress
 
 PROG = "distbfs"
 
@@ -357,8 +357,13 @@ class Context:
         if not self.quiet:
             self.say(text)
 
-    def bar(self, desc: str, total: float | None = None, unit: str = "it") -> Any:
-        return progress(self.comm.rank, desc, total=total, quiet=self.quiet, unit=unit)
+    def bar(
+        self, desc: str, total: float | None = None, unit: str = "it", enabled: bool = True
+    ) -> Any:
+        """A progress bar on rank 0 (terminal only, not with --quiet)."""
+        return progress(
+            self.comm.rank, desc, total=total, quiet=self.quiet, unit=unit, enabled=enabled
+        )
 
     def timed(self) -> _Stopwatch:
         return _Stopwatch(self.comm)
@@ -382,7 +387,12 @@ class _Stopwatch:
 
 
 def _load(ctx: Context, path: str) -> Graph:
-    with ctx.bar(f"loading {os.path.basename(path)}") as bar:
+    from . import io
+
+    # A bar only where the reader reports progress (a bar that never moves says nothing).
+    with ctx.bar(
+        f"loading {os.path.basename(path)}", enabled=accepts_progress(io.read_graph)
+    ) as bar:
         graph = Graph.from_file(
             path,
             undirected=ctx.args.undirected,

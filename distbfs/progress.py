@@ -7,11 +7,20 @@ disabled bar, gets a ``Progress`` whose methods do nothing, so callers never bra
 
 from __future__ import annotations
 
+import inspect
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+def accepts_progress(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` takes a ``progress`` keyword (a ``progress(done, total)`` callable)."""
+    try:
+        return "progress" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def bars_enabled(rank: int, quiet: bool = False) -> bool:
@@ -79,7 +88,13 @@ class Progress:
 
 
 def progress(
-    rank: int, desc: str, *, total: float | None = None, quiet: bool = False, unit: str = "it"
+    rank: int,
+    desc: str,
+    *,
+    total: float | None = None,
+    quiet: bool = False,
+    unit: str = "it",
+    enabled: bool = True,
 ) -> Progress:
-    """A ``Progress`` bar that is drawn only where ``bars_enabled(rank, quiet)`` holds."""
-    return Progress(desc, total=total, enabled=bars_enabled(rank, quiet), unit=unit)
+    """A ``Progress`` bar, drawn only where ``enabled and bars_enabled(rank, quiet)`` holds."""
+    return Progress(desc, total=total, enabled=enabled and bars_enabled(rank, quiet), unit=unit)

@@ -42,8 +42,9 @@ def run(*args: str, cwd: Path, timeout: float = TIMEOUT) -> subprocess.Completed
 
 
 def ok(proc: subprocess.CompletedProcess) -> str:
+    """Exit 0 and nothing on stderr (no progress bars when stderr is not a terminal)."""
     assert proc.returncode == 0, proc.stderr
-    assert "Traceback" not in proc.stderr
+    assert proc.stderr == ""
     return proc.stdout
 
 
@@ -226,6 +227,58 @@ def test_generate_kronecker_is_reproducible(tmp_path):
     assert "vertices: 256" in infos[0]
     strip = [i.split("\n", 2)[2] for i in infos]  # drop the lines naming the path and bytes
     assert strip[0] == strip[1]
+
+
+# ---------------------------------------------------------------------------- progress bars
+
+
+def run_with_terminal_stderr(*args: str, cwd: Path) -> tuple[int, str, str]:
+    """Run with stderr on a pseudo-terminal (100 columns): (status, stdout, stderr)."""
+    pty = pytest.importorskip("pty")
+    import fcntl
+    import select
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "distbfs", *args],
+        cwd=cwd,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=slave,
+    )
+    os.close(slave)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # the child closed the terminal
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            elif proc.poll() is not None:
+                break
+        out = proc.stdout.read().decode()
+        proc.wait(timeout=TIMEOUT)
+    finally:
+        os.close(master)
+        proc.stdout.close()
+    return proc.returncode, out, b"".join(chunks).decode(errors="replace")
+
+
+def test_progress_bars_only_on_a_terminal_and_not_quiet(tmp_path):
+    status, out, err = run_with_terminal_stderr("--scale", "9", "--roots", "8", cwd=tmp_path)
+    assert status == 0 and "NBFS: 8" in out
+    assert "generating kronecker" in err and "BFS:" in err and "/8 " in err
+    assert "BFS" not in out  # bars never go to stdout
+    status, out, err = run_with_terminal_stderr("--scale", "9", "--roots", "8", "-q", cwd=tmp_path)
+    assert status == 0 and "NBFS: 8" in out and err == ""
 
 
 # ---------------------------------------------------------------------------------- bench
