@@ -191,7 +191,7 @@ def _read_gzip_range(path: str, rank: int, size: int) -> tuple[bytearray, int]:
     feeds the same steps from the stream's start, so neighbouring ranks agree on them exactly.
     """
     csize = os.path.getsize(path)
-    step = max(1, min(1 << 20, csize // (16 * size)))
+    step = max(64, min(1 << 20, csize // (16 * size)))
     lo = csize * rank // size // step * step
     hi = csize * (rank + 1) // size // step * step if rank < size - 1 else csize + 1
     if lo >= hi:
