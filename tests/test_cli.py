@@ -482,6 +482,30 @@ def test_rank_local_input_error_exits_2(monkeypatch, capsys):
     assert capsys.readouterr().err == "distbfs: error: data.bin: unreadable on this rank\n"
 
 
+def test_striped_npy_failure_leaves_nothing(monkeypatch, tmp_path):
+    """A write that fails after the temporary file exists removes it; the target is untouched."""
+    from distbfs.comm.single import SingleRankCommunicator
+    from distbfs.errors import InputError
+    from distbfs.output import write_striped_npy
+
+    comm = SingleRankCommunicator()
+    target = tmp_path / "r.npy"
+    write_striped_npy(target, np.arange(5, dtype=np.int32), 5, comm)
+    np.testing.assert_array_equal(np.load(target), np.arange(5))
+    real = np.lib.format.open_memmap
+
+    def fail_on_reopen(path, mode="r+", **kwargs):
+        if mode == "r+":
+            raise OSError(28, "No space left on device")
+        return real(path, mode=mode, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "open_memmap", fail_on_reopen)
+    with pytest.raises(InputError, match=r"r\.npy: cannot write: No space left on device"):
+        write_striped_npy(target, np.full(5, 7, dtype=np.int32), 5, comm)
+    assert [p.name for p in tmp_path.iterdir()] == ["r.npy"]
+    np.testing.assert_array_equal(np.load(target), np.arange(5))  # the old file survives
+
+
 def test_level_table_format():
     from distbfs.bfs import LevelStats
 

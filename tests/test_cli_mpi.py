@@ -162,6 +162,31 @@ def test_bug_on_one_rank_aborts_with_traceback(files):
     assert "[rank 1]" in proc.stderr and elapsed < DEADLINE
 
 
+def test_validation_failure_exits_1_printed_once(files):
+    script = textwrap.dedent(
+        """
+        import sys
+        import distbfs.api as api
+        from distbfs import cli
+
+        real = api.bfs_levels
+
+        def corrupt(*args, **kwargs):
+            result = real(*args, **kwargs)
+            result.distances[result.distances > 0] += 1
+            return result
+
+        api.bfs_levels = corrupt
+        sys.exit(cli.main(["bfs", "good.txt", "--source", "0", "--validate"]))
+        """
+    )
+    proc, elapsed = launch(["-c", script], files)
+    assert proc.returncode == 1, proc.stderr
+    lines = error_lines(proc.stderr)
+    assert len(lines) == 1 and lines[0].startswith("distbfs: error: validation failed")
+    assert "Traceback" not in proc.stderr and elapsed < DEADLINE
+
+
 def test_good_run_matches_one_rank(files, tmp_path):
     for ranks in (1, RANKS):
         proc, _ = distbfs(
