@@ -71,5 +71,5 @@ def gather_global(comm, local: np.ndarray, n: int) -> np.ndarray:
     parts = comm.allgather_object(np.asarray(local))
     out = np.empty(n, dtype=parts[0].dtype)
     for r, part in enumerate(parts):
-        out[r::comm.size] = part
+        out[r :: comm.size] = part
     return out

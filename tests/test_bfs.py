@@ -8,13 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import graphs
 from distbfs.backends import get_backend
 from distbfs.bfs import bfs_levels
 from distbfs.comm.base import Bins
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import UNREACHED
 from distbfs.graph import build_graph
+
+import graphs
 
 ONE = SingleRankCommunicator()
 NUMPY = get_backend("numpy")
@@ -82,7 +83,13 @@ def test_level_statistics_add_up():
     assert sum(lv.discovered for lv in levels) == n - 1
     assert sum(lv.edges_expanded for lv in levels) == graph.num_edges
     assert all(lv.items_sent_remote == 0 for lv in levels)
-    assert set(levels[0].seconds) == {"expand", "filter_partition", "exchange", "contract", "termination"}
+    assert set(levels[0].seconds) == {
+        "expand",
+        "filter_partition",
+        "exchange",
+        "contract",
+        "termination",
+    }
 
 
 @settings(max_examples=60, deadline=None)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import graphs
 from distbfs.backends import get_backend
 from distbfs.bfs import bfs_levels
 from distbfs.constants import UNREACHED
 from distbfs.graph import build_graph
+
+import graphs
 
 pytestmark = pytest.mark.mpi
 NUMPY = get_backend("numpy")
@@ -53,15 +54,20 @@ def test_distances_and_predecessors_at_any_rank_count(comm, name):
 
 
 def test_statistics_are_global_and_exchange_crosses_ranks(comm):
-    src, dst, n, directed = graphs.random_graph(2000, 10000, 9, False)
+    src, dst, n, _ = graphs.random_graph(2000, 10000, 9, False)
     graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=False)
     result = bfs_levels(graph, 0, NUMPY, comm)
     reached = np.count_nonzero(graphs.reference_distances(src, dst, n, False, 0) != UNREACHED)
     assert sum(lv.discovered for lv in result.levels) == reached - 1
-    assert sum(lv.items_received for lv in result.levels) == sum(lv.items_sent for lv in result.levels)
+    assert sum(lv.items_received for lv in result.levels) == sum(
+        lv.items_sent for lv in result.levels
+    )
     remote = sum(lv.items_sent_remote for lv in result.levels)
     assert (remote > 0) == (comm.size > 1)
     # every rank sees the same statistics
-    assert comm.allgather_object([lv.frontier for lv in result.levels]).count(
-        [lv.frontier for lv in result.levels]
-    ) == comm.size
+    assert (
+        comm.allgather_object([lv.frontier for lv in result.levels]).count(
+            [lv.frontier for lv in result.levels]
+        )
+        == comm.size
+    )

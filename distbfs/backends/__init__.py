@@ -28,7 +28,9 @@ def cuda_available() -> tuple[bool, str]:
 def get_backend(name: str = "auto") -> Backend:
     """The backend called ``name`` (one of ``BACKEND_CHOICES``)."""
     if name not in BACKEND_CHOICES:
-        raise InputError(f"--backend: unknown backend {name!r} (choose from {', '.join(BACKEND_CHOICES)})")
+        raise InputError(
+            f"--backend: unknown backend {name!r} (choose from {', '.join(BACKEND_CHOICES)})"
+        )
     if name in ("auto", "cuda"):
         ok, why = cuda_available()
         if ok:

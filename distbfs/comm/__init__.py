@@ -38,7 +38,9 @@ def launcher_rank() -> int:
 def get_communicator(kind: str = "auto") -> Communicator:
     """The communicator for this job. ``kind`` is one of ``COMM_CHOICES``."""
     if kind not in COMM_CHOICES:
-        raise InputError(f"--comm: unknown communicator {kind!r} (choose from {', '.join(COMM_CHOICES)})")
+        raise InputError(
+            f"--comm: unknown communicator {kind!r} (choose from {', '.join(COMM_CHOICES)})"
+        )
     if kind == "nccl":
         raise InputError("--comm nccl: not available yet (NCCL arrives with multi-GPU support)")
     if kind == "auto" and launcher_size() <= 1:
@@ -55,4 +57,11 @@ def get_communicator(kind: str = "auto") -> Communicator:
     return comm if comm.size > 1 or kind == "mpi" else SingleRankCommunicator()
 
 
-__all__ = ["COMM_CHOICES", "Bins", "Communicator", "get_communicator", "launcher_rank", "launcher_size"]
+__all__ = [
+    "COMM_CHOICES",
+    "Bins",
+    "Communicator",
+    "get_communicator",
+    "launcher_rank",
+    "launcher_size",
+]
