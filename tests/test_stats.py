@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import graphs
 import numpy as np
 import pytest
 
@@ -20,6 +19,8 @@ from distbfs.stats import (
     graph500_statistics,
     traversed_edges,
 )
+
+import graphs
 
 ONE = SingleRankCommunicator()
 NUMPY = get_backend("numpy")

@@ -9,7 +9,6 @@ on whichever rank owns the vertex.
 
 from __future__ import annotations
 
-import graphs
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -29,6 +28,8 @@ from distbfs.validate import (
     RULE_TREE_EDGES_IN_GRAPH,
     validate,
 )
+
+import graphs
 
 NUMPY = get_backend("numpy")
 
