@@ -1,0 +1,590 @@
+"""CUDA backend: the level stages of Merrill, Garland & Grimshaw 2012 as CUDA kernels.
+
+The two-phase strategy (section 5.3) with the multi-GPU fused filter+partition (section 6.1):
+
+- expand (``kernels/expand.cu``): scan+warp+CTA gathering (4.1) of the frontier's adjacency
+  lists into the edge queue, with the expanding vertex per item when predecessors are kept.
+- filter_partition (``kernels/filter_partition.cu``): visited-bitmask test, history and warp
+  culling (4.2), then an atomicOr claim of the vertex's bit, which makes the culling exact
+  (each unvisited vertex is sent once); binning by owner (``v % nbins``) by counting sort.
+- contract (``kernels/contract.cu``): status lookup against the owned labels, labeling with
+  atomicCAS (each vertex enters the next frontier once), predecessors, next vertex frontier.
+- run_small_levels (``kernels/contract_expand.cu``, one rank, sections 5.2/5.4): one block
+  runs levels back to back while the frontier is small.
+
+Host protocol. ``start`` allocates every queue of the search, sized from the graph: the edge
+queue holds ``queue_sizing`` x the local edge count items (never more than that count: each
+vertex enters a frontier once, so no level expands more edges than the rank stores); the bin
+queue holds min(edge queue, n); the vertex frontier nlocal. No level allocates (but the first
+with several bins, or the first fused run, allocates its extra queue once). Kernels append to
+queues with one atomicAdd per block on a small per-level counter array (``kernels.Counter``),
+and store nothing past a queue's capacity; the host reads the counters through pinned memory
+and raises ``DeviceError`` on overflow, naming the queue, the size needed and the setting to
+raise. Launch grids come from host-known bounds (frontier length x maximum degree, capped by a
+persistent grid); kernels grid-stride over the lengths they read on the device, so no launch
+waits for a length. No Python work is proportional to a frontier.
+
+Reads per level: one rank (one bin): ONE small read, in ``contract``; the bin's length, still
+on the device when ``filter_partition`` returns, is written into the bins' host ``offsets`` by
+that read (``PendingBins``), and the edge frontier's length likewise (``DeviceEdgeFrontier``).
+Several ranks: two, the bin counts before the exchange and the frontier length after contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cupy
+import cupyx
+import numpy as np
+
+from ..comm.base import Bins
+from ..constants import DISTANCE_DTYPE, PREDECESSOR_DTYPE, UNREACHED
+from ..errors import DeviceError
+from ..graph import DistGraph
+from ..partition import local_id, owner
+from ..timing import NullTimer
+from .base import EdgeFrontier, SearchState
+from .cuda_timing import CudaEventTimer
+from .kernels import Counter, counter_slots, get_kernel
+from .launch_policy import DEFAULT_POLICY, LaunchPolicy
+
+MASK_DTYPE = np.dtype(np.uint32)
+"""Word of the visited bitmask: bit ``v % 32`` of word ``v // 32`` is vertex v."""
+MASK_WORD_BITS = 32
+COUNTER_DTYPE = np.dtype(np.int64)
+
+
+class _LevelCounts:
+    """The counters of one level: device slots the kernels add to, read to the host on demand.
+
+    ``edge_bound`` bounds the edge frontier's length on the host (sizes launch grids);
+    ``kept_bound`` bounds what filter_partition kept. ``pending`` is the one-bin ``Bins`` whose
+    offsets the next read fills.
+    """
+
+    def __init__(self, queues: _Queues, edge_bound: int) -> None:
+        self.queues = queues
+        self.edge_bound = edge_bound
+        self.kept_bound = 0
+        self.host: np.ndarray | None = None
+        self.pending: PendingBins | None = None
+
+    def read(self, slots: int) -> np.ndarray:
+        """Copy the first ``slots`` counters to the host (one small blocking copy), check them."""
+        queues = self.queues
+        if queues.level is not self:
+            raise RuntimeError("the counters of this level were reset by a later level")
+        staging = queues.pinned[:slots]
+        queues.counters[:slots].get(out=staging)
+        self.host = staging.copy()
+        queues.check_capacities(self.host)
+        if self.pending is not None:
+            self.pending.offsets[1] = self.host[Counter.FILTERED]
+        return self.host
+
+    def value(self, slot: int) -> int:
+        """Counter ``slot``, read from the device first if this level has not been read yet."""
+        if self.host is None or slot >= self.host.shape[0]:
+            self.read(max(slot + 1, int(Counter.BINS)))
+        assert self.host is not None
+        return int(self.host[slot])
+
+
+@dataclass
+class _Queues:
+    """Device buffers of one search on one rank (``SearchState.scratch["cuda"]``)."""
+
+    graph: DistGraph
+    vertex_dtype: np.dtype
+    queue_sizing: float
+    max_degree: int
+    edge_capacity: int
+    kept_capacity: int
+    edge_vertices: Any
+    edge_parents: Any | None
+    bin_vertices: Any
+    bin_parents: Any | None
+    frontier: Any
+    counters: Any
+    pinned: np.ndarray
+    kept_vertices: Any | None = None  # survivors before binning (several bins only)
+    kept_parents: Any | None = None
+    spare_frontier: Any | None = None  # ping-pong partner of ``frontier`` (fused levels only)
+    level: _LevelCounts | None = None
+
+    def slot(self, counter: int) -> Any:
+        """Device pointer to one counter (a view starting there)."""
+        return self.counters[counter:]
+
+    def begin_level(self, edge_bound: int) -> _LevelCounts:
+        """Zero the counters (asynchronously) and start the counts of a new level."""
+        stream = cupy.cuda.get_current_stream()
+        cupy.cuda.runtime.memsetAsync(self.counters.data.ptr, 0, self.counters.nbytes, stream.ptr)
+        self.level = _LevelCounts(self, edge_bound)
+        return self.level
+
+    def check_capacities(self, host: np.ndarray) -> None:
+        """Raise ``DeviceError`` if a kernel of this level needed more room than a queue has."""
+        local_edges = self.graph.num_local_edges
+        edges = int(host[Counter.EDGES])
+        if edges > self.edge_capacity:
+            raise DeviceError(
+                f"edge queue overflow on rank {self.graph.rank}: expand produced {edges} items "
+                f"but the edge queue holds {self.edge_capacity} (queue_sizing "
+                f"{self.queue_sizing} x {local_edges} local edges); raise the CUDA backend's "
+                f"queue_sizing to at least {edges / max(local_edges, 1):.3g}"
+            )
+        kept = int(host[Counter.FILTERED])
+        if kept > self.kept_capacity:
+            raise DeviceError(
+                f"bin queue overflow on rank {self.graph.rank}: filter_partition kept {kept} "
+                f"items but the bin queue holds {self.kept_capacity} (the smaller of the edge "
+                f"queue and n); raise the CUDA backend's queue_sizing"
+            )
+        discovered = int(host[Counter.FRONTIER])
+        if discovered > self.frontier.shape[0]:
+            raise DeviceError(
+                f"vertex frontier overflow on rank {self.graph.rank}: {discovered} vertices "
+                f"for {self.frontier.shape[0]} slots (a vertex was labeled twice: a bug)"
+            )
+
+
+class DeviceEdgeFrontier(EdgeFrontier):
+    """The edge frontier in the preallocated edge queue.
+
+    Its length stays on the device until the level's counters are read (by ``contract``);
+    ``size``, ``vertices`` and ``parents`` read them first if that has not happened yet.
+    """
+
+    def __init__(self, counts: _LevelCounts) -> None:  # no dataclass fields of its own
+        self.counts = counts
+
+    @property
+    def size(self) -> int:  # type: ignore[override]
+        return self.counts.value(Counter.EDGES)
+
+    @property
+    def vertices(self) -> Any:  # type: ignore[override]
+        return self.counts.queues.edge_vertices[: self.size]
+
+    @property
+    def parents(self) -> Any | None:  # type: ignore[override]
+        parents = self.counts.queues.edge_parents
+        return None if parents is None else parents[: self.size]
+
+
+@dataclass
+class PendingBins(Bins):
+    """The single bin of a one-bin ``filter_partition``, its length still on the device.
+
+    ``offsets`` (host, ``[0, length]``) is filled in place by the next read of the level's
+    counters: ``contract``'s, the one read of a one-rank level. ``vertices`` and ``parents`` are
+    the whole bin queue, of which the bin is the first ``offsets[1]`` items. ``resolve()``
+    reads now and returns plain ``Bins`` of exactly the bin.
+    """
+
+    level_counts: _LevelCounts | None = None
+
+    def resolve(self) -> Bins:
+        counts = self.level_counts
+        if counts is not None and counts.host is None:
+            counts.read(int(Counter.BINS))
+        length = int(self.offsets[1])
+        parents = None if self.parents is None else self.parents[:length]
+        return Bins(self.offsets.copy(), self.vertices[:length], parents)
+
+
+class CudaBackend:
+    """The level stages as CUDA kernels, on the current CuPy device.
+
+    Parameters
+    ----------
+    policy : LaunchPolicy
+        Block sizes and culling-hash sizes, compiled into the kernels.
+    queue_sizing : float
+        Edge-queue capacity as a fraction of the rank's stored edges (0 < queue_sizing; values
+        above 1 change nothing, since no level expands more edges than the rank stores). Lower
+        it to save memory; a level that needs more raises ``DeviceError``.
+    """
+
+    name = "cuda"
+    xp = cupy
+
+    def __init__(self, policy: LaunchPolicy = DEFAULT_POLICY, queue_sizing: float = 1.0) -> None:
+        if not queue_sizing > 0:
+            raise ValueError(f"queue_sizing={queue_sizing}: need a positive fraction")
+        self.policy = policy
+        self.queue_sizing = float(queue_sizing)
+        self._max_degree: dict[tuple[int, int, int], int] = {}
+        self._persistent: dict[int, int] = {}
+
+    # -- interface shared with the other backends ------------------------------------------
+
+    def to_host(self, array: Any) -> np.ndarray:
+        return cupy.asnumpy(array) if isinstance(array, cupy.ndarray) else np.asarray(array)
+
+    def make_timer(self, enabled: bool) -> CudaEventTimer | NullTimer:
+        return CudaEventTimer() if enabled else NullTimer()
+
+    def start(self, graph: DistGraph, source: int, predecessors: bool) -> SearchState:
+        vertex_dtype = self._check_graph(graph)
+        nlocal, n = graph.nlocal, graph.n
+        edge_capacity = self._edge_capacity(graph)
+        kept_capacity = max(1, min(edge_capacity, n))
+        plan: dict[str, tuple[int, np.dtype]] = {
+            "labels": (nlocal, np.dtype(DISTANCE_DTYPE)),
+            "visited bitmask": (-(-n // MASK_WORD_BITS), MASK_DTYPE),
+            "vertex frontier": (max(1, nlocal), vertex_dtype),
+            "edge queue": (edge_capacity, vertex_dtype),
+            "bin queue": (kept_capacity, vertex_dtype),
+            "level counters": (counter_slots(self.policy), COUNTER_DTYPE),
+        }
+        if predecessors:
+            plan["predecessors"] = (nlocal, np.dtype(PREDECESSOR_DTYPE))
+            plan["edge parent queue"] = (edge_capacity, vertex_dtype)
+            plan["bin parent queue"] = (kept_capacity, vertex_dtype)
+        total = sum(length * dtype.itemsize for length, dtype in plan.values())
+        buffers = {
+            what: self._allocate(graph, what, length, dtype, total)
+            for what, (length, dtype) in plan.items()
+        }
+        labels = buffers["labels"]
+        labels.fill(UNREACHED)
+        preds = buffers.get("predecessors")
+        if preds is not None:
+            preds.fill(UNREACHED)
+        visited_mask = buffers["visited bitmask"]
+        visited_mask.fill(0)
+        # Every rank knows the source is labeled.
+        visited_mask[source // MASK_WORD_BITS] = MASK_DTYPE.type(1 << (source % MASK_WORD_BITS))
+        frontier = buffers["vertex frontier"]
+        frontier_size = 0
+        if owner(source, graph.size) == graph.rank:
+            source_local = local_id(source, graph.size)
+            labels[source_local] = 0
+            if preds is not None:
+                preds[source_local] = source
+            frontier[0] = source_local
+            frontier_size = 1
+        counters = buffers["level counters"]
+        queues = _Queues(
+            graph=graph,
+            vertex_dtype=vertex_dtype,
+            queue_sizing=self.queue_sizing,
+            max_degree=self._graph_max_degree(graph),
+            edge_capacity=edge_capacity,
+            kept_capacity=kept_capacity,
+            edge_vertices=buffers["edge queue"],
+            edge_parents=buffers.get("edge parent queue"),
+            bin_vertices=buffers["bin queue"],
+            bin_parents=buffers.get("bin parent queue"),
+            frontier=frontier,
+            counters=counters,
+            pinned=cupyx.empty_pinned(counters.shape, dtype=COUNTER_DTYPE),
+        )
+        queues.begin_level(edge_bound=0)
+        return SearchState(
+            labels,
+            preds,
+            visited_mask,
+            frontier[:frontier_size],
+            frontier_size,
+            {"cuda": queues},
+        )
+
+    def expand(self, graph: DistGraph, state: SearchState) -> EdgeFrontier:
+        queues = self._queues(state)
+        size = int(state.frontier_size)
+        counts = queues.begin_level(edge_bound=min(queues.edge_capacity, size * queues.max_degree))
+        if size > 0 and counts.edge_bound > 0:
+            frontier = self._vertices(state.vertex_frontier, queues)
+            self._kernel("expand", "expand_kernel", queues)(
+                (self._grid(size, self.policy.block_threads),),
+                (self.policy.block_threads,),
+                (
+                    frontier,
+                    np.int64(size),
+                    graph.row_offsets,
+                    graph.column_indices,
+                    np.int32(graph.rank),
+                    np.int32(graph.size),
+                    queues.edge_vertices,
+                    queues.edge_parents,
+                    np.int64(queues.edge_capacity),
+                    queues.counters,
+                ),
+            )
+        return DeviceEdgeFrontier(counts)
+
+    def filter_partition(self, state: SearchState, edges: EdgeFrontier, nbins: int) -> Bins:
+        queues = self._queues(state)
+        if not 1 <= nbins <= self.policy.max_bins:
+            raise DeviceError(
+                f"{nbins} owner bins: the CUDA backend sorts into at most "
+                f"LaunchPolicy.max_bins={self.policy.max_bins}; raise it"
+            )
+        counts = self._level(queues)
+        keep_parents = state.preds is not None
+        if isinstance(edges, DeviceEdgeFrontier) and edges.counts is counts:
+            vertices, parents = queues.edge_vertices, queues.edge_parents
+            count, limit = queues.slot(Counter.EDGES), queues.edge_capacity
+            bound = counts.edge_bound
+        else:  # an edge frontier made elsewhere (tests): its length is known on the host
+            vertices = self._vertices(edges.vertices, queues)
+            parents = self._vertices(edges.parents, queues) if keep_parents else None
+            count, limit = None, int(vertices.shape[0])
+            bound = limit
+        if keep_parents and parents is None:
+            raise ValueError("predecessors are kept: the edge frontier needs its parents")
+        counts.kept_bound = min(bound, queues.kept_capacity)
+        if nbins == 1:
+            kept_vertices, kept_parents = queues.bin_vertices, queues.bin_parents
+        else:
+            self._ensure_kept_queue(queues, keep_parents)
+            kept_vertices, kept_parents = queues.kept_vertices, queues.kept_parents
+        grid = self._grid(bound, self.policy.tile_items)
+        if bound > 0:
+            self._kernel("filter_partition", "filter_kernel", queues)(
+                (grid,),
+                (self.policy.block_threads,),
+                (
+                    vertices,
+                    parents if keep_parents else None,
+                    count,
+                    np.int64(limit),
+                    state.visited_mask,
+                    kept_vertices,
+                    kept_parents if keep_parents else None,
+                    np.int64(queues.kept_capacity),
+                    queues.counters,
+                    np.int32(nbins),
+                ),
+            )
+        if nbins == 1:
+            bins = PendingBins(
+                np.zeros(2, dtype=np.int64),
+                queues.bin_vertices,
+                queues.bin_parents if keep_parents else None,
+                level_counts=counts,
+            )
+            counts.pending = bins
+            return bins
+        if bound > 0:
+            self._kernel("filter_partition", "partition_kernel", queues)(
+                (grid,),
+                (self.policy.block_threads,),
+                (
+                    kept_vertices,
+                    kept_parents if keep_parents else None,
+                    np.int64(queues.kept_capacity),
+                    queues.bin_vertices,
+                    queues.bin_parents if keep_parents else None,
+                    queues.counters,
+                    np.int32(nbins),
+                ),
+            )
+        host = counts.read(int(Counter.BINS) + nbins)
+        offsets = np.zeros(nbins + 1, dtype=np.int64)
+        np.cumsum(host[Counter.BINS : Counter.BINS + nbins], out=offsets[1:])
+        total = int(offsets[-1])
+        parents_out = queues.bin_parents[:total] if keep_parents else None
+        return Bins(offsets, queues.bin_vertices[:total], parents_out)
+
+    def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
+        queues = self._queues(state)
+        counts = self._level(queues)
+        keep_parents = state.preds is not None
+        pending = counts.pending
+        if pending is not None and received.vertices is pending.vertices:
+            # One bin that never left the device: its length is the filter's counter.
+            vertices, parents = queues.bin_vertices, queues.bin_parents
+            count, limit = queues.slot(Counter.FILTERED), queues.kept_capacity
+            bound = counts.kept_bound
+        elif pending is not None:
+            raise DeviceError(
+                "contract got other bins than the one-bin filter_partition left on the device "
+                "(its length is only known there): with one rank, pass the bins through a "
+                "one-rank communicator unchanged"
+            )
+        else:
+            total = int(received.offsets[-1])
+            vertices = self._vertices(received.vertices[:total], queues)
+            parents = None
+            if keep_parents and received.parents is not None:
+                parents = self._vertices(received.parents[:total], queues)
+            count, limit, bound = None, total, total
+        if keep_parents and parents is None:
+            raise ValueError("predecessors are kept: the received bins need their parents")
+        if bound > 0:
+            self._kernel("contract", "contract_kernel", queues)(
+                (self._grid(bound, self.policy.tile_items),),
+                (self.policy.block_threads,),
+                (
+                    vertices,
+                    parents if keep_parents else None,
+                    count,
+                    np.int64(limit),
+                    np.int32(graph.size),
+                    np.int32(level),
+                    state.labels,
+                    state.preds,
+                    state.visited_mask if graph.size > 1 else None,
+                    queues.frontier,
+                    np.int64(queues.frontier.shape[0]),
+                    queues.counters,
+                ),
+            )
+        host = counts.read(int(Counter.BINS))  # the level's one read (one rank)
+        counts.pending = None
+        size = int(host[Counter.FRONTIER])
+        state.frontier_size = size
+        state.vertex_frontier = queues.frontier[:size]
+
+    # -- fused small-frontier levels (contract-expand, sections 5.2 and 5.4) ---------------
+
+    def run_small_levels(
+        self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
+    ) -> int:
+        """Run BFS levels in one thread block while the frontier is small (one rank only).
+
+        ``level`` is the label of the current frontier's vertices. Levels run until the
+        frontier is empty, holds more than ``max_frontier`` vertices, or has more than
+        ``LaunchPolicy.fused_max_edges`` edges; the state is then as after that many two-phase
+        levels (labels, predecessors, bitmask, ``vertex_frontier``, ``frontier_size``).
+
+        Returns the number of levels run: 0 when the graph is striped over several ranks
+        (levels need exchanges) or the frontier is empty or too large to start.
+        """
+        queues = self._queues(state)
+        size = int(state.frontier_size)
+        if graph.size != 1 or size == 0 or size > max_frontier:
+            return 0
+        if queues.spare_frontier is None:
+            length = queues.frontier.shape[0]
+            nbytes = length * queues.vertex_dtype.itemsize
+            queues.spare_frontier = self._allocate(
+                graph, "spare vertex frontier", length, queues.vertex_dtype, nbytes
+            )
+        frontier = self._vertices(state.vertex_frontier, queues)
+        if frontier.data.ptr != queues.frontier.data.ptr:  # a frontier set from elsewhere
+            queues.frontier[:size] = frontier
+        queues.begin_level(edge_bound=0)
+        self._kernel("contract_expand", "contract_expand_kernel", queues)(
+            (1,),
+            (self.policy.fused_threads,),
+            (
+                queues.frontier,
+                queues.spare_frontier,
+                np.int64(size),
+                np.int64(queues.frontier.shape[0]),
+                np.int64(max_frontier),
+                graph.row_offsets,
+                graph.column_indices,
+                np.int32(level),
+                state.labels,
+                state.preds,
+                state.visited_mask,
+                queues.counters,
+            ),
+        )
+        host = self._level(queues).read(int(Counter.BINS))
+        levels = int(host[Counter.FUSED_LEVELS])
+        if levels % 2:
+            queues.frontier, queues.spare_frontier = queues.spare_frontier, queues.frontier
+        size = int(host[Counter.FRONTIER])
+        state.frontier_size = size
+        state.vertex_frontier = queues.frontier[:size]
+        return levels
+
+    # -- helpers -------------------------------------------------------------------------
+
+    @staticmethod
+    def _check_graph(graph: DistGraph) -> np.dtype:
+        """The column-id dtype of a graph the kernels can take; raise otherwise."""
+        if not isinstance(graph.row_offsets, cupy.ndarray) or not isinstance(
+            graph.column_indices, cupy.ndarray
+        ):
+            raise TypeError(
+                "the CUDA backend needs the graph on the device: build it with "
+                "build_graph(..., xp=cupy)"
+            )
+        if graph.row_offsets.dtype != np.int64:
+            raise TypeError(f"row_offsets must be int64, not {graph.row_offsets.dtype}")
+        dtype = graph.column_indices.dtype
+        if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+            raise TypeError(f"column_indices must be int32 or int64, not {dtype}")
+        return np.dtype(dtype)
+
+    def _edge_capacity(self, graph: DistGraph) -> int:
+        local_edges = graph.num_local_edges
+        wanted = int(np.ceil(local_edges * self.queue_sizing))
+        return max(1, min(local_edges, wanted))
+
+    def _graph_max_degree(self, graph: DistGraph) -> int:
+        """Largest out-degree on this rank (bounds launch grids); memoized per CSR buffer.
+
+        A stale entry (a freed buffer's address reused) only misjudges a grid's size: every
+        kernel grid-strides over its whole input whatever the grid.
+        """
+        key = (graph.row_offsets.data.ptr, graph.row_offsets.size, graph.num_local_edges)
+        if key not in self._max_degree:
+            degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
+            self._max_degree[key] = int(degrees.max()) if degrees.size else 0
+        return self._max_degree[key]
+
+    def _grid(self, items: int, items_per_block: int) -> int:
+        """Blocks for ``items`` (a host bound), at most the persistent grid of this device."""
+        device = cupy.cuda.Device().id
+        if device not in self._persistent:
+            processors = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
+            self._persistent[device] = processors * self.policy.blocks_per_sm
+        return max(1, min(self._persistent[device], -(-items // items_per_block)))
+
+    def _kernel(self, stage: str, name: str, queues: _Queues) -> Any:
+        return get_kernel(stage, name, self.policy, 8 * queues.vertex_dtype.itemsize)
+
+    @staticmethod
+    def _queues(state: SearchState) -> _Queues:
+        queues = state.scratch.get("cuda")
+        if not isinstance(queues, _Queues):
+            raise TypeError("this search state was not made by the CUDA backend's start()")
+        return queues
+
+    @staticmethod
+    def _level(queues: _Queues) -> _LevelCounts:
+        assert queues.level is not None  # start() begins the first level
+        return queues.level
+
+    @staticmethod
+    def _vertices(array: Any, queues: _Queues) -> Any:
+        """``array`` as a device array of the graph's vertex dtype (no copy when it is one)."""
+        return cupy.asarray(array).astype(queues.vertex_dtype, copy=False)
+
+    def _ensure_kept_queue(self, queues: _Queues, keep_parents: bool) -> None:
+        """Allocate, once per search, the queue of survivors that binning reads."""
+        if queues.kept_vertices is not None:
+            return
+        itemsize = queues.vertex_dtype.itemsize
+        nbytes = queues.kept_capacity * itemsize * (2 if keep_parents else 1)
+        queues.kept_vertices = self._allocate(
+            queues.graph, "kept queue", queues.kept_capacity, queues.vertex_dtype, nbytes
+        )
+        if keep_parents:
+            queues.kept_parents = self._allocate(
+                queues.graph, "kept parent queue", queues.kept_capacity, queues.vertex_dtype, nbytes
+            )
+
+    @staticmethod
+    def _allocate(graph: DistGraph, what: str, length: int, dtype: np.dtype, total: int) -> Any:
+        """``cupy.empty``, turning out-of-memory into a ``DeviceError`` that says what to do."""
+        try:
+            return cupy.empty(length, dtype=dtype)
+        except cupy.cuda.memory.OutOfMemoryError:
+            raise DeviceError(
+                f"out of GPU memory on rank {graph.rank} allocating the {what} "
+                f"({length * dtype.itemsize} bytes); the search needs {total} bytes of queues "
+                f"beside the graph's {graph.nbytes()} bytes: use more GPUs (ranks), or lower "
+                f"the CUDA backend's queue_sizing"
+            ) from None

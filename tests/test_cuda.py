@@ -1,0 +1,515 @@
+"""GPU tests of the CUDA backend: every kernel against the numpy stage it replaces, whole
+searches against the numpy backend and scipy, predecessors, the fused small-frontier levels,
+several ranks simulated in one process, int64 column ids, queue overflow and the event timer.
+
+Needs CuPy and a CUDA device (the whole module is skipped otherwise); on the GPU machine:
+``python -m pytest -m gpu tests/test_cuda.py``. Kernel output order is arbitrary, so queues are
+compared as sorted arrays or sets, bins bin by bin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+try:
+    _DEVICES = cupy.cuda.runtime.getDeviceCount()
+except Exception as exc:  # no driver, or a broken one
+    pytest.skip(f"no usable CUDA device ({type(exc).__name__}: {exc})", allow_module_level=True)
+if _DEVICES < 1:
+    pytest.skip("no CUDA device is visible", allow_module_level=True)
+
+import graphs  # noqa: E402
+
+from distbfs.backends.base import EdgeFrontier  # noqa: E402
+from distbfs.backends.cuda_backend import CudaBackend, PendingBins  # noqa: E402
+from distbfs.backends.launch_policy import LaunchPolicy  # noqa: E402
+from distbfs.backends.numpy_backend import NumpyBackend  # noqa: E402
+from distbfs.bfs import bfs_levels  # noqa: E402
+from distbfs.comm.base import Bins  # noqa: E402
+from distbfs.comm.single import SingleRankCommunicator  # noqa: E402
+from distbfs.constants import UNREACHED  # noqa: E402
+from distbfs.errors import DeviceError  # noqa: E402
+from distbfs.graph import DistGraph, build_graph  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+ONE_RANK = SingleRankCommunicator()
+HOST = NumpyBackend()
+
+
+# ----------------------------------------------------------------------------- graphs
+
+
+def mixed_degrees(seed: int = 7):
+    """Directed graph whose out-degrees straddle every gathering threshold (0 .. > 1024)."""
+    rng = np.random.default_rng(seed)
+    n = 6000
+    choices = np.array([0, 1, 2, 5, 31, 32, 33, 255, 256, 257, 1023, 1024, 1500, 3000])
+    degrees = rng.choice(choices, size=n, p=_weights(choices))
+    src = np.repeat(np.arange(n, dtype=np.int64), degrees)
+    dst = rng.integers(0, n, src.shape[0])
+    return src, dst, n, True
+
+
+def _weights(choices: np.ndarray) -> np.ndarray:
+    w = 1.0 / (1.0 + choices)
+    return w / w.sum()
+
+
+def hubs_undirected():
+    """Three stars (3000, 1100 and 300 leaves) joined by a path, plus a random sprinkle."""
+    rng = np.random.default_rng(3)
+    src, dst = [], []
+    base = 10
+    for hub, leaves in enumerate((3000, 1100, 300)):
+        ids = np.arange(base, base + leaves, dtype=np.int64)
+        src.append(np.full(leaves, hub, np.int64))
+        dst.append(ids)
+        base += leaves
+    src.append(np.array([0, 1], np.int64))
+    dst.append(np.array([1, 2], np.int64))
+    src.append(rng.integers(0, base, 2000))
+    dst.append(rng.integers(0, base, 2000))
+    return np.concatenate(src), np.concatenate(dst), base + 5, False  # 5 isolated vertices
+
+
+SEARCH_CASES = {
+    "random-undirected": (graphs.random_graph(3000, 12000, 1, False), 0),
+    "random-directed": (graphs.random_graph(3000, 9000, 2, True), 5),
+    "components": (graphs.components(), 5),
+    "isolated-source": (graphs.components(), 11),
+    "loops-duplicates": (graphs.loops_and_duplicates(), 0),
+    "directed-sinks": (graphs.directed_with_sinks(), 0),
+    "star-3000": (graphs.star(3000), 0),
+    "star-from-leaf": (graphs.star(3000), 17),
+    "path-3000": (graphs.path(3000), 0),
+    "path-middle": (graphs.path(3000), 1500),
+    "grid-40x50": (graphs.grid(40, 50), 0),
+    "hubs": (hubs_undirected(), 2),
+    "mixed-degrees": (mixed_degrees(), 0),
+}
+
+
+def build(case, xp) -> DistGraph:
+    src, dst, n, directed = case
+    return build_graph(ONE_RANK, src, dst, n, directed=directed, xp=xp)
+
+
+def stripe(graph: DistGraph, rank: int, size: int, xp) -> DistGraph:
+    """Rank ``rank`` of ``size`` of a one-rank numpy graph (rows rank, rank + size, ...)."""
+    rows = np.arange(rank, graph.n, size)
+    starts = graph.row_offsets[rows]
+    lengths = graph.row_offsets[rows + 1] - starts
+    row_offsets = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=row_offsets[1:])
+    total = int(row_offsets[-1])
+    positions = np.repeat(starts - row_offsets[:-1], lengths) + np.arange(total, dtype=np.int64)
+    columns = graph.column_indices[positions]
+    return DistGraph(
+        graph.n,
+        graph.num_edges,
+        graph.directed,
+        rank,
+        size,
+        xp.asarray(row_offsets),
+        xp.asarray(columns),
+    )
+
+
+def pack_mask(visited: np.ndarray):
+    """A bool mask over n vertices as the device bitmask (uint32 words, bit v % 32)."""
+    words = -(-visited.shape[0] // 32)
+    bits = np.zeros(words * 32, dtype=np.uint64)
+    bits[: visited.shape[0]] = visited
+    weights = np.uint64(1) << np.arange(32, dtype=np.uint64)
+    return cupy.asarray((bits.reshape(words, 32) * weights).sum(axis=1).astype(np.uint32))
+
+
+def unpack_mask(words, n: int) -> np.ndarray:
+    host = cupy.asnumpy(words).astype(np.uint64)
+    bits = (host[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)
+    return bits.ravel()[:n].astype(bool)
+
+
+def edge_matrix(case) -> sp.csr_matrix:
+    """Adjacency of the stored graph (both directions when undirected), self-loops dropped."""
+    src, dst, n, directed = case
+    if not directed:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    keep = src != dst
+    return sp.csr_matrix((np.ones(int(keep.sum())), (src[keep], dst[keep])), shape=(n, n))
+
+
+def check_predecessors(case, source: int, dist: np.ndarray, pred: np.ndarray) -> None:
+    """pred[source] == source; every other reached v has an in-neighbour pred at dist - 1."""
+    assert pred[source] == source
+    assert np.all(pred[dist == UNREACHED] == UNREACHED)
+    reached = np.flatnonzero((dist != UNREACHED) & (np.arange(dist.shape[0]) != source))
+    parents = pred[reached]
+    assert np.all(parents >= 0)
+    assert np.array_equal(dist[parents], dist[reached] - 1)
+    a = edge_matrix(case)
+    assert np.all(np.asarray(a[parents, reached]).ravel() > 0), "a predecessor is no in-neighbour"
+
+
+# ----------------------------------------------------------------------------- stages
+
+
+STAGE_LAYOUTS = [(0, 1), (1, 3)]  # (rank, size): one rank, and a middle rank of three
+
+
+def _states(case, rank, size, predecessors, source=0):
+    """(numpy graph, cupy graph, numpy state, cuda state, backend) for rank ``rank`` of ``size``."""
+    full = build(case, np)
+    g_np, g_cu = stripe(full, rank, size, np), stripe(full, rank, size, cupy)
+    cuda = CudaBackend()
+    return (
+        g_np,
+        g_cu,
+        HOST.start(g_np, source, predecessors),
+        cuda.start(g_cu, source, predecessors),
+        cuda,
+    )
+
+
+@pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
+@pytest.mark.parametrize("predecessors", [False, True])
+@pytest.mark.parametrize("name", ["mixed-degrees", "hubs", "grid-40x50"])
+def test_expand_matches_numpy(name, rank, size, predecessors):
+    case = SEARCH_CASES[name][0]
+    g_np, g_cu, s_np, s_cu, cuda = _states(case, rank, size, predecessors)
+    rng = np.random.default_rng(11)
+    frontier = np.sort(rng.choice(g_np.nlocal, size=min(g_np.nlocal, 900), replace=False))
+    s_np.vertex_frontier, s_np.frontier_size = frontier.astype(np.int64), frontier.shape[0]
+    s_cu.vertex_frontier, s_cu.frontier_size = cupy.asarray(frontier), frontier.shape[0]
+    want = HOST.expand(g_np, s_np)
+    got = cuda.expand(g_cu, s_cu)
+    assert got.size == want.size
+    vertices = cupy.asnumpy(got.vertices).astype(np.int64)
+    if predecessors:
+        parents = cupy.asnumpy(got.parents).astype(np.int64)
+        got_pairs = np.sort(vertices * g_np.n + parents)
+        want_pairs = np.sort(want.vertices.astype(np.int64) * g_np.n + want.parents)
+        assert np.array_equal(got_pairs, want_pairs)
+    else:
+        assert got.parents is None
+        assert np.array_equal(np.sort(vertices), np.sort(want.vertices))
+
+
+def test_expand_empty_frontier():
+    case = SEARCH_CASES["random-undirected"][0]
+    _g_np, g_cu, _s_np, s_cu, cuda = _states(case, 1, 3, False)  # rank 1 does not own vertex 0
+    assert s_cu.frontier_size == 0
+    assert cuda.expand(g_cu, s_cu).size == 0
+
+
+def _edge_items(n: int, items: int, distinct: int, seed: int):
+    """A synthetic edge frontier with many repeats: ``items`` draws of ``distinct`` vertices."""
+    rng = np.random.default_rng(seed)
+    pool = rng.choice(n, size=distinct, replace=False)
+    vertices = pool[rng.integers(0, distinct, items)]
+    parents = rng.integers(0, n, items)
+    return vertices.astype(np.int64), parents.astype(np.int64)
+
+
+@pytest.mark.parametrize("nbins", [1, 3, 64])
+@pytest.mark.parametrize("predecessors", [False, True])
+@pytest.mark.parametrize("items,distinct", [(0, 0), (50, 40), (20000, 700), (300000, 150000)])
+def test_filter_partition_matches_numpy(nbins, predecessors, items, distinct):
+    case = graphs.random_graph(400000, 10, 4, True)
+    g_np, _g_cu, s_np, s_cu, cuda = _states(case, 0, 1, predecessors)
+    n = g_np.n
+    vertices, parents = _edge_items(n, items, max(distinct, 1), seed=items + nbins)
+    visited = np.random.default_rng(5).random(n) < 0.3
+    visited[0] = True  # the source
+    s_np.visited_mask[:] = visited
+    s_cu.visited_mask = pack_mask(visited)
+    want = HOST.filter_partition(
+        s_np, EdgeFrontier(vertices, parents if predecessors else None), nbins
+    )
+    got = cuda.filter_partition(
+        s_cu,
+        EdgeFrontier(cupy.asarray(vertices), cupy.asarray(parents) if predecessors else None),
+        nbins,
+    )
+    if isinstance(got, PendingBins):
+        got = got.resolve()
+    assert np.array_equal(got.offsets, want.offsets)
+    got_vertices = cupy.asnumpy(got.vertices).astype(np.int64)
+    for b in range(nbins):
+        lo, hi = got.offsets[b], got.offsets[b + 1]
+        segment = got_vertices[lo:hi]
+        assert np.all(segment % nbins == b)
+        assert np.unique(segment).shape[0] == segment.shape[0], "a vertex sent twice"
+        assert np.array_equal(np.sort(segment), np.sort(want.vertices[lo:hi]))
+    assert np.array_equal(unpack_mask(s_cu.visited_mask, n), s_np.visited_mask)
+    if predecessors:
+        offered = set((vertices * n + parents).tolist())
+        chosen = got_vertices * n + cupy.asnumpy(got.parents).astype(np.int64)
+        assert set(chosen.tolist()) <= offered, "a parent that no item carried"
+    else:
+        assert got.parents is None
+
+
+@pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
+@pytest.mark.parametrize("predecessors", [False, True])
+def test_contract_matches_numpy(rank, size, predecessors):
+    case = graphs.random_graph(30000, 10, 6, True)
+    g_np, g_cu, s_np, s_cu, cuda = _states(case, rank, size, predecessors)
+    rng = np.random.default_rng(8)
+    labeled = rng.random(g_np.nlocal) < 0.4
+    labels = np.where(labeled, 1, UNREACHED).astype(np.int32)
+    s_np.labels[:] = labels
+    s_cu.labels = cupy.asarray(labels)
+    owned = np.arange(rank, g_np.n, size, dtype=np.int64)
+    # Items from `size` ranks: each rank sends a vertex at most once, so repeats across ranks.
+    received = np.concatenate(
+        [rng.choice(owned, owned.shape[0] // 2, replace=False) for _ in range(size)]
+    )
+    parents = rng.integers(0, g_np.n, received.shape[0])
+    offsets = np.array([0, received.shape[0]], dtype=np.int64)
+    HOST.contract(g_np, s_np, Bins(offsets, received, parents if predecessors else None), 2)
+    bins = Bins(
+        offsets,
+        cupy.asarray(received.astype(np.int32)),
+        cupy.asarray(parents.astype(np.int32)) if predecessors else None,
+    )
+    cuda.contract(g_cu, s_cu, bins, 2)
+    assert np.array_equal(cupy.asnumpy(s_cu.labels), s_np.labels)
+    assert s_cu.frontier_size == s_np.frontier_size
+    assert np.array_equal(
+        np.sort(cupy.asnumpy(s_cu.vertex_frontier)), np.sort(s_np.vertex_frontier)
+    )
+    new = np.sort(s_np.vertex_frontier)
+    if predecessors:
+        offered = set((received * g_np.n + parents).tolist())
+        preds = cupy.asnumpy(s_cu.preds)
+        chosen = (new * size + rank) * g_np.n + preds[new]
+        assert set(chosen.tolist()) <= offered
+    if size > 1:  # the owner marks what it labels in its own visited mask
+        mask = unpack_mask(s_cu.visited_mask, g_np.n)
+        assert np.all(mask[new * size + rank])
+
+
+def test_contract_refuses_bins_other_than_the_pending_one():
+    case = SEARCH_CASES["random-undirected"][0]
+    _g_np, g_cu, _s_np, s_cu, cuda = _states(case, 0, 1, False)
+    edges = cuda.expand(g_cu, s_cu)
+    bins = cuda.filter_partition(s_cu, edges, 1)
+    copied = Bins(np.array([0, 0], dtype=np.int64), cupy.zeros(0, np.int32))
+    with pytest.raises(DeviceError, match="one-rank communicator"):
+        cuda.contract(g_cu, s_cu, copied, 1)
+    assert isinstance(bins, PendingBins)
+
+
+# ----------------------------------------------------------------------------- searches
+
+
+def _search(case, source, backend, xp, predecessors=True, timer=None):
+    graph = build(case, xp)
+    result = bfs_levels(graph, source, backend, ONE_RANK, predecessors=predecessors, timer=timer)
+    preds = None if result.predecessors is None else backend.to_host(result.predecessors)
+    return backend.to_host(result.distances), preds, result.levels
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_CASES))
+def test_search_matches_numpy_and_scipy(name):
+    case, source = SEARCH_CASES[name]
+    want_dist, _, want_levels = _search(case, source, HOST, np)
+    dist, pred, levels = _search(case, source, CudaBackend(), cupy)
+    assert np.array_equal(dist, want_dist)
+    assert np.array_equal(dist, graphs.reference_distances(*case, source))
+    check_predecessors(case, source, dist, pred)
+    # Culling is exact, so every counter matches the host reference level by level.
+    fields = ("frontier", "edges_expanded", "items_sent", "items_received", "discovered")
+    assert [[getattr(lv, f) for f in fields] for lv in levels] == [
+        [getattr(lv, f) for f in fields] for lv in want_levels
+    ]
+
+
+def test_search_without_predecessors():
+    case, source = SEARCH_CASES["hubs"]
+    dist, pred, _ = _search(case, source, CudaBackend(), cupy, predecessors=False)
+    assert pred is None
+    assert np.array_equal(dist, graphs.reference_distances(*case, source))
+
+
+def test_search_with_int64_column_ids():
+    case, source = SEARCH_CASES["mixed-degrees"]
+    graph = build(case, cupy)
+    wide = DistGraph(
+        graph.n,
+        graph.num_edges,
+        graph.directed,
+        graph.rank,
+        graph.size,
+        graph.row_offsets,
+        graph.column_indices.astype(cupy.int64),
+    )
+    backend = CudaBackend()
+    result = bfs_levels(wide, source, backend, ONE_RANK, predecessors=True)
+    dist = backend.to_host(result.distances)
+    assert np.array_equal(dist, graphs.reference_distances(*case, source))
+    check_predecessors(case, source, dist, backend.to_host(result.predecessors))
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        LaunchPolicy(
+            block_threads=64, items_per_thread=1, warp_hash_slots=32, history_hash_slots=64
+        ),
+        LaunchPolicy(block_threads=1024, items_per_thread=2, blocks_per_sm=1),
+    ],
+)
+def test_search_with_other_launch_policies(policy):
+    for name in ("mixed-degrees", "grid-40x50"):
+        case, source = SEARCH_CASES[name]
+        dist, pred, _ = _search(case, source, CudaBackend(policy), cupy)
+        assert np.array_equal(dist, graphs.reference_distances(*case, source))
+        check_predecessors(case, source, dist, pred)
+
+
+def _simulated_ranks(case, source, size, predecessors=True):
+    """Every rank's stages in one process, bins exchanged by concatenation: the multi-rank path."""
+    full = build(case, np)
+    parts = [stripe(full, r, size, cupy) for r in range(size)]
+    backend = CudaBackend()
+    states = [backend.start(g, source, predecessors) for g in parts]
+    level, total = 0, 1
+    while total > 0:
+        sent = []
+        for g, s in zip(parts, states, strict=True):
+            sent.append(backend.filter_partition(s, backend.expand(g, s), size))
+        for r, (g, s) in enumerate(zip(parts, states, strict=True)):
+            vertices = cupy.concatenate([b.vertices[b.offsets[r] : b.offsets[r + 1]] for b in sent])
+            parents = None
+            if predecessors:
+                parents = cupy.concatenate(
+                    [b.parents[b.offsets[r] : b.offsets[r + 1]] for b in sent]
+                )
+            counts = [b.offsets[r + 1] - b.offsets[r] for b in sent]
+            offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+            backend.contract(g, s, Bins(offsets, vertices, parents), level + 1)
+        total = sum(s.frontier_size for s in states)
+        level += 1
+    dist = np.empty(full.n, dtype=np.int64)
+    pred = np.empty(full.n, dtype=np.int64)
+    for r, s in enumerate(states):
+        dist[r::size] = cupy.asnumpy(s.labels)
+        if predecessors:
+            pred[r::size] = cupy.asnumpy(s.preds)
+    return dist, pred
+
+
+@pytest.mark.parametrize("size", [2, 3, 4])
+@pytest.mark.parametrize(
+    "name", ["random-undirected", "random-directed", "hubs", "isolated-source"]
+)
+def test_simulated_ranks_match_scipy(name, size):
+    case, source = SEARCH_CASES[name]
+    dist, pred = _simulated_ranks(case, source, size)
+    assert np.array_equal(dist, graphs.reference_distances(*case, source))
+    check_predecessors(case, source, dist, pred)
+
+
+# ----------------------------------------------------------------------------- fused levels
+
+
+def _hybrid(case, source, backend, max_frontier, predecessors=True):
+    """A one-rank level loop that hands small frontiers to run_small_levels (section 5.4)."""
+    graph = build(case, cupy)
+    state = backend.start(graph, source, predecessors)
+    level, fused = 0, 0
+    while state.frontier_size > 0:
+        done = backend.run_small_levels(graph, state, level, max_frontier)
+        if done:
+            level, fused = level + done, fused + done
+            continue
+        bins = backend.filter_partition(state, backend.expand(graph, state), 1)
+        received = ONE_RANK.exchange_bins(bins)
+        backend.contract(graph, state, received, level + 1)
+        level += 1
+    preds = cupy.asnumpy(state.preds) if predecessors else None
+    return cupy.asnumpy(state.labels).astype(np.int64), preds, level, fused
+
+
+@pytest.mark.parametrize(
+    "name", ["path-3000", "grid-40x50", "hubs", "random-directed", "components"]
+)
+@pytest.mark.parametrize("max_frontier", [1, 64, 10**9])
+def test_fused_levels_match_scipy(name, max_frontier):
+    case, source = SEARCH_CASES[name]
+    dist, pred, _, fused = _hybrid(case, source, CudaBackend(), max_frontier)
+    assert np.array_equal(dist, graphs.reference_distances(*case, source))
+    check_predecessors(case, source, dist, pred)
+    assert fused > 0
+
+
+def lollipop(stick: int, leaves: int):
+    """A path 0 .. stick whose far end is the hub of a star of ``leaves`` leaves."""
+    path = np.arange(stick, dtype=np.int64)
+    hub_edges = np.full(leaves, stick, dtype=np.int64)
+    src = np.concatenate([path, hub_edges])
+    dst = np.concatenate([path + 1, np.arange(stick + 1, stick + 1 + leaves, dtype=np.int64)])
+    return src, dst, stick + 1 + leaves, False
+
+
+def test_fused_levels_stop_at_the_edge_budget():
+    case = lollipop(20, 3000)  # the frontier {20} has 3001 edges
+    backend = CudaBackend(LaunchPolicy(fused_max_edges=100))
+    dist, pred, levels, fused = _hybrid(case, 0, backend, 10**9)
+    assert np.array_equal(dist, graphs.reference_distances(*case, 0))
+    check_predecessors(case, 0, dist, pred)
+    assert fused == 20  # levels 1 .. 20, stopping before the hub's level
+    assert levels == 22
+
+
+def test_fused_levels_run_a_whole_path_in_one_launch():
+    case, source = SEARCH_CASES["path-3000"]
+    graph = build(case, cupy)
+    backend = CudaBackend()
+    state = backend.start(graph, source, False)
+    assert backend.run_small_levels(graph, state, 0, 10) == 3000  # last level finds nothing
+    assert state.frontier_size == 0
+
+
+def test_fused_levels_decline_several_ranks():
+    case = SEARCH_CASES["random-undirected"][0]
+    _g_np, g_cu, _s_np, s_cu, cuda = _states(case, 0, 2, False)
+    assert cuda.run_small_levels(g_cu, s_cu, 0, 10**9) == 0
+
+
+# ----------------------------------------------------------------------------- errors, timer
+
+
+def test_edge_queue_overflow_names_the_queue_and_the_setting():
+    case, source = SEARCH_CASES["star-3000"]
+    with pytest.raises(DeviceError, match=r"edge queue overflow.*queue_sizing"):
+        _search(case, source, CudaBackend(queue_sizing=0.01), cupy)
+
+
+def test_queue_sizing_must_be_positive():
+    with pytest.raises(ValueError, match="queue_sizing"):
+        CudaBackend(queue_sizing=0)
+
+
+def test_host_graph_is_refused():
+    case, source = SEARCH_CASES["components"]
+    with pytest.raises(TypeError, match="xp=cupy"):
+        CudaBackend().start(build(case, np), source, False)
+
+
+def test_event_timer_reports_every_phase_of_every_level():
+    case, source = SEARCH_CASES["grid-40x50"]
+    backend = CudaBackend()
+    _, _, levels = _search(case, source, backend, cupy, timer=backend.make_timer(True))
+    phases = {"expand", "filter_partition", "exchange", "contract", "termination"}
+    assert len(levels) == 89  # frontiers at distances 0 .. 40 + 50 - 2 from the corner
+    for stats in levels:
+        assert set(stats.seconds) == phases
+        assert all(seconds >= 0 for seconds in stats.seconds.values())
+    assert sum(stats.seconds["expand"] for stats in levels) > 0
