@@ -1,0 +1,207 @@
+"""CPU benchmark: the numpy backend against scipy's compiled BFS, and the same graph on MPI ranks.
+
+Graph500-style: Kronecker graphs (scale 18 and 20 by default), the same 16 roots for every
+contender, Graph500 TEPS (undirected edges of the component / search time), harmonic means;
+every distbfs search validated (outside the timing). scipy's
+``scipy.sparse.csgraph.breadth_first_order`` runs in the same process on the same CSR, so the
+ratio is taken within one run. MPI runs launch ``mpiexec -n P python -m distbfs bench`` on the same
+graph and roots. Also reports load throughput (MB/s) of the file readers on real graphs.
+
+Usage: python benchmarks/bench_cpu.py [--scales 18 20] [--roots 16] [--ranks 2 4] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+import distbfs
+from distbfs.roots import choose_roots
+from distbfs.stats import graph500_statistics
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("DISTBFS_DATA", REPO.parent / "shared" / "data"))
+LOAD_FILES = (
+    "ego-Twitter-undirected.txt.gz",
+    "soc-Slashdot0902.txt.gz",
+    "wave.graph.gz",
+    "luxembourg_osm.mtx.gz",
+)
+
+
+def harmonic_teps(times: list[float], nedges: list[int]) -> float:
+    return graph500_statistics(times, nedges)["harmonic_mean_TEPS"]
+
+
+def bench_scale(scale: int, nroots: int) -> dict:
+    t0 = time.perf_counter()
+    graph = distbfs.Graph.generate("kronecker", scale=scale, backend="numpy", comm="auto")
+    build = time.perf_counter() - t0
+    roots = choose_roots(graph.dist, graph.comm, nroots)
+    dist = graph.dist
+    matrix = sp.csr_matrix(
+        (np.ones(dist.num_local_edges, np.int8), dist.column_indices, dist.row_offsets),
+        shape=(dist.n, dist.n),
+    )
+    ours_t, scipy_t, nedges = [], [], []
+    for root in roots:
+        result = distbfs.bfs(graph, root, predecessors=True, validate=True)
+        start = time.perf_counter()
+        order, _ = csgraph.breadth_first_order(matrix, root, directed=True)
+        scipy_t.append(time.perf_counter() - start)
+        if len(order) != result.num_reached:
+            raise SystemExit(
+                f"root {root}: scipy reached {len(order)}, distbfs {result.num_reached}"
+            )
+        ours_t.append(result.seconds)
+        nedges.append(result.edges_traversed)
+    ours, theirs = harmonic_teps(ours_t, nedges), harmonic_teps(scipy_t, nedges)
+    return {
+        "scale": scale,
+        "vertices": dist.n,
+        "undirected_edges": dist.num_undirected_edges,
+        "construction_seconds": build,
+        "roots": roots,
+        "numpy_times": ours_t,
+        "scipy_times": scipy_t,
+        "nedges": nedges,
+        "numpy_hmean_teps": ours,
+        "scipy_hmean_teps": theirs,
+        "ratio_numpy_to_scipy": ours / theirs,
+    }
+
+
+def bench_ranks(scale: int, nroots: int, ranks: int) -> dict:
+    mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which(
+        "mpiexec"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "bench.json"
+        cmd = [
+            mpiexec,
+            "-n",
+            str(ranks),
+            sys.executable,
+            "-m",
+            "distbfs",
+            "bench",
+            "--scale",
+            str(scale),
+            "--roots",
+            str(nroots),
+            "--backend",
+            "numpy",
+            "--predecessors",
+            "--json",
+            str(out),
+            "--quiet",
+        ]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        document = json.loads(out.read_text())
+    return {
+        "ranks": ranks,
+        "scale": scale,
+        "roots": document["roots"],
+        "hmean_teps": document["statistics"]["harmonic_mean_TEPS"],
+    }
+
+
+def bench_load() -> list[dict]:
+    rows = []
+    for name in LOAD_FILES:
+        path = DATA / name
+        if not path.exists():
+            continue
+        graph = distbfs.Graph.from_file(path, backend="numpy")
+        info = graph.load_info
+        rows.append(
+            {
+                "file": name,
+                "format": info.format,
+                "bytes": info.bytes,
+                "seconds": info.seconds,
+                "mb_per_s": info.mb_per_s,
+            }
+        )
+    with tempfile.TemporaryDirectory() as tmp:  # a large plain-text edge list
+        rng = np.random.default_rng(0)
+        edges = rng.integers(0, 2**22, size=(6_000_000, 2))
+        path = Path(tmp) / "random.el"
+        np.savetxt(path, edges, fmt="%d")
+        graph = distbfs.Graph.from_file(path, backend="numpy")
+        info = graph.load_info
+        rows.append(
+            {
+                "file": "random.el (6 M lines, generated)",
+                "format": info.format,
+                "bytes": info.bytes,
+                "seconds": info.seconds,
+                "mb_per_s": info.mb_per_s,
+            }
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scales", type=int, nargs="+", default=[18, 20])
+    parser.add_argument("--roots", type=int, default=16)
+    parser.add_argument("--ranks", type=int, nargs="*", default=[2, 4])
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+
+    report = {
+        "machine": f"{platform.node()} {os.cpu_count()} cores {platform.processor()}",
+        "date": time.strftime("%Y-%m-%d"),
+        "command": " ".join(sys.argv),
+        "scales": [],
+        "ranks": [],
+        "load": bench_load(),
+    }
+    print("| file | format | MB | s | MB/s |\n| --- | --- | ---: | ---: | ---: |")
+    for row in report["load"]:
+        print(
+            f"| {row['file']} | {row['format']} | {row['bytes'] / 1e6:.1f} | "
+            f"{row['seconds']:.2f} | {row['mb_per_s']:.0f} |"
+        )
+    print(
+        "\n| scale | edges | numpy 1 rank GTEPS | scipy GTEPS | ratio | "
+        + " | ".join(f"{p} ranks GTEPS (x 1 rank)" for p in args.ranks)
+        + " |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: |" + " ---: |" * len(args.ranks))
+    for scale in args.scales:
+        row = bench_scale(scale, args.roots)
+        report["scales"].append(row)
+        cells = []
+        for p in args.ranks:
+            mpi = bench_ranks(scale, args.roots, p)
+            if mpi["roots"] != row["roots"]:
+                raise SystemExit(f"{p} ranks chose other roots than 1 rank")
+            mpi["ratio_to_one_rank"] = mpi["hmean_teps"] / row["numpy_hmean_teps"]
+            report["ranks"].append(mpi)
+            cells.append(f"{mpi['hmean_teps'] / 1e9:.4f} ({mpi['ratio_to_one_rank']:.2f}x)")
+        print(
+            f"| {scale} | {row['undirected_edges'] / 1e6:.1f} M | "
+            f"{row['numpy_hmean_teps'] / 1e9:.4f} | {row['scipy_hmean_teps'] / 1e9:.4f} | "
+            f"{row['ratio_numpy_to_scipy']:.2f} | " + " | ".join(cells) + " |",
+            flush=True,
+        )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
