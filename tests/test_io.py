@@ -108,7 +108,8 @@ def test_matrix_market(tmp_path, comm, gz, field, symmetry, values):
     body += "".join(f"{i} {j}{v}\n" for (i, j), v in zip(entries, values, strict=True))
     suffix = ".mtx" + (".gz" if gz else "")
     plain = write(tmp_path, "plain" + suffix, body)
-    path = write(tmp_path, "m" + suffix, body.replace("4 4", "%inner comment\n\n4 4"))
+    commented = body.replace("4 5 4\n", "4 5 4\n% first\n").replace("4 4", "%inner\n\n4 4")
+    path = write(tmp_path, "m" + suffix, commented)
     directed = symmetry == "general"
     src, dst = np.array(entries).T - 1
     for name in (plain, path):

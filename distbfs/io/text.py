@@ -272,7 +272,7 @@ class Tokens:
         """Mask over all tokens: True where a byte is not one of ``0-9 + - . e E``."""
         odd = np.flatnonzero(~_NUMBER_BYTES[self.buf[self.lo : self.hi]]) + self.lo
         token = np.searchsorted(self.starts, odd, side="right") - 1
-        inside = odd < self.ends[token]  # not in a dropped comment line (token >= 0: lo > 0)
+        inside = (token >= 0) & (odd < self.ends[token])  # not in a dropped comment line
         mask = np.zeros(self.count, dtype=bool)
         mask[token[inside]] = True
         return mask
