@@ -741,6 +741,15 @@ def _gather_striped(comm: Communicator, local: Any, n: int, xp: Any) -> Any:
     return out
 
 
+def _synchronize(backend: Backend) -> None:
+    """Wait until the backend's device work is done (the labels are in memory)."""
+    synchronize = getattr(backend, "synchronize", None)
+    if synchronize is not None:
+        synchronize()
+    elif backend.xp is not np and hasattr(backend.xp, "cuda"):
+        backend.xp.cuda.Device().synchronize()
+
+
 def bfs(
     graph: Graph,
     source: int,
@@ -812,9 +821,7 @@ def bfs(
     comm.barrier()
     start = time.perf_counter()
     search = bfs_levels(dist, source, backend, comm, predecessors=predecessors, timer=timer)
-    synchronize = getattr(backend, "synchronize", None)
-    if synchronize is not None:
-        synchronize()
+    _synchronize(backend)
     seconds = comm.allreduce(time.perf_counter() - start, op="max")
 
     host_distances = backend.to_host(search.distances)

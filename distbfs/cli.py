@@ -36,7 +36,7 @@ from .backends import BACKEND_CHOICES, Backend
 from .bfs import LevelStats
 from .comm import COMM_CHOICES, Communicator, launcher_rank
 from .errors import EXIT_INPUT_ERROR, DeviceError, InputError, ValidationError
-from .output import write_json, write_striped_npy
+from .output import make_parent_dirs, write_json, write_striped_npy
 from .partition import bin_by_owner, local_id
 from .progress import accepts_progress, progress
 
@@ -279,7 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--output",
         metavar="PREFIX",
         default=None,
-        help="write PREFIX.distances.npy (and PREFIX.predecessors.npy)",
+        help="write PREFIX.distances.npy (and PREFIX.predecessors.npy); missing directories "
+        "are created",
     )
     run.add_argument("--validate", action="store_true", help="validate the result")
     run.set_defaults(handler=cmd_bfs)
@@ -482,6 +483,7 @@ def cmd_bfs(ctx: Context) -> int:
         ctx.say("validation: passed")
     if args.output:
         n = graph.num_vertices
+        make_parent_dirs(args.output + ".distances.npy", comm)
         written = [f"{args.output}.distances.npy"]
         write_striped_npy(written[0], result.local_distances, n, comm)
         if args.predecessors:
@@ -604,6 +606,7 @@ def cmd_bench(ctx: Context) -> int:
             "levels_root": roots[0],
             "levels": [asdict(level) for level in profile.levels],
         }
+        make_parent_dirs(args.json, comm)
         write_json(args.json, document, comm)
         ctx.note(f"wrote {args.json}")
     return EXIT_OK

@@ -4,7 +4,8 @@
 their owners (vertex v on rank v % p, local row v // p). Rank 0 creates a temporary ``.npy`` next
 to the target with the final dtype and shape; every rank writes its own strided slice
 (``mm[rank::size] = local``) through a memory map; rank 0 renames the file into place.
-``write_json``: a small document written by rank 0.
+``write_json``: a small document written by rank 0. ``make_parent_dirs``: the directories an
+output path needs.
 
 Invariants: the target either keeps its previous state or holds the complete new file; no
 temporary file survives a failure; every failure is agreed, so all ranks raise the same
@@ -50,6 +51,26 @@ def _to_host(array: Any) -> np.ndarray:
         if hasattr(array, "get") and not isinstance(array, np.ndarray)
         else (np.asarray(array))
     )
+
+
+def make_parent_dirs(path: str | os.PathLike[str], comm: Communicator) -> None:
+    """Create the missing directories above ``path`` (rank 0; collective).
+
+    Raises
+    ------
+    InputError
+        On every rank, naming the directory, when it cannot be created.
+    """
+    directory = os.path.dirname(os.fspath(path))
+    with agree_on_errors(comm):
+        if comm.rank == 0 and directory:
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError as exc:
+                reason = exc.strerror or str(exc)
+                raise InputError(
+                    f"{directory}: cannot create directory: {reason}", all_ranks=False
+                ) from None
 
 
 def write_striped_npy(path: str | os.PathLike[str], local: Any, n: int, comm: Communicator) -> None:

@@ -163,6 +163,15 @@ def test_bfs_isolated_source_is_not_an_error(tmp_path):
     assert not (tmp_path / "r.predecessors.npy").exists()
 
 
+def test_bfs_output_creates_directories(tmp_path, edges):
+    src, dst, n = edges
+    graph = write_edgelist(tmp_path / "g.txt", src, dst)
+    ok(run("bfs", graph, "--source", 2, "--output", "out/sub/r", "-q", cwd=tmp_path))
+    np.testing.assert_array_equal(
+        np.load(tmp_path / "out" / "sub" / "r.distances.npy"), reference(src, dst, n, 2, True)
+    )
+
+
 def test_bfs_output_replaces_existing_file(tmp_path, edges):
     src, dst, n = edges
     graph = write_edgelist(tmp_path / "g.txt", src, dst)
@@ -395,7 +404,7 @@ def bad_dir(tmp_path):
         (["bfs", "good.txt", "--source", "-3"], ["--source", "-3"]),
         (["bfs", "good.txt", "--source", "abc"], ["--source", "'abc'"]),
         (["bfs", "good.txt"], ["--source"]),
-        (["bfs", "good.txt", "--source", "0", "--output", "nodir/r"], ["nodir/r.distances.npy"]),
+        (["bfs", "good.txt", "--source", "0", "--output", "good.txt/r"], ["good.txt", "directory"]),
         (["bfs", "good.txt", "--source", "0", "--bogus"], ["--bogus"]),
         (["--bogus"], ["--bogus"]),
         (["frobnicate"], ["'frobnicate'"]),
@@ -408,7 +417,7 @@ def bad_dir(tmp_path):
         (["bench", "--generator", "rmat"], ["--generator", "'rmat'"]),
         (["bench", "--generator", "grid2d"], ["--shape"]),
         (["bench", "good.txt", "--scale", "5"], ["--scale", "good.txt"]),
-        (["bench", "good.txt", "--json", "nodir/b.json"], ["nodir/b.json"]),
+        (["bench", "good.txt", "--json", "good.txt/b.json"], ["good.txt", "directory"]),
         (["generate", "grid2d", "--shape", "0x5", "-o", "g"], ["--shape", "0x5"]),
         (["generate", "grid3d", "--shape", "4x5", "-o", "g"], ["--shape", "4x5"]),
         (["generate", "kronecker", "-o", "g"], ["--scale"]),

@@ -121,12 +121,13 @@ def files(tmp_path_factory):
         (["bench", "--scale", "-1"], ["--scale", "-1"]),
         (["bfs", "good.txt", "--source", "1", "--bogus"], ["--bogus"]),
         (["generate", "grid2d", "--shape", "0x5", "-o", "g"], ["--shape", "0x5"]),
-        (["bfs", "good.txt", "--source", "1", "--output", "nodir/r"], ["nodir/r.distances.npy"]),
+        (["bfs", "good.txt", "--source", "1", "--output", "good.txt/r"], ["good.txt", "directory"]),
+        (["bfs", "bad.mtx/r.mtx", "--source", "1"], ["bad.mtx/r.mtx"]),
     ],
 )
 def test_bad_input_ends_the_job(files, args, needles):
     assert_job_input_error(distbfs(*args, cwd=files), *needles)
-    assert not (files / "nodir").exists() and not (files / "g").exists()
+    assert sorted(p.name for p in files.iterdir()) == ["bad.mtx", "good.txt"]
 
 
 _SCRIPT = textwrap.dedent(
