@@ -365,3 +365,31 @@ def test_errors_agree_over_ranks(comm):
     if comm.size > 1:
         with pytest.raises(ValueError, match=r"^source: ranks passed different sources"):
             bfs(g, comm.rank % 2)
+
+
+# ------------------------------------------------------------------------------- array module
+
+
+def test_results_live_in_the_backend_array_module(xp):
+    """numpy backend: numpy results; CUDA backend (gpu): cupy results with the same values."""
+    if xp is np:
+        backend = "numpy"
+    else:
+        from distbfs.backends.cuda_backend import CudaBackend
+
+        backend = CudaBackend()
+    n = 400
+    src, dst = random_edges(n, 1200, seed=31)
+    g = Graph.from_edges(
+        xp.asarray(src), xp.asarray(dst), num_vertices=n, directed=False, backend=backend
+    )
+    assert isinstance(g.dist.column_indices, xp.ndarray)
+    r = bfs(g, 9, predecessors=True, validate=True, timing=True)
+    assert isinstance(r.distances, xp.ndarray) and isinstance(r.predecessors, xp.ndarray)
+    host = distbfs.Graph.from_edges(src, dst, num_vertices=n, directed=False, backend="numpy")
+    expected = bfs(host, 9)
+    distances = r.distances if xp is np else r.distances.get()
+    np.testing.assert_array_equal(distances, expected.distances)
+    assert r.edges_traversed == expected.edges_traversed and r.seconds > 0
+    local = bfs(g, 9, gather=False)
+    assert local.distances is None and isinstance(local.local_distances, xp.ndarray)
