@@ -568,5 +568,6 @@ def read_text(
     n = header.n
     if n is None:
         n = comm.allreduce(result.max_id, op="max") + 1
-    src = result.src + records_before if fmt.src_is_record else result.src
-    return src, result.dst, n, header.directed
+    if fmt.src_is_record:
+        result.src += records_before  # vertex lines before this rank's range
+    return result.src, result.dst, n, header.directed
