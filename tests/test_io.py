@@ -495,3 +495,12 @@ def test_native_corrupt_files(tmp_path, comm):
     np.save(out / "column_indices.npy", np.array([5, 1], dtype=np.int32))
     with pytest.raises(GraphFormatError, match="out of range"):
         read_graph(str(out), comm)
+
+
+def test_progress_reports_parsed_bytes(tmp_path, comm):
+    path = write(tmp_path, "p.txt", "".join(f"{i} {i + 1}\n" for i in range(300_000)))
+    calls = []
+    graph, _ = read_graph(path, comm, progress=lambda done, total: calls.append((done, total)))
+    assert graph.num_edges == 300_000 and len(calls) > 1  # one call per piece of the range
+    assert calls[-1] == (os.path.getsize(path), os.path.getsize(path))
+    assert all(a[0] < b[0] for a, b in zip(calls, calls[1:], strict=False))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +90,7 @@ def read_graph(
     fmt: str | None = None,
     undirected: bool = False,
     xp: Any = np,
+    progress: Callable[[float, float], None] | None = None,
 ) -> tuple[DistGraph, LoadInfo]:
     """Read a graph file collectively into this rank's share of the striped CSR.
 
@@ -105,6 +107,9 @@ def read_graph(
         Symmetrize the graph whatever the file says.
     xp : module
         Array module of the built graph (numpy or cupy).
+    progress : callable, optional
+        ``progress(done, total)``, called on each rank as it parses its share of a text file
+        (bytes of its range); never inside a collective.
 
     Returns
     -------
@@ -131,7 +136,7 @@ def read_graph(
     if fmt == "native":
         graph = read_native(path, comm, undirected=undirected, xp=xp)
     else:
-        src, dst, n, directed = read_text(TEXT_FORMATS[fmt], path, comm)
+        src, dst, n, directed = read_text(TEXT_FORMATS[fmt], path, comm, progress)
         graph = build_graph(comm, src, dst, n, directed=directed and not undirected, xp=xp)
     seconds = comm.allreduce(time.perf_counter() - start, op="max")
     return graph, LoadInfo(fmt, size, seconds)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -483,8 +483,16 @@ class RangeResult:
     error: tuple[int, str] | None
 
 
-def parse_range(fmt: TextFormat, chunk: Chunk, header: TextHeader) -> RangeResult:
-    """Tokenize and parse a rank's lines piece by piece (rank-local; errors are returned)."""
+def parse_range(
+    fmt: TextFormat,
+    chunk: Chunk,
+    header: TextHeader,
+    progress: Callable[[float, float], None] | None = None,
+) -> RangeResult:
+    """Tokenize and parse a rank's lines piece by piece (rank-local; errors are returned).
+
+    ``progress(done, total)`` is called after each piece with this rank's bytes parsed so far.
+    """
     buf = np.frombuffer(chunk.raw, dtype=np.uint8)
     srcs, dsts = [], []
     lines = records = 0
@@ -499,6 +507,8 @@ def parse_range(fmt: TextFormat, chunk: Chunk, header: TextHeader) -> RangeResul
             return RangeResult(empty, empty, lines + tok.nlines + rest, records, max_id, error)
         srcs.append(piece.src)
         dsts.append(piece.dst)
+        if progress is not None:
+            progress(hi - chunk.begin, chunk.nbytes)
         lines += tok.nlines
         records += piece.records
         max_id = max(max_id, piece.max_id)
@@ -531,15 +541,21 @@ def _collective(error: GraphFormatError) -> GraphFormatError:
 
 
 def read_text(
-    fmt: TextFormat, path: str, comm: Communicator
+    fmt: TextFormat,
+    path: str,
+    comm: Communicator,
+    progress: Callable[[float, float], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int, bool]:
-    """Read a text graph collectively: this rank's ``(src, dst)``, ``n`` and directedness."""
+    """Read a text graph collectively: this rank's ``(src, dst)``, ``n`` and directedness.
+
+    ``progress(done, total)`` reports this rank's parsing (bytes of its range).
+    """
     with agree_on_errors(comm):
         header = fmt.read_header(path) if comm.rank == 0 else None
     header = comm.bcast_object(header)
     with agree_on_errors(comm):
         chunk = read_range(path, comm.rank, comm.size, header.data_offset)
-    result = parse_range(fmt, chunk, header)
+    result = parse_range(fmt, chunk, header, progress)
 
     totals = comm.allgather_object((result.lines, result.records, result.max_id, result.error))
     lines_before = header.lines + sum(t[0] for t in totals[: comm.rank])
