@@ -21,8 +21,6 @@ except Exception as exc:  # no driver, or a broken one
 if _DEVICES < 1:
     pytest.skip("no CUDA device is visible", allow_module_level=True)
 
-import graphs  # noqa: E402
-
 from distbfs.backends.base import EdgeFrontier  # noqa: E402
 from distbfs.backends.cuda_backend import CudaBackend, PendingBins  # noqa: E402
 from distbfs.backends.launch_policy import LaunchPolicy  # noqa: E402
@@ -33,6 +31,8 @@ from distbfs.comm.single import SingleRankCommunicator  # noqa: E402
 from distbfs.constants import UNREACHED  # noqa: E402
 from distbfs.errors import DeviceError  # noqa: E402
 from distbfs.graph import DistGraph, build_graph  # noqa: E402
+
+import graphs  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -148,6 +148,8 @@ def check_predecessors(case, source: int, dist: np.ndarray, pred: np.ndarray) ->
     assert pred[source] == source
     assert np.all(pred[dist == UNREACHED] == UNREACHED)
     reached = np.flatnonzero((dist != UNREACHED) & (np.arange(dist.shape[0]) != source))
+    if reached.size == 0:
+        return
     parents = pred[reached]
     assert np.all(parents >= 0)
     assert np.array_equal(dist[parents], dist[reached] - 1)
@@ -219,7 +221,7 @@ def _edge_items(n: int, items: int, distinct: int, seed: int):
 @pytest.mark.parametrize("predecessors", [False, True])
 @pytest.mark.parametrize("items,distinct", [(0, 0), (50, 40), (20000, 700), (300000, 150000)])
 def test_filter_partition_matches_numpy(nbins, predecessors, items, distinct):
-    case = graphs.random_graph(400000, 10, 4, True)
+    case = graphs.random_graph(400000, 400000, 4, True)  # queues as large as the items
     g_np, _g_cu, s_np, s_cu, cuda = _states(case, 0, 1, predecessors)
     n = g_np.n
     vertices, parents = _edge_items(n, items, max(distinct, 1), seed=items + nbins)
@@ -490,6 +492,19 @@ def test_edge_queue_overflow_names_the_queue_and_the_setting():
     case, source = SEARCH_CASES["star-3000"]
     with pytest.raises(DeviceError, match=r"edge queue overflow.*queue_sizing"):
         _search(case, source, CudaBackend(queue_sizing=0.01), cupy)
+
+
+def test_out_of_memory_says_how_much_and_what_to_do(monkeypatch):
+    graph = build(SEARCH_CASES["random-undirected"][0], cupy)
+    backend = CudaBackend()
+    backend.start(graph, 0, True)  # compile the kernels before cupy.empty starts failing
+
+    def no_memory(length, dtype=None):
+        raise cupy.cuda.memory.OutOfMemoryError(8 * length, 0)
+
+    monkeypatch.setattr(cupy, "empty", no_memory)
+    with pytest.raises(DeviceError, match=r"out of GPU memory.*bytes.*more GPUs"):
+        backend.start(graph, 0, True)
 
 
 def test_queue_sizing_must_be_positive():

@@ -55,6 +55,15 @@ MASK_DTYPE = np.dtype(np.uint32)
 MASK_WORD_BITS = 32
 COUNTER_DTYPE = np.dtype(np.int64)
 
+KERNELS = {
+    "expand": ("expand", "expand_kernel"),
+    "filter": ("filter_partition", "filter_kernel"),
+    "partition": ("filter_partition", "partition_kernel"),
+    "contract": ("contract", "contract_kernel"),
+    "contract_expand": ("contract_expand", "contract_expand_kernel"),
+}
+"""Kernel handles of a search by role: (stage file, ``extern "C"`` name)."""
+
 
 class _LevelCounts:
     """The counters of one level: device slots the kernels add to, read to the host on demand.
@@ -77,7 +86,8 @@ class _LevelCounts:
         if queues.level is not self:
             raise RuntimeError("the counters of this level were reset by a later level")
         staging = queues.pinned[:slots]
-        queues.counters[:slots].get(out=staging)
+        source = queues.fixed_counters if slots == Counter.BINS else queues.counters[:slots]
+        source.get(out=staging)
         self.host = staging.copy()
         queues.check_capacities(self.host)
         if self.pending is not None:
@@ -109,14 +119,22 @@ class _Queues:
     frontier: Any
     counters: Any
     pinned: np.ndarray
+    kernels: dict[str, Any]  # compiled kernels by role (KERNELS), on the search's device
+    persistent_grid: int  # blocks of a grid that fills the device (grid-stride beyond it)
     kept_vertices: Any | None = None  # survivors before binning (several bins only)
     kept_parents: Any | None = None
     spare_frontier: Any | None = None  # ping-pong partner of ``frontier`` (fused levels only)
     level: _LevelCounts | None = None
 
-    def slot(self, counter: int) -> Any:
-        """Device pointer to one counter (a view starting there)."""
-        return self.counters[counter:]
+    def __post_init__(self) -> None:
+        # Device pointers to the two counters kernels read a queue length from.
+        self.edge_count = self.counters[Counter.EDGES :]
+        self.kept_count = self.counters[Counter.FILTERED :]
+        self.fixed_counters = self.counters[: Counter.BINS]  # what a one-rank level reads
+
+    def grid(self, items: int, items_per_block: int) -> int:
+        """Blocks for ``items`` (a host bound), at most the persistent grid."""
+        return max(1, min(self.persistent_grid, -(-items // items_per_block)))
 
     def begin_level(self, edge_bound: int) -> _LevelCounts:
         """Zero the counters (asynchronously) and start the counts of a new level."""
@@ -269,6 +287,7 @@ class CudaBackend:
             frontier[0] = source_local
             frontier_size = 1
         counters = buffers["level counters"]
+        bits = 8 * vertex_dtype.itemsize
         queues = _Queues(
             graph=graph,
             vertex_dtype=vertex_dtype,
@@ -283,6 +302,11 @@ class CudaBackend:
             frontier=frontier,
             counters=counters,
             pinned=cupyx.empty_pinned(counters.shape, dtype=COUNTER_DTYPE),
+            kernels={
+                role: get_kernel(stage, name, self.policy, bits)
+                for role, (stage, name) in KERNELS.items()
+            },
+            persistent_grid=self._persistent_grid(),
         )
         queues.begin_level(edge_bound=0)
         return SearchState(
@@ -300,8 +324,8 @@ class CudaBackend:
         counts = queues.begin_level(edge_bound=min(queues.edge_capacity, size * queues.max_degree))
         if size > 0 and counts.edge_bound > 0:
             frontier = self._vertices(state.vertex_frontier, queues)
-            self._kernel("expand", "expand_kernel", queues)(
-                (self._grid(size, self.policy.block_threads),),
+            queues.kernels["expand"](
+                (queues.grid(size, self.policy.block_threads),),
                 (self.policy.block_threads,),
                 (
                     frontier,
@@ -329,7 +353,7 @@ class CudaBackend:
         keep_parents = state.preds is not None
         if isinstance(edges, DeviceEdgeFrontier) and edges.counts is counts:
             vertices, parents = queues.edge_vertices, queues.edge_parents
-            count, limit = queues.slot(Counter.EDGES), queues.edge_capacity
+            count, limit = queues.edge_count, queues.edge_capacity
             bound = counts.edge_bound
         else:  # an edge frontier made elsewhere (tests): its length is known on the host
             vertices = self._vertices(edges.vertices, queues)
@@ -344,9 +368,9 @@ class CudaBackend:
         else:
             self._ensure_kept_queue(queues, keep_parents)
             kept_vertices, kept_parents = queues.kept_vertices, queues.kept_parents
-        grid = self._grid(bound, self.policy.tile_items)
+        grid = queues.grid(bound, self.policy.tile_items)
         if bound > 0:
-            self._kernel("filter_partition", "filter_kernel", queues)(
+            queues.kernels["filter"](
                 (grid,),
                 (self.policy.block_threads,),
                 (
@@ -372,7 +396,7 @@ class CudaBackend:
             counts.pending = bins
             return bins
         if bound > 0:
-            self._kernel("filter_partition", "partition_kernel", queues)(
+            queues.kernels["partition"](
                 (grid,),
                 (self.policy.block_threads,),
                 (
@@ -400,7 +424,7 @@ class CudaBackend:
         if pending is not None and received.vertices is pending.vertices:
             # One bin that never left the device: its length is the filter's counter.
             vertices, parents = queues.bin_vertices, queues.bin_parents
-            count, limit = queues.slot(Counter.FILTERED), queues.kept_capacity
+            count, limit = queues.kept_count, queues.kept_capacity
             bound = counts.kept_bound
         elif pending is not None:
             raise DeviceError(
@@ -418,8 +442,8 @@ class CudaBackend:
         if keep_parents and parents is None:
             raise ValueError("predecessors are kept: the received bins need their parents")
         if bound > 0:
-            self._kernel("contract", "contract_kernel", queues)(
-                (self._grid(bound, self.policy.tile_items),),
+            queues.kernels["contract"](
+                (queues.grid(bound, self.policy.tile_items),),
                 (self.policy.block_threads,),
                 (
                     vertices,
@@ -471,7 +495,7 @@ class CudaBackend:
         if frontier.data.ptr != queues.frontier.data.ptr:  # a frontier set from elsewhere
             queues.frontier[:size] = frontier
         queues.begin_level(edge_bound=0)
-        self._kernel("contract_expand", "contract_expand_kernel", queues)(
+        queues.kernels["contract_expand"](
             (1,),
             (self.policy.fused_threads,),
             (
@@ -534,16 +558,13 @@ class CudaBackend:
             self._max_degree[key] = int(degrees.max()) if degrees.size else 0
         return self._max_degree[key]
 
-    def _grid(self, items: int, items_per_block: int) -> int:
-        """Blocks for ``items`` (a host bound), at most the persistent grid of this device."""
+    def _persistent_grid(self) -> int:
+        """Blocks that fill the current device: ``blocks_per_sm`` per multiprocessor."""
         device = cupy.cuda.Device().id
         if device not in self._persistent:
             processors = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
             self._persistent[device] = processors * self.policy.blocks_per_sm
-        return max(1, min(self._persistent[device], -(-items // items_per_block)))
-
-    def _kernel(self, stage: str, name: str, queues: _Queues) -> Any:
-        return get_kernel(stage, name, self.policy, 8 * queues.vertex_dtype.itemsize)
+        return self._persistent[device]
 
     @staticmethod
     def _queues(state: SearchState) -> _Queues:
