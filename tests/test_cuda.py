@@ -217,7 +217,7 @@ def _edge_items(n: int, items: int, distinct: int, seed: int):
     return vertices.astype(np.int64), parents.astype(np.int64)
 
 
-@pytest.mark.parametrize("nbins", [1, 3, 64])
+@pytest.mark.parametrize("nbins", [1, 3, 64, 300])  # 300 > block_threads: chunked scan
 @pytest.mark.parametrize("predecessors", [False, True])
 @pytest.mark.parametrize("items,distinct", [(0, 0), (50, 40), (20000, 700), (300000, 150000)])
 def test_filter_partition_matches_numpy(nbins, predecessors, items, distinct):
