@@ -358,13 +358,9 @@ class Context:
         if not self.quiet:
             self.say(text)
 
-    def bar(
-        self, desc: str, total: float | None = None, unit: str = "it", enabled: bool = True
-    ) -> Any:
-        """A progress bar on rank 0 (terminal only, not with --quiet)."""
-        return progress(
-            self.comm.rank, desc, total=total, quiet=self.quiet, unit=unit, enabled=enabled
-        )
+    def bar(self, desc: str, total: float | None = None, enabled: bool = True, **kw: Any) -> Any:
+        """A progress bar on rank 0 (terminal only, not with --quiet); ``kw``: unit, unit_scale."""
+        return progress(self.comm.rank, desc, total=total, quiet=self.quiet, enabled=enabled, **kw)
 
     def timed(self) -> _Stopwatch:
         return _Stopwatch(self.comm)
@@ -392,7 +388,10 @@ def _load(ctx: Context, path: str) -> Graph:
 
     # A bar only where the reader reports progress (a bar that never moves says nothing).
     with ctx.bar(
-        f"loading {os.path.basename(path)}", enabled=accepts_progress(io.read_graph)
+        f"loading {os.path.basename(path)}",
+        enabled=accepts_progress(io.read_graph),
+        unit="B",
+        unit_scale=True,
     ) as bar:
         graph = Graph.from_file(
             path,

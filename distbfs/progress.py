@@ -41,14 +41,26 @@ class Progress:
     """
 
     def __init__(
-        self, desc: str, *, total: float | None = None, enabled: bool = False, unit: str = "it"
+        self,
+        desc: str,
+        *,
+        total: float | None = None,
+        enabled: bool = False,
+        unit: str = "it",
+        unit_scale: bool = False,
     ) -> None:
         self._bar: Any = None
         if enabled:
             from tqdm import tqdm
 
             self._bar = tqdm(
-                total=total, desc=desc, unit=unit, file=sys.stderr, leave=False, dynamic_ncols=True
+                total=total,
+                desc=desc,
+                unit=unit,
+                unit_scale=unit_scale,
+                file=sys.stderr,
+                leave=False,
+                dynamic_ncols=True,
             )
 
     @property
@@ -94,7 +106,14 @@ def progress(
     total: float | None = None,
     quiet: bool = False,
     unit: str = "it",
+    unit_scale: bool = False,
     enabled: bool = True,
 ) -> Progress:
     """A ``Progress`` bar, drawn only where ``enabled and bars_enabled(rank, quiet)`` holds."""
-    return Progress(desc, total=total, enabled=enabled and bars_enabled(rank, quiet), unit=unit)
+    return Progress(
+        desc,
+        total=total,
+        enabled=enabled and bars_enabled(rank, quiet),
+        unit=unit,
+        unit_scale=unit_scale,
+    )
