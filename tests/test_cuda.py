@@ -528,3 +528,22 @@ def test_event_timer_reports_every_phase_of_every_level():
         assert set(stats.seconds) == phases
         assert all(seconds >= 0 for seconds in stats.seconds.values())
     assert sum(stats.seconds["expand"] for stats in levels) > 0
+
+
+@pytest.mark.parametrize("name", sorted(SEARCH_CASES))
+@pytest.mark.parametrize("strategy", ["two_phase", "hybrid", "contract_expand"])
+def test_level_loop_strategies_match_numpy(name, strategy):
+    """The level loop of distbfs.bfs with each strategy gives the numpy backend's distances."""
+    case, source = SEARCH_CASES[name]
+    expected = bfs_levels(build(case, np), source, NumpyBackend(), ONE_RANK).distances
+    result = bfs_levels(
+        build(case, cupy), source, CudaBackend(), ONE_RANK, predecessors=True, strategy=strategy
+    )
+    dist = cupy.asnumpy(result.distances)
+    np.testing.assert_array_equal(dist, expected)
+    check_predecessors(case, source, dist.astype(np.int64), cupy.asnumpy(result.predecessors))
+    assert sum(row.span for row in result.levels) == len(
+        bfs_levels(build(case, np), source, NumpyBackend(), ONE_RANK).levels
+    )
+    if strategy == "two_phase":
+        assert all(row.span == 1 for row in result.levels)

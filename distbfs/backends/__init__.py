@@ -22,7 +22,7 @@ def cuda_available() -> tuple[bool, str]:
             return False, "no CUDA device is visible"
     except Exception as exc:  # CUDA driver missing or broken
         return False, f"no usable CUDA device ({exc})"
-    return False, "the CUDA backend is not built yet (single-GPU issue)"
+    return True, ""
 
 
 def get_backend(name: str = "auto") -> Backend:
@@ -34,7 +34,9 @@ def get_backend(name: str = "auto") -> Backend:
     if name in ("auto", "cuda"):
         ok, why = cuda_available()
         if ok:
-            raise NotImplementedError  # replaced by the CUDA backend
+            from .cuda_backend import CudaBackend
+
+            return CudaBackend()
         if name == "cuda":
             raise InputError(f"--backend cuda: not available: {why}")
     from .numpy_backend import NumpyBackend

@@ -53,6 +53,9 @@ class Backend(Protocol):
 
     name: str
     xp: Any
+    small_frontier_limit: int
+    """Largest vertex frontier ``run_small_levels`` should take under the hybrid strategy; 0 when
+    the backend has no fused small-frontier path."""
 
     def start(self, graph: DistGraph, source: int, predecessors: bool) -> SearchState:
         """Labels all UNREACHED, the source labeled 0 (and its own parent) on its owner."""
@@ -68,6 +71,13 @@ class Backend(Protocol):
 
     def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
         """Label the received vertices not yet labeled with ``level``; make them the frontier."""
+        ...
+
+    def run_small_levels(
+        self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
+    ) -> int:
+        """Contract-expand (sections 5.2, 5.4): run levels in one fused kernel while the frontier
+        holds at most ``max_frontier`` vertices, one rank only; return how many levels ran."""
         ...
 
     def make_timer(self, enabled: bool) -> Any:

@@ -235,6 +235,7 @@ class CudaBackend:
             raise ValueError(f"queue_sizing={queue_sizing}: need a positive fraction")
         self.policy = policy
         self.queue_sizing = float(queue_sizing)
+        self.small_frontier_limit = policy.fused_max_frontier
         self._max_degree: dict[tuple[int, int, int], int] = {}
         self._persistent: dict[int, int] = {}
 

@@ -47,6 +47,9 @@ class LaunchPolicy:
     fused_max_edges : int
         The fused block stops before a level whose frontier has more edges than this (one block
         strip-mining a hub's list is slower than the two-phase path with the whole GPU).
+    fused_max_frontier : int
+        The hybrid strategy hands a level to the fused block while its vertex frontier holds at
+        most this many vertices (section 5.4's switch: below it one block beats a grid launch).
     """
 
     block_threads: int = 256
@@ -57,6 +60,7 @@ class LaunchPolicy:
     max_bins: int = 1024
     fused_threads: int = 1024
     fused_max_edges: int = 1 << 16
+    fused_max_frontier: int = 8192
 
     def __post_init__(self) -> None:
         for name in ("block_threads", "fused_threads"):
@@ -67,7 +71,13 @@ class LaunchPolicy:
             value = getattr(self, name)
             if not _is_power_of_two(value):
                 raise ValueError(f"LaunchPolicy.{name}={value}: need a power of two")
-        for name in ("items_per_thread", "blocks_per_sm", "max_bins", "fused_max_edges"):
+        for name in (
+            "items_per_thread",
+            "blocks_per_sm",
+            "max_bins",
+            "fused_max_edges",
+            "fused_max_frontier",
+        ):
             value = getattr(self, name)
             if value < 1:
                 raise ValueError(f"LaunchPolicy.{name}={value}: need at least 1")

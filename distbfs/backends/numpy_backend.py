@@ -56,6 +56,12 @@ class NumpyBackend:
 
     name = "numpy"
     xp = np
+    small_frontier_limit = 0  # the host stages have no launch cost to save
+
+    def run_small_levels(
+        self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
+    ) -> int:
+        return 0
 
     def to_host(self, array: Any) -> np.ndarray:
         return np.asarray(array)
