@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from .backends import BACKEND_CHOICES, Backend, get_backend
-from .bfs import LevelStats, bfs_levels
+from .bfs import STRATEGIES, LevelStats, bfs_levels
 from .comm import COMM_CHOICES, Communicator, get_communicator
 from .errors import InputError
 from .graph import DistGraph, build_graph
@@ -758,6 +758,7 @@ def bfs(
     gather: bool = True,
     validate: bool = False,
     timing: bool = False,
+    strategy: str | None = None,
 ) -> BFSResult:
     """Breadth-first search from ``source`` (collective: every rank calls it alike).
 
@@ -775,6 +776,8 @@ def bfs(
         Check the result with ``distbfs.validate.validate`` (Graph500 rules; exact levels).
     timing : bool, default False
         Record per-phase seconds in ``levels[i].seconds``.
+    strategy : str, optional
+        How levels run, one of ``distbfs.bfs.STRATEGIES`` (default: the level loop's default).
 
     Returns
     -------
@@ -802,6 +805,11 @@ def bfs(
     gather = _check_bool("gather", gather)
     validate = _check_bool("validate", validate)
     timing = _check_bool("timing", timing)
+    if strategy is not None and strategy not in STRATEGIES:
+        raise InvalidArgumentValue(
+            f"strategy: unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})"
+        )
+    options = {} if strategy is None else {"strategy": strategy}
     comm, backend, dist = graph.comm, graph.backend, graph.dist
     error: tuple[str, str] | None = None
     try:
@@ -820,7 +828,9 @@ def bfs(
     timer = backend.make_timer(timing)
     comm.barrier()
     start = time.perf_counter()
-    search = bfs_levels(dist, source, backend, comm, predecessors=predecessors, timer=timer)
+    search = bfs_levels(
+        dist, source, backend, comm, predecessors=predecessors, timer=timer, **options
+    )
     _synchronize(backend)
     seconds = comm.allreduce(time.perf_counter() - start, op="max")
 

@@ -33,7 +33,7 @@ import numpy as np
 from . import __version__
 from .api import FORMATS, BFSResult, Graph, bfs, check_vertex, resolve_backend, resolve_comm
 from .backends import BACKEND_CHOICES, Backend
-from .bfs import LevelStats
+from .bfs import STRATEGIES, LevelStats
 from .comm import COMM_CHOICES, Communicator, launcher_rank
 from .errors import EXIT_INPUT_ERROR, DeviceError, InputError, ValidationError
 from .output import make_parent_dirs, write_json, write_striped_npy
@@ -210,6 +210,16 @@ def _add_generator_options(parser: argparse.ArgumentParser, *, with_kind: bool) 
     )
 
 
+def _add_strategy(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default=None,
+        help="how levels run (section 5 of the paper; default: the level loop's): "
+        + ", ".join(STRATEGIES),
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the command line (subcommands bench, bfs, generate, convert, info)."""
     common = _common_options()
@@ -254,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="compute BFS trees (validated with Graph500 rules 1-5)",
     )
     bench.add_argument("--no-validate", action="store_true", help="skip validating each search")
+    _add_strategy(bench)
     bench.add_argument(
         "--json",
         metavar="FILE",
@@ -283,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
         "are created",
     )
     run.add_argument("--validate", action="store_true", help="validate the result")
+    _add_strategy(run)
     run.set_defaults(handler=cmd_bfs)
 
     gen = sub.add_parser(
@@ -467,7 +479,12 @@ def cmd_bfs(ctx: Context) -> int:
     graph = _load(ctx, args.graph)
     source = check_vertex(args.source, graph.num_vertices, "--source")
     result = bfs(
-        graph, source, predecessors=args.predecessors, gather=False, validate=args.validate
+        graph,
+        source,
+        predecessors=args.predecessors,
+        gather=False,
+        validate=args.validate,
+        strategy=args.strategy,
     )
     ctx.say(f"graph: {args.graph}: {_describe(graph)}")
     ctx.say(
@@ -535,14 +552,26 @@ def cmd_bench(ctx: Context) -> int:
     with ctx.bar("BFS", total=len(roots), unit="search") as bar:
         for root in roots:
             result = bfs(
-                graph, root, predecessors=args.predecessors, gather=False, validate=validate
+                graph,
+                root,
+                predecessors=args.predecessors,
+                gather=False,
+                validate=validate,
+                strategy=args.strategy,
             )
             times.append(result.seconds)
             nedges.append(result.edges_traversed)
             bar.update()
     # One more search of the first root with phase timers, for the per-level table (the timed
     # searches run without timers).
-    profile = bfs(graph, roots[0], predecessors=args.predecessors, gather=False, timing=True)
+    profile = bfs(
+        graph,
+        roots[0],
+        predecessors=args.predecessors,
+        gather=False,
+        timing=True,
+        strategy=args.strategy,
+    )
     statistics = {k: float(v) for k, v in stats_mod.graph500_statistics(times, nedges).items()}
 
     if "generator" in graph_info:
@@ -761,6 +790,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if several():
             comm.abort(EXIT_FAILURE)
         return EXIT_FAILURE
+    except BrokenPipeError:  # stdout closed early (a pager, `| head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         if several():
             comm.abort(EXIT_INTERRUPTED)
