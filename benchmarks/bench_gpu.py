@@ -1,0 +1,202 @@
+"""Single-GPU benchmark of the CUDA backend, with a cuSPARSE SpMV BFS baseline in the same run.
+
+Graph500-style: every graph is made on the device; Kronecker and uniform graphs are searched from
+64 roots of degree >= 1 (distbfs.roots.choose_roots), grids and the road network from vertex 0
+(a corner); every search is validated (Graph500 rules and exact levels, outside the timing).
+Reported per graph: harmonic-mean Graph500 TEPS, mean time, levels and microseconds per level,
+per-phase time of one profiled search, redundant expansion factor (items sent to contraction per
+vertex discovered), peak device memory held by CuPy's pool during the searches against the CSR's
+bytes, and the SpMV baseline (frontier vector times adjacency matrix through
+``cupyx.scipy.sparse``, one host read per level) on the first roots, as a ratio.
+
+Usage: python benchmarks/bench_gpu.py [--graphs kron20 kron22 ...] [--roots 64] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import cupy
+import cupyx.scipy.sparse as cusparse
+
+import distbfs
+from distbfs.roots import choose_roots
+from distbfs.stats import graph500_statistics
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("DISTBFS_DATA", REPO.parent / "shared" / "data"))
+
+GRAPHS = {
+    "kron20": ("kronecker", {"scale": 20}),
+    "kron22": ("kronecker", {"scale": 22}),
+    "kron24": ("kronecker", {"scale": 24}),
+    "kron26": ("kronecker", {"scale": 26}),
+    "kron27": ("kronecker", {"scale": 27}),
+    "uniform24": ("uniform", {"scale": 24}),
+    "grid2d": ("grid2d", {"shape": (4096, 4096)}),
+    "grid3d": ("grid3d", {"shape": (300, 300, 300)}),
+    "luxembourg": ("file", {"path": "luxembourg_osm.mtx.gz"}),
+}
+SINGLE_SOURCE = {"grid2d", "grid3d", "luxembourg"}  # searched from vertex 0, repeated
+
+
+def make_graph(name: str) -> distbfs.Graph:
+    kind, params = GRAPHS[name]
+    if kind == "file":
+        path = Path(params["path"])
+        path = path if path.exists() else DATA / path
+        return distbfs.Graph.from_file(path, backend="cuda")
+    return distbfs.Graph.generate(kind, backend="cuda", **params)
+
+
+def spmv_bfs(matrix: cusparse.csr_matrix, root: int) -> cupy.ndarray:
+    """Level-synchronous BFS as repeated SpMV: next = (A x > 0) & unvisited (A symmetric)."""
+    n = matrix.shape[0]
+    dist = cupy.full(n, -1, dtype=cupy.int32)
+    dist[root] = 0
+    x = cupy.zeros(n, dtype=cupy.float32)
+    x[root] = 1
+    level = 0
+    while True:
+        new = (matrix @ x > 0) & (dist < 0)
+        level += 1
+        if not bool(new.any()):  # one host read per level
+            return dist
+        dist[new] = level
+        x = new.astype(cupy.float32)
+
+
+def timed(fn, *args):
+    cupy.cuda.Device().synchronize()
+    start = time.perf_counter()
+    out = fn(*args)
+    cupy.cuda.Device().synchronize()
+    return out, time.perf_counter() - start
+
+
+def bench_graph(name: str, args: argparse.Namespace) -> dict:
+    pool = cupy.get_default_memory_pool()
+    pool.free_all_blocks()
+    started = time.perf_counter()
+    graph = make_graph(name)
+    cupy.cuda.Device().synchronize()
+    build_seconds = time.perf_counter() - started
+    dist = graph.dist
+    pool.free_all_blocks()  # what is held from here on: the graph and the searches' queues
+    if name in SINGLE_SOURCE:
+        roots = [0] * args.repeat
+    else:
+        roots = choose_roots(dist, graph.comm, args.roots)
+    times, nedges, levels = [], [], []
+    for i, root in enumerate(roots):
+        check = i < args.validate_roots
+        result = distbfs.bfs(
+            graph, root, predecessors=True, gather=False, validate=check, strategy=args.strategy
+        )
+        times.append(result.seconds)
+        nedges.append(result.edges_traversed)
+        levels.append(sum(row.span for row in result.levels))
+    peak = pool.total_bytes()
+    profile = distbfs.bfs(graph, roots[0], gather=False, timing=True, strategy=args.strategy)
+    phases: dict[str, float] = {}
+    for row in profile.levels:
+        for phase, seconds in row.seconds.items():
+            phases[phase] = phases.get(phase, 0.0) + seconds
+    sent = sum(row.items_sent for row in profile.levels if row.span == 1)
+    discovered = sum(row.discovered for row in profile.levels if row.span == 1)
+    stats = graph500_statistics(times, nedges)
+    mean_time = sum(times) / len(times)
+    row = {
+        "graph": name,
+        "vertices": dist.n,
+        "undirected_edges": dist.num_undirected_edges,
+        "build_seconds": build_seconds,
+        "roots": len(roots),
+        "validated": min(len(roots), args.validate_roots),
+        "hmean_teps": stats["harmonic_mean_TEPS"],
+        "mean_ms": mean_time * 1e3,
+        "levels": levels[0],
+        "us_per_level": mean_time / levels[0] * 1e6,
+        "phases_ms": {k: v * 1e3 for k, v in sorted(phases.items())},
+        "redundant_expansion": sent / discovered if discovered else None,
+        "peak_pool_bytes": peak,
+        "csr_bytes": dist.nbytes(),
+        "memory_ratio": peak / dist.nbytes(),
+    }
+    if args.spmv_roots:
+        try:
+            matrix = cusparse.csr_matrix(
+                (
+                    cupy.ones(dist.num_local_edges, dtype=cupy.float32),
+                    dist.column_indices,
+                    dist.row_offsets,
+                ),
+                shape=(dist.n, dist.n),
+            )
+            spmv_times, spmv_edges = [], []
+            spmv_roots = roots[: 1 if name in SINGLE_SOURCE else args.spmv_roots]
+            for root in spmv_roots:
+                labels, seconds = timed(spmv_bfs, matrix, root)
+                ours = distbfs.bfs(graph, root, gather=False, strategy=args.strategy)
+                if not bool(cupy.array_equal(labels, ours.local_distances)):
+                    raise SystemExit(f"{name}: SpMV BFS and distbfs disagree from root {root}")
+                spmv_times.append(seconds)
+                spmv_edges.append(ours.edges_traversed)
+            spmv = graph500_statistics(spmv_times, spmv_edges)["harmonic_mean_TEPS"]
+            row["spmv_hmean_teps"] = spmv
+            row["spmv_mean_ms"] = sum(spmv_times) / len(spmv_times) * 1e3
+            row["ratio_to_spmv"] = row["hmean_teps"] / spmv
+            del matrix
+        except (cupy.cuda.memory.OutOfMemoryError, ValueError, TypeError) as exc:
+            row["spmv_error"] = f"{type(exc).__name__}: {exc}"
+    del graph, dist
+    pool.free_all_blocks()
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="+", default=list(GRAPHS), choices=list(GRAPHS))
+    parser.add_argument("--roots", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=5, help="searches of single-source graphs")
+    parser.add_argument("--validate-roots", type=int, default=10**9, help="validate the first K")
+    parser.add_argument("--spmv-roots", type=int, default=8)
+    parser.add_argument("--strategy", default=None)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    print(f"device: {device}; date {time.strftime('%Y-%m-%d')}; command: {' '.join(sys.argv)}")
+    header = (
+        "| graph | edges | GTEPS (hmean) | ms (mean) | levels | us/level | redundant expansion "
+        "| peak mem / CSR | SpMV GTEPS | x SpMV |"
+    )
+    print(header)
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    rows = []
+    for name in args.graphs:
+        row = bench_graph(name, args)
+        rows.append(row)
+        spmv = row.get("spmv_hmean_teps")
+        spmv_cells = "- | -" if spmv is None else f"{spmv / 1e9:.2f} | {row['ratio_to_spmv']:.1f}"
+        redundant = row["redundant_expansion"]
+        print(
+            f"| {name} | {row['undirected_edges'] / 1e6:.1f} M | {row['hmean_teps'] / 1e9:.2f} | "
+            f"{row['mean_ms']:.2f} | {row['levels']} | {row['us_per_level']:.1f} | "
+            f"{'-' if redundant is None else f'{redundant:.3f}'} | "
+            f"{row['memory_ratio']:.2f} | {spmv_cells} |",
+            flush=True,
+        )
+        print(f"    phases (ms, one search): {row['phases_ms']}", flush=True)
+        if "spmv_error" in row:
+            print(f"    SpMV baseline failed: {row['spmv_error']}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"device": device, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

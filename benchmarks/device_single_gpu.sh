@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One device call on a single-GPU machine (see ../shared/DEVICE.md): the GPU tests, the default
+# main job on the CUDA backend, then the single-GPU benchmark. Logs go to $OUT.
+#   run with: bash benchmarks/device_single_gpu.sh [bench_gpu.py arguments]
+# Carry .whl (pytest-mpi, pytest-timeout, hypothesis, sortedcontainers, tqdm wheels for cp312).
+set -uo pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+export PYTHONUNBUFFERED=1 CUPY_CACHE_DIR=/tmp/cupy-cache
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)"
+
+echo "== GPU tests"
+timeout 420 python3 -m pytest -q -m gpu -p no:cacheprovider --timeout=300 tests/ \
+  >"$OUT/gpu_tests.log" 2>&1
+echo "pytest exit $?"; tail -n 25 "$OUT/gpu_tests.log"
+
+echo "== main job (python -m distbfs, backend auto)"
+timeout 240 python3 -m distbfs >"$OUT/main_job.log" 2>&1
+echo "main job exit $?"; head -n 12 "$OUT/main_job.log"; grep -E "harmonic|median_time" "$OUT/main_job.log"
+
+echo "== single-GPU benchmark"
+timeout 480 python3 benchmarks/bench_gpu.py --json "$OUT/bench_gpu.json" "$@" 2>&1 | tee "$OUT/bench_gpu.log"
