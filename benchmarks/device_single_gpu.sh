@@ -14,6 +14,7 @@ else
   export PYTHONPATH=$PWD
 fi
 export PYTHONUNBUFFERED=1 CUPY_CACHE_DIR=/tmp/cupy-cache
+[ -d .data ] && export DISTBFS_DATA=$PWD/.data  # real graphs carried along (../shared stays behind)
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)"
 

@@ -311,8 +311,17 @@ def test_contract_refuses_bins_other_than_the_pending_one():
 
 
 def _search(case, source, backend, xp, predecessors=True, timer=None):
+    """Two-phase search: every level runs the stages, so per-level counters exist."""
     graph = build(case, xp)
-    result = bfs_levels(graph, source, backend, ONE_RANK, predecessors=predecessors, timer=timer)
+    result = bfs_levels(
+        graph,
+        source,
+        backend,
+        ONE_RANK,
+        predecessors=predecessors,
+        timer=timer,
+        strategy="two_phase",
+    )
     preds = None if result.predecessors is None else backend.to_host(result.predecessors)
     return backend.to_host(result.distances), preds, result.levels
 
@@ -352,7 +361,7 @@ def test_search_with_int64_column_ids():
         graph.column_indices.astype(cupy.int64),
     )
     backend = CudaBackend()
-    result = bfs_levels(wide, source, backend, ONE_RANK, predecessors=True)
+    result = bfs_levels(wide, source, backend, ONE_RANK, predecessors=True, strategy="two_phase")
     dist = backend.to_host(result.distances)
     assert np.array_equal(dist, graphs.reference_distances(*case, source))
     check_predecessors(case, source, dist, backend.to_host(result.predecessors))
@@ -547,3 +556,22 @@ def test_level_loop_strategies_match_numpy(name, strategy):
     )
     if strategy == "two_phase":
         assert all(row.span == 1 for row in result.levels)
+
+
+def test_searches_release_their_device_buffers():
+    """A finished search frees its queues at once (no reference cycle waiting for the GC)."""
+    import gc
+
+    case, source = SEARCH_CASES["random-undirected"]
+    graph, backend = build(case, cupy), CudaBackend()
+    pool = cupy.get_default_memory_pool()
+    gc.disable()
+    try:
+        for strategy in ("two_phase", "hybrid"):
+            bfs_levels(graph, source, backend, ONE_RANK, predecessors=True, strategy=strategy)
+        held = pool.used_bytes()
+        for strategy in ("two_phase", "hybrid") * 5:
+            bfs_levels(graph, source, backend, ONE_RANK, predecessors=True, strategy=strategy)
+        assert pool.used_bytes() == held
+    finally:
+        gc.enable()

@@ -32,6 +32,7 @@ Several ranks: two, the bin counts before the exchange and the frontier length a
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,11 +75,20 @@ class _LevelCounts:
     """
 
     def __init__(self, queues: _Queues, edge_bound: int) -> None:
-        self.queues = queues
+        # A weak reference: the queues hold their current level's counts, and a cycle would keep
+        # a finished search's device buffers alive until Python's cycle collector happens to run.
+        self._queues = weakref.ref(queues)
         self.edge_bound = edge_bound
         self.kept_bound = 0
         self.host: np.ndarray | None = None
         self.pending: PendingBins | None = None
+
+    @property
+    def queues(self) -> _Queues:
+        queues = self._queues()
+        if queues is None:
+            raise RuntimeError("the search these counters belong to has ended")
+        return queues
 
     def read(self, slots: int) -> np.ndarray:
         """Copy the first ``slots`` counters to the host (one small blocking copy), check them."""
