@@ -648,7 +648,7 @@ def format_level_table(levels: Sequence[LevelStats]) -> str:
     header += [f"{name} ms" for name in names]
     rows = [
         [
-            str(lv.level),
+            str(lv.level) if lv.span == 1 else f"{lv.level}-{lv.level + lv.span - 1}",
             f"{lv.frontier:,}",
             f"{lv.edges_expanded:,}",
             f"{lv.items_sent_remote:,}",

@@ -519,8 +519,8 @@ def test_level_table_format():
     from distbfs.bfs import LevelStats
 
     levels = [
-        LevelStats(0, 1, 3, 3, 2, 3, 3, {"expand": 0.001, "exchange": 0.002}),
-        LevelStats(1, 3, 40, 10, 7, 10, 5, {"expand": 0.0005, "exchange": 0.25}),
+        LevelStats(0, 1, 3, 3, 2, 3, 3, seconds={"expand": 0.001, "exchange": 0.002}),
+        LevelStats(1, 3, 40, 10, 7, 10, 5, seconds={"expand": 0.0005, "exchange": 0.25}),
     ]
     lines = cli.format_level_table(levels).splitlines()
     assert lines[0].split() == [
@@ -537,3 +537,5 @@ def test_level_table_format():
         "ms",
     ]
     assert lines[2].split() == ["1", "3", "40", "7", "5", "0.500", "250.000"]
+    fused = [LevelStats(2, 5, 0, 0, 0, 0, 0, span=4, seconds={"contract_expand": 0.001})]
+    assert cli.format_level_table(fused).splitlines()[1].split()[:2] == ["2-5", "5"]
