@@ -31,7 +31,13 @@ Order and meaning of the checks (levels are the ``distances``; "reached" means l
   rule 4 (spans component): reached vertices other than the source have a predecessor, unreached
   ones have UNREACHED.
   rule 5 (tree edges in graph): (parent(v), v) is an edge: searched in v's own row for undirected
-  graphs, in the parent's row on its owner for directed ones (binary search on row * n + column).
+  graphs, in the parent's row on its owner for directed ones (a binary search within each queried
+  row, all rows at once: rows are sorted).
+
+Array module: everything runs in the module of the graph's arrays (numpy, or cupy for a graph on
+the GPU; results given in the other module are converted, per vertex). Only scalars (offenders,
+counts, chunk bounds) reach the host. Per-edge work walks the local edges in chunks of whole rows
+of about ``EDGE_CHUNK`` edges, so its temporaries stay a few arrays of the chunk's length.
 
 Invariants: every rank runs the same collectives in the same order whatever it finds; messages
 are chosen by (vertex, kind, other endpoint), so the error is the same at every rank count.
@@ -39,6 +45,7 @@ are chosen by (vertex, kind, other endpoint), so the error is the same at every 
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -49,7 +56,7 @@ from .comm.base import Communicator
 from .constants import DISTANCE_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from .errors import ValidationError
 from .graph import DistGraph
-from .partition import bin_by_owner, local_id, owner
+from .partition import bin_by_owner, global_id, local_id, owner
 
 RULE_SOURCE = "source"
 RULE_DISTANCES = "distances"
@@ -58,6 +65,9 @@ RULE_TREE_EDGE_LEVELS = "rule 2 (tree edge levels)"
 RULE_EDGE_LEVELS = "rule 3 (edge levels)"
 RULE_SPANS_COMPONENT = "rule 4 (spans component)"
 RULE_TREE_EDGES_IN_GRAPH = "rule 5 (tree edges in graph)"
+
+EDGE_CHUNK = 1 << 26
+"""Local edges checked per step (whole rows, so a step may hold one row more)."""
 
 # A candidate offender: (vertex, kind, other vertex, message); the smallest over ranks wins.
 Candidate = tuple[int, int, int, str]
@@ -68,6 +78,16 @@ def as_host(array: Any) -> np.ndarray:
     return array.get() if hasattr(array, "get") else np.asarray(array)
 
 
+def array_module(array: Any) -> Any:
+    """numpy for a numpy array, else cupy (imported only then, so numpy-only installs work)."""
+    return np if isinstance(array, np.ndarray) else importlib.import_module("cupy")
+
+
+def to_module(xp: Any, array: Any) -> Any:
+    """``array`` in the array module ``xp`` (no copy when it is there already)."""
+    return as_host(array) if xp is np else xp.asarray(array)
+
+
 def _agree(comm: Communicator, rule: str, candidate: Candidate | None) -> None:
     """Raise the smallest candidate over all ranks as ``ValidationError`` on every rank."""
     found = [c for c in comm.allgather_object(candidate) if c is not None]
@@ -76,18 +96,19 @@ def _agree(comm: Communicator, rule: str, candidate: Candidate | None) -> None:
         raise ValidationError(rule, vertex, message)
 
 
-def _first(vertices: np.ndarray, bad: np.ndarray) -> int | None:
+def _first(xp: Any, vertices: Any, bad: Any) -> int | None:
     """Index of the smallest offending vertex, or None when ``bad`` is all False."""
-    idx = np.flatnonzero(bad)
-    return int(idx[np.argmin(vertices[idx])]) if idx.size else None
+    idx = xp.flatnonzero(bad)
+    return int(idx[int(xp.argmin(vertices[idx]))]) if idx.size else None
 
 
 def _ask(
     comm: Communicator,
-    ids: np.ndarray,
-    extra: tuple[np.ndarray, ...],
-    answer: Callable[..., tuple[np.ndarray, ...]],
-) -> tuple[np.ndarray, ...]:
+    xp: Any,
+    ids: Any,
+    extra: tuple[Any, ...],
+    answer: Callable[..., tuple[Any, ...]],
+) -> tuple[Any, ...]:
     """Send query i (``ids[i]`` and ``extra[j][i]``) to the owner of ``ids[i]``; get answers back.
 
     The owner calls ``answer(local ids, *extra)`` on everything it received and returns arrays of
@@ -95,53 +116,39 @@ def _ask(
     """
     if comm.size == 1:
         return answer(ids, *extra)
-    positions = np.arange(ids.shape[0], dtype=np.int64)
-    offsets, ids, (positions, *extra) = bin_by_owner(np, ids, comm.size, positions, *extra)
+    positions = xp.arange(ids.shape[0], dtype=xp.int64)
+    offsets, ids, (positions, *extra) = bin_by_owner(xp, ids, comm.size, positions, *extra)
     recv_offsets, (recv_ids, *recv_extra) = comm.alltoallv(offsets, ids, *extra)
     replies = answer(local_id(recv_ids, comm.size), *recv_extra)
     _, replies = comm.alltoallv(recv_offsets, *replies)
     out = []
     for reply in replies:
-        ordered = np.empty_like(reply)
+        ordered = xp.empty_like(reply)
         ordered[positions] = reply
         out.append(ordered)
     return tuple(out)
 
 
-def _push(comm: Communicator, ids: np.ndarray) -> np.ndarray:
+def _push(comm: Communicator, xp: Any, ids: Any) -> Any:
     """Send each global id to its owner; return the local ids this rank received."""
     if comm.size == 1:
         return ids
-    offsets, ids, _ = bin_by_owner(np, ids, comm.size)
+    offsets, ids, _ = bin_by_owner(xp, ids, comm.size)
     _, (received,) = comm.alltoallv(offsets, ids)
     return local_id(received, comm.size)
 
 
-def _labels_of(
-    comm: Communicator, graph: DistGraph, labels: np.ndarray, w: np.ndarray
-) -> np.ndarray:
-    """Level of every global vertex in ``w`` (may repeat): distinct ids asked of their owners."""
-    if comm.size == 1:
-        return labels[w]
-    needed = np.zeros(graph.n, dtype=np.bool_)
-    needed[w] = True
-    ids = np.flatnonzero(needed)
-    (answers,) = _ask(comm, ids, (), lambda loc: (labels[loc],))
-    table = np.empty(graph.n, dtype=labels.dtype)
-    table[ids] = answers
-    return table[w]
-
-
 class _Local:
-    """This rank's host view of the graph and of the result (numpy arrays)."""
+    """This rank's view of the graph and of the result, all in the graph's array module."""
 
     def __init__(self, graph: DistGraph, distances: Any, predecessors: Any) -> None:
-        self.row_offsets = as_host(graph.row_offsets).astype(np.int64, copy=False)
-        self.columns = as_host(graph.column_indices)
-        self.vertices = graph.owned_vertices(np)
-        self.degrees = np.diff(self.row_offsets)
-        self.labels = as_host(distances)
-        self.preds = None if predecessors is None else as_host(predecessors)
+        xp = self.xp = array_module(graph.row_offsets)
+        self.row_offsets = to_module(xp, graph.row_offsets).astype(np.int64, copy=False)
+        self.columns = to_module(xp, graph.column_indices)
+        self.vertices = graph.owned_vertices(xp)
+        self.degrees = xp.diff(self.row_offsets)
+        self.labels = to_module(xp, distances)
+        self.preds = None if predecessors is None else to_module(xp, predecessors)
 
 
 def validate(
@@ -156,13 +163,15 @@ def validate(
     Parameters
     ----------
     graph : DistGraph
-        The graph that was searched (this rank's rows).
+        The graph that was searched (this rank's rows). The checks run in the array module of
+        its arrays: numpy on the host, cupy on the GPU.
     comm : Communicator
         The job's communicator.
     source : int
         Global id of the search root.
     distances : array
-        Levels of this rank's owned vertices in local order (UNREACHED where not reached).
+        Levels of this rank's owned vertices in local order (UNREACHED where not reached), numpy
+        or cupy (moved to the graph's array module when it is the other one).
     predecessors : array, optional
         Global parent id of each owned vertex (``source`` for the source, UNREACHED where not
         reached). When given, Graph500 rules 1 to 5 are checked as well.
@@ -222,7 +231,7 @@ def _check_source(comm: Communicator, graph: DistGraph, local: _Local, source: i
 def _check_distance_values(comm: Communicator, graph: DistGraph, local: _Local) -> None:
     labels = local.labels
     bad = (labels != UNREACHED) & ((labels < 0) | (labels >= graph.n))
-    i = _first(local.vertices, bad)
+    i = _first(local.xp, local.vertices, bad)
     candidate = None
     if i is not None:
         v, value = int(local.vertices[i]), int(labels[i])
@@ -234,31 +243,93 @@ def _check_distance_values(comm: Communicator, graph: DistGraph, local: _Local) 
     _agree(comm, RULE_DISTANCES, candidate)
 
 
+def _row_chunks(xp: Any, row_offsets: Any, chunk: int) -> list[tuple[int, int, int, int]]:
+    """Steps ``(first row, end row, first edge, end edge)`` over the non-empty runs of rows,
+    each starting at the first row whose edges begin at or after a multiple of ``chunk``."""
+    nlocal = row_offsets.shape[0] - 1
+    total = int(row_offsets[nlocal])
+    if total == 0:
+        return []
+    targets = xp.arange(chunk, total, chunk, dtype=xp.int64)
+    cuts = as_host(xp.searchsorted(row_offsets, targets)).tolist()
+    rows = sorted({0, nlocal, *cuts})
+    edges = as_host(row_offsets[xp.asarray(rows, dtype=xp.int64)]).tolist()
+    return [
+        (rows[k], rows[k + 1], edges[k], edges[k + 1])
+        for k in range(len(rows) - 1)
+        if edges[k + 1] > edges[k]
+    ]
+
+
+def _per_edge(xp: Any, offsets: Any, values: Any, total: int) -> Any:
+    """``values[r]`` for every edge of row r (``offsets``: the rows' CSR offsets from 0).
+
+    Equal to ``repeat(values, diff(offsets))`` (cupy's ``repeat`` takes no array of counts): a 1
+    at the start of every non-empty row, a running sum, a gather.
+    """
+    nonempty = xp.flatnonzero(offsets[1:] != offsets[:-1])
+    flags = xp.zeros(total, dtype=xp.int32)
+    flags[offsets[nonempty]] = 1
+    index = xp.cumsum(flags, dtype=xp.int32)
+    del flags
+    index -= 1
+    return values[nonempty][index]
+
+
+def _label_table(comm: Communicator, graph: DistGraph, local: _Local) -> Any:
+    """Levels indexed by global id, valid at every id this rank's rows point to."""
+    if comm.size == 1:
+        return local.labels
+    xp = local.xp
+    needed = xp.zeros(graph.n, dtype=xp.bool_)
+    needed[local.columns] = True
+    ids = xp.flatnonzero(needed)
+    del needed
+    (answers,) = _ask(comm, xp, ids, (), lambda loc: (local.labels[loc],))
+    table = xp.empty(graph.n, dtype=local.labels.dtype)
+    table[ids] = answers
+    return table
+
+
 def _check_exact_levels(comm: Communicator, graph: DistGraph, local: _Local, source: int) -> None:
     """Conditions (A) and (B) of the module docstring, one exchange of labels, one of witnesses."""
-    labels = local.labels
-    reached = labels != UNREACHED
-    # Edges leaving reached vertices: (u, w) with level(u) = lu, level(w) = lw.
-    lengths = local.degrees[reached]
-    w = local.columns[np.repeat(reached, local.degrees)]
-    lu = np.repeat(labels[reached], lengths)
-    lw = _labels_of(comm, graph, labels, w)
-    # (B) witnesses: w has an in-edge from level(w) - 1; owners learn of them by one push.
-    seen = np.zeros(graph.n, dtype=np.bool_)
-    seen[w[lw == lu + 1]] = True
-    witnessed = np.zeros(graph.nlocal, dtype=np.bool_)
-    witnessed[_push(comm, np.flatnonzero(seen))] = True
-    # (A): the head of a too-long edge, with the smallest tail as the tie-break.
-    idx = np.flatnonzero((lw == UNREACHED) | (lw > lu + 1))
+    xp, labels = local.xp, local.labels
+    table = _label_table(comm, graph, local)
+    seen = xp.zeros(graph.n, dtype=xp.bool_)  # heads of edges from one level up: (B) witnesses
+    worst = None  # (head, tail, lu, lw) of the (A) offender with the smallest (head, tail)
+    for r0, r1, e0, e1 in _row_chunks(xp, local.row_offsets, EDGE_CHUNK):
+        # Edges u -> w of rows r0..r1 - 1 with level(u) = lu, level(w) = lw.
+        offsets = local.row_offsets[r0 : r1 + 1] - e0
+        lu = _per_edge(xp, offsets, labels[r0:r1], e1 - e0)
+        w = local.columns[e0:e1]
+        lw = table[w]
+        from_reached = lu != UNREACHED
+        lu += 1  # the level every head may have at most, and that of a witnessed head
+        seen[w[from_reached & (lw == lu)]] = True
+        # (A): the head of a too-long edge, with the smallest tail as the tie-break (rows are in
+        # tail order, so the first edge of the chunk with the smallest head has its smallest tail).
+        idx = xp.flatnonzero(from_reached & ((lw == UNREACHED) | (lw > lu)))
+        del from_reached
+        if idx.size:
+            heads = w[idx]
+            i = int(idx[int(xp.flatnonzero(heads == heads.min())[0])])
+            del heads
+            row = r0 + int(xp.searchsorted(offsets, xp.asarray([i], dtype=xp.int64), "right")[0])
+            tail = int(global_id(row - 1, graph.rank, graph.size))
+            found = (int(w[i]), tail, int(lu[i]) - 1, int(lw[i]))
+            worst = found if worst is None else min(worst, found)
+        del lu, lw, idx
+    del table
     edge_candidate = None
-    if idx.size:
-        tails = np.repeat(local.vertices[reached], lengths)[idx]
-        j = np.lexsort((tails, w[idx]))[0]
-        i = idx[j]
-        edge_candidate = _edge_message(graph, int(tails[j]), int(w[i]), int(lu[i]), int(lw[i]))
+    if worst is not None:
+        w_, u, lu_, lw_ = worst
+        edge_candidate = _edge_message(graph, u, w_, lu_, lw_)
+    witnessed = xp.zeros(graph.nlocal, dtype=xp.bool_)
+    witnessed[_push(comm, xp, xp.flatnonzero(seen))] = True
+    del seen
     # (B) offenders: reached, not the source, no witness.
-    bad = reached & ~witnessed & (local.vertices != source)
-    i = _first(local.vertices, bad)
+    bad = (labels != UNREACHED) & ~witnessed & (local.vertices != source)
+    i = _first(xp, local.vertices, bad)
     vertex_candidate = None
     if i is not None:
         v, level = int(local.vertices[i]), int(labels[i])
@@ -290,27 +361,27 @@ def _edge_message(graph: DistGraph, u: int, w: int, lu: int, lw: int) -> Candida
 
 def _check_predecessors(comm: Communicator, graph: DistGraph, local: _Local, source: int) -> None:
     """Graph500 rules 1, 2, 4 and 5 on the parent pointers (rule 3 is settled by the levels)."""
-    n, vertices, labels = graph.n, local.vertices, local.labels
+    xp, n, vertices, labels = local.xp, graph.n, local.vertices, local.labels
     preds = local.preds.astype(PREDECESSOR_DTYPE, copy=False)
     reached = labels != UNREACHED
     has_pred = preds != UNREACHED
     out_of_range = has_pred & ((preds < 0) | (preds >= n))
     # Tree edges to check: reached v other than the source with an in-range pointer.
-    tree = np.flatnonzero(reached & has_pred & ~out_of_range & (vertices != source))
+    tree = xp.flatnonzero(reached & has_pred & ~out_of_range & (vertices != source))
     parents = preds[tree]
-    (parent_levels,) = _ask(comm, parents, (), lambda loc: (labels[loc],))
+    (parent_levels,) = _ask(comm, xp, parents, (), lambda loc: (labels[loc],))
 
     # Rule 1: pointers out of range, then cycles by pointer jumping.
-    jumping = np.zeros(graph.nlocal, dtype=np.bool_)
+    jumping = xp.zeros(graph.nlocal, dtype=xp.bool_)
     jumping[tree[parent_levels != UNREACHED]] = True
-    unresolved = _pointer_jumping(comm, graph, preds, jumping)
+    unresolved = _pointer_jumping(comm, xp, graph, preds, jumping)
     candidates = []
-    i = _first(vertices, out_of_range)
+    i = _first(xp, vertices, out_of_range)
     if i is not None:
         v, p = int(vertices[i]), int(preds[i])
         message = f"vertex {v} has predecessor {p}, which is not a vertex (n = {n})"
         candidates.append((v, 0, p, message))
-    i = _first(vertices, unresolved)
+    i = _first(xp, vertices, unresolved)
     if i is not None:
         v, p = int(vertices[i]), int(preds[i])
         message = f"vertex {v} (predecessor {p}) lies on or hangs from a cycle of predecessors"
@@ -320,7 +391,7 @@ def _check_predecessors(comm: Communicator, graph: DistGraph, local: _Local, sou
     # Rule 2: each tree edge joins a reached parent one level up (tree vertices have level >= 1,
     # so an unreached parent fails too).
     bad = parent_levels != labels[tree] - 1
-    j = _first(vertices[tree], bad)
+    j = _first(xp, vertices[tree], bad)
     candidate = None
     if j is not None:
         v, p, lp = int(vertices[tree[j]]), int(parents[j]), int(parent_levels[j])
@@ -333,26 +404,27 @@ def _check_predecessors(comm: Communicator, graph: DistGraph, local: _Local, sou
     no_pred = reached & ~has_pred & (vertices != source)
     stray = ~reached & has_pred
     candidates = []
-    i = _first(vertices, no_pred)
+    i = _first(xp, vertices, no_pred)
     if i is not None:
         v = int(vertices[i])
         message = f"vertex {v} is reached (level {int(labels[i])}) but has no predecessor"
         candidates.append((v, 0, 0, message))
-    i = _first(vertices, stray)
+    i = _first(xp, vertices, stray)
     if i is not None:
         v, p = int(vertices[i]), int(preds[i])
         candidates.append((v, 1, p, f"vertex {v} is unreached but has predecessor {p}"))
     _agree(comm, RULE_SPANS_COMPONENT, min(candidates) if candidates else None)
 
     # Rule 5: every tree edge is an edge of the graph.
-    rows = np.repeat(np.arange(graph.nlocal, dtype=np.int64), local.degrees)
-    keys = rows * n + local.columns  # sorted: rows ascending, columns ascending within a row
-    del rows
-    if graph.directed:
-        (found,) = _ask(comm, parents, (vertices[tree],), lambda loc, v: (_has(keys, loc * n + v),))
+    if graph.directed:  # the edge parent -> v lives in the parent's row, on its owner
+
+        def in_parent_row(loc: Any, v: Any) -> tuple[Any]:
+            return (_has_edges(xp, local.row_offsets, local.columns, loc, v),)
+
+        (found,) = _ask(comm, xp, parents, (vertices[tree],), in_parent_row)
     else:  # the edge {parent, v} is also stored in v's own row
-        found = _has(keys, tree * n + parents)
-    j = _first(vertices[tree], ~found)
+        found = _has_edges(xp, local.row_offsets, local.columns, tree, parents)
+    j = _first(xp, vertices[tree], ~found)
     candidate = None
     if j is not None:
         v, p = int(vertices[tree[j]]), int(parents[j])
@@ -361,21 +433,34 @@ def _check_predecessors(comm: Communicator, graph: DistGraph, local: _Local, sou
     _agree(comm, RULE_TREE_EDGES_IN_GRAPH, candidate)
 
 
-def _has(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Which ``queries`` occur in the sorted ``keys`` (vectorized binary search)."""
-    found = np.zeros(queries.shape[0], dtype=np.bool_)
-    if keys.size == 0:
+def _has_edges(xp: Any, row_offsets: Any, columns: Any, rows: Any, targets: Any) -> Any:
+    """Whether local row ``rows[i]`` holds column ``targets[i]``, for every i.
+
+    One binary search per query within its own (sorted) row, all queries in step: lower bound
+    ``lo`` in ``[start, end)``; each step halves every open range, so the longest queried row
+    needs ``bit_length`` steps.
+    """
+    found = xp.zeros(rows.shape[0], dtype=xp.bool_)
+    if rows.shape[0] == 0 or columns.shape[0] == 0:
         return found
-    order = np.argsort(queries)  # numpy's search is much faster on sorted queries (cache reuse)
-    ordered = queries[order]
-    pos = np.minimum(np.searchsorted(keys, ordered), keys.size - 1)
-    found[order] = keys[pos] == ordered
+    lo = row_offsets[rows]
+    end = row_offsets[rows + 1]
+    hi = end.copy()
+    last = columns.shape[0] - 1
+    for _ in range(int((hi - lo).max()).bit_length()):
+        mid = (lo + hi) // 2
+        open_ = lo < hi
+        right = open_ & (columns[xp.minimum(mid, last)] < targets)
+        lo = xp.where(right, mid + 1, lo)
+        hi = xp.where(open_ & ~right, mid, hi)
+    inside = lo < end
+    found[inside] = columns[lo[inside]] == targets[inside]
     return found
 
 
 def _pointer_jumping(
-    comm: Communicator, graph: DistGraph, preds: np.ndarray, jumping: np.ndarray
-) -> np.ndarray:
+    comm: Communicator, xp: Any, graph: DistGraph, preds: Any, jumping: Any
+) -> Any:
     """Mask of the ``jumping`` vertices whose parent chain never reaches a root.
 
     ``jumping`` marks the owned vertices that start with their parent as ancestor; all others are
@@ -384,15 +469,15 @@ def _pointer_jumping(
     own, doubling the distance jumped. A chain of length k is resolved after ceil(log2 k) + 1
     rounds, so after ceil(log2 n) + 2 rounds only vertices on or below a cycle are left.
     """
-    ancestor = np.where(jumping, preds, 0)
+    ancestor = xp.where(jumping, preds, 0)
     resolved = ~jumping
     rounds = math.ceil(math.log2(max(graph.n, 2))) + 2
     for _ in range(rounds):
-        if comm.allreduce(int(np.count_nonzero(~resolved))) == 0:
+        if comm.allreduce(int(xp.count_nonzero(~resolved))) == 0:
             break
-        active = np.flatnonzero(~resolved)
+        active = xp.flatnonzero(~resolved)
         next_ancestor, done = _ask(
-            comm, ancestor[active], (), lambda loc: (ancestor[loc], resolved[loc])
+            comm, xp, ancestor[active], (), lambda loc: (ancestor[loc], resolved[loc])
         )
         resolved[active[done]] = True
         ancestor[active] = next_ancestor
