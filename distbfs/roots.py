@@ -5,16 +5,21 @@ a self-loop never qualifies), pseudo-random but the same at every rank count. Ea
 counter-based hash of (seed, vertex id): splitmix64's output for counter ``v + 1`` from state
 ``seed``, which depends on nothing but the pair. The roots are the ``count`` vertices of smallest
 (hash, id); each rank proposes its ``count`` smallest and one all-gather settles the rest.
+
+The hashes and the cut to the candidates run in the array module of the graph (numpy, or cupy on
+the GPU); only the proposals (about ``count`` pairs a rank) come to the host.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from .comm.base import Communicator
 from .errors import InputError
 from .graph import DistGraph
-from .validate import as_host
+from .validate import array_module, as_host
 
 DEFAULT_ROOT_SEED = 0x5EED_2012
 """Seed of the root choice when the user gives none."""
@@ -24,13 +29,20 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
-def splitmix64(seed: int, counters: np.ndarray) -> np.ndarray:
+def _as_uint64(values: Any) -> Any:
+    """``values`` as uint64 (wrapping), in their own array module (lists become numpy)."""
+    xp = array_module(values)
+    return xp.asarray(values, dtype=xp.uint64)
+
+
+def splitmix64(seed: int, counters: Any) -> Any:
     """splitmix64 output number ``counters`` (uint64 array) of the generator seeded ``seed``.
 
     State after k steps is ``seed + k * 0x9E3779B97F4A7C15`` (mod 2**64); the output is that
-    state through the splitmix64 finalizer. Vectorized, wrapping uint64 arithmetic.
+    state through the splitmix64 finalizer. Vectorized, wrapping uint64 arithmetic, in the array
+    module of ``counters`` (numpy or cupy).
     """
-    z = np.asarray(counters, dtype=np.uint64) * _GOLDEN
+    z = _as_uint64(counters) * _GOLDEN
     z += np.uint64(seed % 2**64)
     z ^= z >> np.uint64(30)
     z *= _MIX1
@@ -40,20 +52,28 @@ def splitmix64(seed: int, counters: np.ndarray) -> np.ndarray:
     return z
 
 
-def root_hash(seed: int, vertices: np.ndarray) -> np.ndarray:
+def root_hash(seed: int, vertices: Any) -> Any:
     """The rank key of each vertex for the root choice: splitmix64(seed, vertex + 1)."""
-    return splitmix64(seed, np.asarray(vertices, dtype=np.uint64) + np.uint64(1))
+    return splitmix64(seed, _as_uint64(vertices) + np.uint64(1))
 
 
-def _smallest(hashes: np.ndarray, vertices: np.ndarray, count: int) -> np.ndarray:
-    """Positions of the ``count`` smallest (hash, vertex) pairs, in that order."""
-    if hashes.size > count > 0:  # cut to the candidates first; ties at the cut all stay
-        keep = hashes <= np.partition(hashes, count - 1)[count - 1]
-        positions = np.flatnonzero(keep)
+def _smallest(hashes: Any, vertices: Any, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``count`` smallest (hash, vertex) pairs, in that order, as host arrays.
+
+    The cut to the candidates (``count`` smallest hashes, ties at the cut all kept) runs in the
+    arrays' module; only the candidates come to the host for the final ordering.
+    """
+    xp = array_module(hashes)
+    if count == 0:
+        positions = xp.zeros(0, dtype=xp.int64)
+    elif hashes.size > count:
+        keep = hashes <= xp.partition(hashes, count - 1)[count - 1]
+        positions = xp.flatnonzero(keep)
     else:
-        positions = np.arange(hashes.size)
-    order = np.lexsort((vertices[positions], hashes[positions]))
-    return positions[order[:count]]
+        positions = xp.arange(hashes.size)
+    h, v = as_host(hashes[positions]), as_host(vertices[positions])
+    order = np.lexsort((v, h))[:count]
+    return h[order], v[order]
 
 
 def choose_roots(
@@ -80,11 +100,10 @@ def choose_roots(
     """
     if count < 0:
         raise InputError(f"number of roots must be non-negative, got {count}")
-    degrees = as_host(graph.local_degrees())
-    candidates = graph.owned_vertices(np)[degrees >= 1]
-    hashes = root_hash(seed, candidates)
-    mine = _smallest(hashes, candidates, count)
-    all_hashes = comm.allgather_array(hashes[mine])
-    all_vertices = comm.allgather_array(candidates[mine])
-    chosen = _smallest(all_hashes, all_vertices, count)
-    return [int(v) for v in all_vertices[chosen]]
+    xp = array_module(graph.row_offsets)
+    candidates = graph.owned_vertices(xp)[graph.local_degrees() >= 1]
+    hashes, vertices = _smallest(root_hash(seed, candidates), candidates, count)
+    all_hashes = comm.allgather_array(hashes)
+    all_vertices = comm.allgather_array(vertices)
+    _, chosen = _smallest(all_hashes, all_vertices, count)
+    return [int(v) for v in chosen]

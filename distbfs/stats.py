@@ -30,7 +30,7 @@ import numpy as np
 from .comm.base import Communicator
 from .constants import UNREACHED
 from .graph import DistGraph
-from .validate import as_host
+from .validate import array_module, to_module
 
 ORDER_STATISTICS = ("min", "firstquartile", "median", "thirdquartile", "max")
 SUMMARY = (*ORDER_STATISTICS, "mean", "stddev")
@@ -54,7 +54,8 @@ def traversed_edges(graph: DistGraph, comm: Communicator, distances: Any) -> int
     comm : Communicator
         The job's communicator.
     distances : array
-        Levels of this rank's owned vertices in local order (UNREACHED where not reached).
+        Levels of this rank's owned vertices in local order (UNREACHED where not reached), numpy
+        or cupy (moved to the array module of the graph's arrays when it is the other one).
 
     Returns
     -------
@@ -62,9 +63,9 @@ def traversed_edges(graph: DistGraph, comm: Communicator, distances: Any) -> int
         Undirected graphs: sum of the degrees of the reached vertices // 2 (each edge of the
         searched component once). Directed: sum of the out-degrees of the reached vertices.
     """
-    reached = as_host(distances) != UNREACHED
-    degrees = as_host(graph.local_degrees())
-    total = comm.allreduce(int(degrees[reached].sum()))
+    xp = array_module(graph.row_offsets)  # summed where the graph lives; one scalar comes back
+    reached = to_module(xp, distances) != UNREACHED
+    total = comm.allreduce(int(graph.local_degrees()[reached].sum()))
     return total if graph.directed else total // 2
 
 

@@ -79,8 +79,11 @@ def as_host(array: Any) -> np.ndarray:
 
 
 def array_module(array: Any) -> Any:
-    """numpy for a numpy array, else cupy (imported only then, so numpy-only installs work)."""
-    return np if isinstance(array, np.ndarray) else importlib.import_module("cupy")
+    """cupy for a cupy array, numpy for anything else (cupy is imported only when its arrays are
+    seen, so numpy-only installs never need it)."""
+    if type(array).__module__.partition(".")[0] != "cupy":
+        return np
+    return importlib.import_module("cupy")
 
 
 def to_module(xp: Any, array: Any) -> Any:
