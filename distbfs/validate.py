@@ -271,9 +271,10 @@ def _per_edge(xp: Any, offsets: Any, values: Any, total: int) -> Any:
     at the start of every non-empty row, a running sum, a gather.
     """
     nonempty = xp.flatnonzero(offsets[1:] != offsets[:-1])
-    flags = xp.zeros(total, dtype=xp.int32)
+    dtype = xp.int32 if total < 2**31 else xp.int64
+    flags = xp.zeros(total, dtype=dtype)
     flags[offsets[nonempty]] = 1
-    index = xp.cumsum(flags, dtype=xp.int32)
+    index = xp.cumsum(flags, dtype=dtype)
     del flags
     index -= 1
     return values[nonempty][index]

@@ -1,12 +1,17 @@
 """Graph500 statistics against hand-computed values, nedge of a search, and the root choice
-(unique, degree >= 1, the same at every rank count: the mpi tests compare with a one-rank build)."""
+(unique, degree >= 1, the same at every rank count: the mpi tests compare with a one-rank build).
+
+nedge and the roots are also computed on graphs in cupy (``xp`` fixture, gpu-marked) and in
+``FAKE_CUPY`` (numpy playing cupy, from test_validate): the same numbers as on the host."""
 
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
+from test_validate import FAKE_CUPY, DeviceArray, StagingComm, backend_for
 
 from distbfs.backends import get_backend
 from distbfs.bfs import bfs_levels
@@ -26,9 +31,17 @@ ONE = SingleRankCommunicator()
 NUMPY = get_backend("numpy")
 
 
-def build(comm, case):
+def build(comm, case, xp=np):
     src, dst, n, directed = case
-    return build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=directed)
+    share = graphs.share(src, dst, comm.rank, comm.size)
+    return build_graph(comm, *share, n, directed=directed, xp=xp)
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    """``FAKE_CUPY`` registered as the ``cupy`` module for one test."""
+    monkeypatch.setitem(sys.modules, "cupy", FAKE_CUPY)
+    return FAKE_CUPY
 
 
 # ---- statistics -----------------------------------------------------------------------------
@@ -119,25 +132,36 @@ def test_format_like_the_reference():
 # ---- nedge ----------------------------------------------------------------------------------
 
 
-def check_traversed_edges(comm):
+def levels_on(comm, case, graph, source, xp, backend):
+    """Distances of a search on ``graph`` (in ``xp``); without a backend, searched on the host
+    and handed over in ``xp``."""
+    if backend is not None:
+        return bfs_levels(graph, source, backend, comm).distances
+    return xp.asarray(bfs_levels(build(comm, case), source, NUMPY, comm).distances)
+
+
+def check_traversed_edges(comm, xp=np, backend=NUMPY):
     # components(): path 0-1-2-3, triangle 5-6-7, edge 9-10, isolated 4, 8, 11, 12.
-    graph = build(comm, graphs.components())
+    case = graphs.components()
+    graph = build(comm, case, xp)
     for source, nedge in [(0, 3), (6, 3), (10, 1), (12, 0)]:
-        result = bfs_levels(graph, source, NUMPY, comm)
-        assert traversed_edges(graph, comm, result.distances) == nedge
+        distances = levels_on(comm, case, graph, source, xp, backend)
+        assert traversed_edges(graph, comm, distances) == nedge
     # directed_with_sinks from 0 reaches 0..4; out-edges 0->1, 0->3, 1->2, 3->4 (self-loops gone).
-    graph = build(comm, graphs.directed_with_sinks())
-    result = bfs_levels(graph, 0, NUMPY, comm)
-    assert traversed_edges(graph, comm, result.distances) == 4
+    case = graphs.directed_with_sinks()
+    graph = build(comm, case, xp)
+    assert traversed_edges(graph, comm, levels_on(comm, case, graph, 0, xp, backend)) == 4
     # A random undirected graph: the edges of the component, each once (scipy reference).
     src, dst, n, _ = case = graphs.random_graph(500, 400, 3, False)
-    graph = build(comm, case)
-    result = bfs_levels(graph, int(src[0]), NUMPY, comm)
+    graph = build(comm, case, xp)
+    distances = levels_on(comm, case, graph, int(src[0]), xp, backend)
     reached = graphs.reference_distances(src, dst, n, False, int(src[0])) >= 0
     keep = src != dst
     edges = np.unique(np.minimum(src, dst)[keep] * n + np.maximum(src, dst)[keep])
     expected = int(np.count_nonzero(reached[edges // n]))
-    assert traversed_edges(graph, comm, result.distances) == expected
+    assert traversed_edges(graph, comm, distances) == expected
+    if xp is not np:  # host distances against a device graph are moved over
+        assert traversed_edges(graph, comm, distances.get()) == expected
 
 
 def test_traversed_edges(comm):
@@ -182,9 +206,9 @@ def one_rank_roots(case, count, seed=DEFAULT_ROOT_SEED):
     return choose_roots(build(ONE, case), ONE, count, seed)
 
 
-def check_roots(comm, name):
+def check_roots(comm, name, xp=np):
     src, dst, _, directed = case = ROOT_GRAPHS[name]
-    graph = build(comm, case)
+    graph = build(comm, case, xp)
     keep = src != dst
     with_edges = np.unique(src[keep] if directed else np.concatenate([src[keep], dst[keep]]))
     for count in (1, 5, 64):
@@ -201,6 +225,7 @@ def check_roots(comm, name):
     expected = with_edges[np.argsort(hashes)][:64].tolist()
     assert choose_roots(graph, comm, 64) == expected
     assert choose_roots(graph, comm, 64, seed=7) != choose_roots(graph, comm, 64)
+    assert choose_roots(graph, comm, 0) == []
 
 
 @pytest.mark.parametrize("name", sorted(ROOT_GRAPHS))
@@ -220,3 +245,54 @@ def test_fewer_roots_when_few_vertices_have_edges():
     assert sorted(one_rank_roots(case, 64)) == [0, 1, 3, 4]
     assert one_rank_roots((np.zeros(0, np.int64), np.zeros(0, np.int64), 4, False), 64) == []
     assert one_rank_roots(case, 0) == []
+
+
+# ---- array modules --------------------------------------------------------------------------
+
+
+def test_traversed_edges_in_array_module(comm, xp):
+    check_traversed_edges(comm, xp, backend_for(xp))
+
+
+@pytest.mark.mpi
+def test_traversed_edges_in_array_module_mpi(comm, xp):
+    check_traversed_edges(comm, xp, backend_for(xp))
+
+
+@pytest.mark.parametrize("name", sorted(ROOT_GRAPHS))
+def test_roots_in_array_module(comm, xp, name):
+    check_roots(comm, name, xp)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", sorted(ROOT_GRAPHS))
+def test_roots_in_array_module_mpi(comm, xp, name):
+    check_roots(comm, name, xp)
+
+
+def test_fake_cupy_traversed_edges(comm, fake_cupy):
+    check_traversed_edges(StagingComm(comm), fake_cupy, backend=None)
+
+
+@pytest.mark.mpi
+def test_fake_cupy_traversed_edges_mpi(comm, fake_cupy):
+    check_traversed_edges(StagingComm(comm), fake_cupy, backend=None)
+
+
+@pytest.mark.parametrize("name", sorted(ROOT_GRAPHS))
+def test_fake_cupy_roots(comm, fake_cupy, name):
+    check_roots(StagingComm(comm), name, fake_cupy)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", sorted(ROOT_GRAPHS))
+def test_fake_cupy_roots_mpi(comm, fake_cupy, name):
+    check_roots(StagingComm(comm), name, fake_cupy)
+
+
+def test_fake_cupy_hashes(fake_cupy):
+    vertices = np.array([0, 1, 5, 2**40, 2**62], dtype=np.int64)
+    got = root_hash(DEFAULT_ROOT_SEED, fake_cupy.asarray(vertices))
+    assert isinstance(got, DeviceArray)
+    assert np.array_equal(got.get(), root_hash(DEFAULT_ROOT_SEED, vertices))
+    assert root_hash(7, [3, 4]).tolist() == root_hash(7, np.array([3, 4])).tolist()
