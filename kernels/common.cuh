@@ -29,6 +29,8 @@
     !defined(DISTBFS_WARP_HASH_SLOTS) || !defined(DISTBFS_HISTORY_HASH_SLOTS) ||        \
     !defined(DISTBFS_MAX_BINS) || !defined(DISTBFS_FUSED_THREADS) ||                    \
     !defined(DISTBFS_FUSED_MAX_EDGES) || !defined(DISTBFS_VERTEX_BITS) ||               \
+    !defined(DISTBFS_FUSED_BLOCKS_PER_SM) || !defined(DISTBFS_FUSED_HEAVY_DEGREE) ||    \
+    !defined(DISTBFS_FUSED_SCRATCH_SLOTS) ||                                            \
     !defined(DISTBFS_UNREACHED) || !defined(DISTBFS_COUNTER_EDGES) ||                   \
     !defined(DISTBFS_COUNTER_FILTERED) || !defined(DISTBFS_COUNTER_FRONTIER) ||         \
     !defined(DISTBFS_COUNTER_FUSED_LEVELS) || !defined(DISTBFS_COUNTER_BINS) ||         \
@@ -61,6 +63,8 @@ constexpr int kWarpHashSlots = DISTBFS_WARP_HASH_SLOTS;
 constexpr int kHistoryHashSlots = DISTBFS_HISTORY_HASH_SLOTS;
 constexpr int kMaxBins = DISTBFS_MAX_BINS;
 constexpr int kFusedThreads = DISTBFS_FUSED_THREADS;
+constexpr int kFusedBlocksPerSm = DISTBFS_FUSED_BLOCKS_PER_SM;
+constexpr size_type kFusedHeavyDegree = DISTBFS_FUSED_HEAVY_DEGREE;
 constexpr size_type kFusedMaxEdges = DISTBFS_FUSED_MAX_EDGES;
 constexpr unsigned int kFullWarp = 0xffffffffu;
 
@@ -82,6 +86,9 @@ constexpr int kCounterFrontier = DISTBFS_COUNTER_FRONTIER;        // vertices co
 constexpr int kCounterFusedLevels = DISTBFS_COUNTER_FUSED_LEVELS;  // levels the fused kernel ran
 constexpr int kCounterBins = DISTBFS_COUNTER_BINS;                // + b: items of owner bin b
 constexpr int kCounterCursors = DISTBFS_COUNTER_CURSORS;          // + b: items placed in bin b
+
+// Length (int64 words) of the scratch array the fused kernel keeps its level counts in.
+constexpr int kFusedScratchSlots = DISTBFS_FUSED_SCRATCH_SLOTS;
 
 // Number of items a kernel may read from a queue: its device counter clamped to the capacity,
 // or `limit` itself when the length is known on the host (count == nullptr).

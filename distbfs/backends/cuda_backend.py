@@ -9,14 +9,15 @@ The two-phase strategy (section 5.3) with the multi-GPU fused filter+partition (
   (each unvisited vertex is sent once); binning by owner (``v % nbins``) by counting sort.
 - contract (``kernels/contract.cu``): status lookup against the owned labels, labeling with
   atomicCAS (each vertex enters the next frontier once), predecessors, next vertex frontier.
-- run_small_levels (``kernels/contract_expand.cu``, one rank, sections 5.2/5.4): one block
-  runs levels back to back while the frontier is small.
+- run_small_levels (``kernels/contract_expand.cu``, one rank, sections 5.2/5.4): one
+  persistent cooperative grid runs levels back to back, one grid barrier per level, while the
+  frontier is small; one launch and one host read for the whole run.
 
 Host protocol. ``start`` allocates every queue of the search, sized from the graph: the edge
 queue holds ``queue_sizing`` x the local edge count items (never more than that count: each
 vertex enters a frontier once, so no level expands more edges than the rank stores); the bin
 queue holds min(edge queue, n); the vertex frontier nlocal. No level allocates (but the first
-with several bins, or the first fused run, allocates its extra queue once). Kernels append to
+with several bins, or the first fused run, allocates its extra queues once). Kernels append to
 queues with one atomicAdd per block on a small per-level counter array (``kernels.Counter``),
 and store nothing past a queue's capacity; the host reads the counters through pinned memory
 and raises ``DeviceError`` on overflow, naming the queue, the size needed and the setting to
@@ -48,7 +49,7 @@ from ..partition import local_id, owner
 from ..timing import NullTimer
 from .base import EdgeFrontier, SearchState
 from .cuda_timing import CudaEventTimer
-from .kernels import Counter, counter_slots, get_kernel
+from .kernels import FUSED_SCRATCH_SLOTS, Counter, counter_slots, get_kernel
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
 MASK_DTYPE = np.dtype(np.uint32)
@@ -134,6 +135,10 @@ class _Queues:
     kept_vertices: Any | None = None  # survivors before binning (several bins only)
     kept_parents: Any | None = None
     spare_frontier: Any | None = None  # ping-pong partner of ``frontier`` (fused levels only)
+    heavy_vertices: Any | None = None  # fused levels: frontier vertices of long lists, ping
+    spare_heavy: Any | None = None  # and pong
+    heavy_capacity: int = 0  # vertices of this rank with more than fused_heavy_degree neighbours
+    fused_scratch: Any | None = None  # fused levels: the kernel's ring of per-level counts
     level: _LevelCounts | None = None
 
     def __post_init__(self) -> None:
@@ -247,7 +252,9 @@ class CudaBackend:
         self.queue_sizing = float(queue_sizing)
         self.small_frontier_limit = policy.fused_max_frontier
         self._max_degree: dict[tuple[int, int, int], int] = {}
+        self._heavy_vertices: dict[tuple[int, int, int], int] = {}
         self._persistent: dict[int, int] = {}
+        self._fused_grids: dict[int, int] = {}
 
     # -- interface shared with the other backends ------------------------------------------
 
@@ -482,12 +489,13 @@ class CudaBackend:
     def run_small_levels(
         self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
     ) -> int:
-        """Run BFS levels in one thread block while the frontier is small (one rank only).
+        """Run BFS levels in one cooperative grid while the frontier is small (one rank only).
 
         ``level`` is the label of the current frontier's vertices. Levels run until the
         frontier is empty, holds more than ``max_frontier`` vertices, or has more than
         ``LaunchPolicy.fused_max_edges`` edges; the state is then as after that many two-phase
-        levels (labels, predecessors, bitmask, ``vertex_frontier``, ``frontier_size``).
+        levels (labels, predecessors, bitmask, ``vertex_frontier``, ``frontier_size``). One
+        launch and one read of the counters, however many levels run.
 
         Returns the number of levels run: 0 when the graph is striped over several ranks
         (levels need exchanges) or the frontier is empty or too large to start.
@@ -496,18 +504,14 @@ class CudaBackend:
         size = int(state.frontier_size)
         if graph.size != 1 or size == 0 or size > max_frontier:
             return 0
-        if queues.spare_frontier is None:
-            length = queues.frontier.shape[0]
-            nbytes = length * queues.vertex_dtype.itemsize
-            queues.spare_frontier = self._allocate(
-                graph, "spare vertex frontier", length, queues.vertex_dtype, nbytes
-            )
+        self._ensure_fused_queues(queues)
         frontier = self._vertices(state.vertex_frontier, queues)
         if frontier.data.ptr != queues.frontier.data.ptr:  # a frontier set from elsewhere
             queues.frontier[:size] = frontier
         queues.begin_level(edge_bound=0)
-        queues.kernels["contract_expand"](
-            (1,),
+        kernel = queues.kernels["contract_expand"]
+        kernel(
+            (self._fused_grid(kernel),),
             (self.policy.fused_threads,),
             (
                 queues.frontier,
@@ -521,6 +525,10 @@ class CudaBackend:
                 state.labels,
                 state.preds,
                 state.visited_mask,
+                queues.heavy_vertices,
+                queues.spare_heavy,
+                np.int64(queues.heavy_capacity),
+                queues.fused_scratch,
                 queues.counters,
             ),
         )
@@ -532,6 +540,51 @@ class CudaBackend:
         state.frontier_size = size
         state.vertex_frontier = queues.frontier[:size]
         return levels
+
+    def _ensure_fused_queues(self, queues: _Queues) -> None:
+        """Allocate, once per search, the fused kernel's spare frontier, heavy queues, scratch.
+
+        A heavy queue holds one level's frontier vertices of more than ``fused_heavy_degree``
+        neighbours; each vertex enters one frontier once, so the rank's count of such vertices
+        is a capacity no level can exceed.
+        """
+        if queues.spare_frontier is not None:
+            return
+        graph, dtype = queues.graph, queues.vertex_dtype
+        length = queues.frontier.shape[0]
+        heavy = self._graph_heavy_vertices(graph)
+        nbytes = (length + 2 * max(1, heavy)) * dtype.itemsize
+        nbytes += FUSED_SCRATCH_SLOTS * COUNTER_DTYPE.itemsize
+        allocate = self._allocate
+        queues.spare_frontier = allocate(graph, "spare vertex frontier", length, dtype, nbytes)
+        queues.heavy_vertices = allocate(graph, "heavy queue", max(1, heavy), dtype, nbytes)
+        queues.spare_heavy = allocate(graph, "spare heavy queue", max(1, heavy), dtype, nbytes)
+        queues.heavy_capacity = heavy
+        queues.fused_scratch = self._allocate(
+            graph, "fused level counts", FUSED_SCRATCH_SLOTS, COUNTER_DTYPE, nbytes
+        )
+
+    def _fused_grid(self, kernel: Any) -> int:
+        """Blocks of the fused cooperative grid on the current device (memoized).
+
+        ``fused_blocks_per_sm`` per multiprocessor, or fewer if the occupancy calculator says
+        fewer blocks of the compiled kernel are resident at once: a cooperative launch needs
+        every block resident, and CuPy would shrink a larger grid with a warning.
+        """
+        device = cupy.cuda.Device().id
+        if device not in self._fused_grids:
+            processors = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
+            resident = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                kernel.kernel.ptr, self.policy.fused_threads, 0
+            )
+            if resident < 1:
+                raise DeviceError(
+                    f"the fused kernel does not fit a multiprocessor with "
+                    f"LaunchPolicy.fused_threads={self.policy.fused_threads}; lower it"
+                )
+            per_sm = min(self.policy.fused_blocks_per_sm, resident)
+            self._fused_grids[device] = processors * per_sm
+        return self._fused_grids[device]
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -568,6 +621,20 @@ class CudaBackend:
             degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
             self._max_degree[key] = int(degrees.max()) if degrees.size else 0
         return self._max_degree[key]
+
+    def _graph_heavy_vertices(self, graph: DistGraph) -> int:
+        """Vertices of this rank with more than ``fused_heavy_degree`` neighbours (memoized).
+
+        Keyed like ``_graph_max_degree``; a stale entry would only misjudge the heavy queues'
+        capacity, which the fused kernel checks before every level (it then stops, and the
+        two-phase path takes the level).
+        """
+        key = (graph.row_offsets.data.ptr, graph.row_offsets.size, graph.num_local_edges)
+        if key not in self._heavy_vertices:
+            degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
+            heavy = degrees > self.policy.fused_heavy_degree
+            self._heavy_vertices[key] = int(cupy.count_nonzero(heavy))
+        return self._heavy_vertices[key]
 
     def _persistent_grid(self) -> int:
         """Blocks that fill the current device: ``blocks_per_sm`` per multiprocessor."""

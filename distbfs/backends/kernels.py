@@ -8,15 +8,20 @@ compiled with ``kernels/common.cuh`` pasted in place of its ``#include "common.c
 the source text and the options, which then cover the header too.
 
 Compile options: ``-std=c++17``, the launch policy (``LaunchPolicy.defines()``), the counter
-layout (``Counter``), ``UNREACHED`` and the vertex width, all as ``-D``; NVRTC through CuPy,
-which also picks the target architecture from the current device (``sm_XX`` of its compute
-capability) and puts its bundled CUB on the include path. ``python -m distbfs.backends.kernels``
-compiles every stage with nvcc instead, for a machine without a GPU (syntax and type check).
+layout (``Counter``), the fused kernel's scratch length, ``UNREACHED`` and the vertex width, all
+as ``-D``; NVRTC through CuPy, which also picks the target architecture from the current device
+(``sm_XX`` of its compute capability) and puts its bundled CUB and the CUDA headers
+(``cooperative_groups.h``) on the include path. Stages in ``COOPERATIVE_STAGES`` are built with
+``enable_cooperative_groups``. ``python -m distbfs.backends.kernels`` compiles every stage with
+nvcc instead, for a machine without a GPU (syntax and type check), for the default policy and a
+small one, and checks from ptxas's resource report that the cooperative kernel's blocks fit
+``fused_blocks_per_sm`` to a multiprocessor (registers, shared memory).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +35,15 @@ from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
 STAGES = ("expand", "filter_partition", "contract", "contract_expand")
 """Kernel source files (``kernels/<stage>.cu``), one stage each."""
+
+COOPERATIVE_STAGES = frozenset({"contract_expand"})
+"""Stages whose kernels synchronize their whole grid (``cooperative_groups::this_grid().sync()``):
+built with ``enable_cooperative_groups``, so CuPy launches them with cuLaunchCooperativeKernel,
+which guarantees every block is resident at once (and refuses a grid larger than that)."""
+
+FUSED_SCRATCH_SLOTS = 9
+"""int64 words of the fused kernel's scratch array: its ring of per-level counts (three levels
+of vertices, edges and heavy vertices; ``kernels/contract_expand.cu``)."""
 
 HEADER = "common.cuh"
 _INCLUDE_LINE = f'#include "{HEADER}"'
@@ -81,6 +95,7 @@ def compile_options(policy: LaunchPolicy, vertex_bits: int) -> tuple[str, ...]:
         *policy.defines(),
         *layout,
         f"-DDISTBFS_COUNTER_CURSORS={counter_cursors(policy)}",
+        f"-DDISTBFS_FUSED_SCRATCH_SLOTS={FUSED_SCRATCH_SLOTS}",
         f"-DDISTBFS_UNREACHED={UNREACHED}",
         f"-DDISTBFS_VERTEX_BITS={vertex_bits}",
     )
@@ -105,7 +120,11 @@ def _module(device_id: int, stage: str, options: tuple[str, ...]) -> Any:
     import cupy
 
     with cupy.cuda.Device(device_id):
-        module = cupy.RawModule(code=stage_source(stage), options=options)
+        module = cupy.RawModule(
+            code=stage_source(stage),
+            options=options,
+            enable_cooperative_groups=stage in COOPERATIVE_STAGES,
+        )
         module.compile()  # compile now, on this device, so errors surface here
     return module
 
@@ -124,10 +143,43 @@ def get_kernel(
     return get_module(stage, policy, vertex_bits).get_function(name)
 
 
+SM90_LIMITS = {
+    "registers": 65536,
+    "shared_bytes": 233472,
+    "block_reserved_bytes": 1024,
+    "threads": 2048,
+    "blocks": 32,
+}
+"""Per-multiprocessor resources of sm_90 (H100/H200) that bound how many blocks are resident:
+the register file, shared memory (228 KB) and what the system reserves of it per block, threads
+and blocks."""
+
+CHECK_POLICIES = (
+    DEFAULT_POLICY,
+    LaunchPolicy(
+        block_threads=64,
+        items_per_thread=1,
+        warp_hash_slots=32,
+        history_hash_slots=64,
+        max_bins=64,
+        fused_threads=64,
+        fused_blocks_per_sm=1,
+        fused_heavy_degree=8,
+        fused_max_edges=1000,
+        fused_max_frontier=100,
+    ),
+)
+"""Policies ``python -m distbfs.backends.kernels`` compiles: the default and a small one (the
+smallest blocks the tests use), so that no size is only ever compiled on the device."""
+
+
 def nvcc_check(
     policy: LaunchPolicy = DEFAULT_POLICY, arch: str = "sm_90", nvcc: str | None = None
 ) -> list[tuple[str, int, str]]:
     """Compile every stage with nvcc for ``arch`` (no GPU needed), both vertex widths.
+
+    Cooperative stages are compiled with ptxas's resource report and checked with
+    ``cooperative_fit`` (a failure there is reported as return code 1).
 
     Returns ``(stage/width, return code, compiler output)`` per compilation.
     """
@@ -138,11 +190,13 @@ def nvcc_check(
     results = []
     for vertex_bits in (32, 64):
         for stage in STAGES:
+            cooperative = stage in COOPERATIVE_STAGES
             command = [
                 nvcc,
                 *compile_options(policy, vertex_bits),
                 f"-arch={arch}",
                 "--cubin",
+                *(("-Xptxas=-v",) if cooperative else ()),
                 "-o",
                 "/dev/null",
                 "-I",
@@ -151,17 +205,58 @@ def nvcc_check(
             ]
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             output = done.stdout + done.stderr
-            results.append((f"{stage}/int{vertex_bits}", done.returncode, output))
+            code = done.returncode
+            if code == 0 and cooperative:
+                problem, summary = cooperative_fit(output, policy)
+                output = summary if problem is None else f"{problem}\n{output}"
+                code = 0 if problem is None else 1
+            results.append((f"{stage}/int{vertex_bits}", code, output))
     return results
+
+
+def cooperative_fit(ptxas_report: str, policy: LaunchPolicy) -> tuple[str | None, str]:
+    """Whether ``policy.fused_blocks_per_sm`` blocks of the fused kernel fit one sm_90 SM.
+
+    ``ptxas_report`` is ptxas's ``-v`` output for the kernel ("Used R registers, ... S bytes
+    smem", spill counts). Returns ``(problem or None, one-line summary)``. A cooperative launch
+    refuses a grid larger than what is resident at once, and the backend sizes the grid with the
+    occupancy calculator, so this is the static view of what the device will say.
+    """
+    registers = re.search(r"Used (\d+) registers", ptxas_report)
+    shared = re.search(r"(\d+) bytes smem", ptxas_report)
+    spills = re.search(r"(\d+) bytes spill stores", ptxas_report)
+    if registers is None or shared is None:
+        return "no ptxas resource report for the cooperative kernel", ptxas_report
+    regs, smem = int(registers.group(1)), int(shared.group(1))
+    warps = policy.fused_threads // 32
+    per_warp = -(-regs * 32 // 256) * 256  # registers are allocated 256 to a warp
+    by_registers = SM90_LIMITS["registers"] // (per_warp * warps)
+    by_shared = SM90_LIMITS["shared_bytes"] // (smem + SM90_LIMITS["block_reserved_bytes"])
+    by_threads = SM90_LIMITS["threads"] // policy.fused_threads
+    fit = min(by_registers, by_shared, by_threads, SM90_LIMITS["blocks"])
+    spilled = int(spills.group(1)) if spills else 0
+    summary = (
+        f"{regs} registers, {smem} B shared, {spilled} B spilled: {fit} blocks of "
+        f"{policy.fused_threads} fit an SM (policy asks {policy.fused_blocks_per_sm})"
+    )
+    if fit < policy.fused_blocks_per_sm:
+        return f"the fused kernel does not fit: {summary}", summary
+    return None, summary
 
 
 def _main() -> int:
     failed = 0
-    for name, code, output in nvcc_check():
-        print(f"{'ok  ' if code == 0 else 'FAIL'} {name}")
-        if output.strip():
-            print("\n".join(output.rstrip().splitlines()[:40]))
-        failed += code != 0
+    for policy in CHECK_POLICIES:
+        print(
+            f"policy: block_threads={policy.block_threads} fused_threads={policy.fused_threads} "
+            f"x {policy.fused_blocks_per_sm} per SM, fused_heavy_degree="
+            f"{policy.fused_heavy_degree}"
+        )
+        for name, code, output in nvcc_check(policy):
+            print(f"{'ok  ' if code == 0 else 'FAIL'} {name}")
+            if output.strip():
+                print("\n".join("     " + line for line in output.rstrip().splitlines()[:40]))
+            failed += code != 0
     return 1 if failed else 0
 
 

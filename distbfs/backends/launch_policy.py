@@ -16,6 +16,9 @@ from dataclasses import dataclass
 WARP_THREADS = 32
 """Threads per warp on every NVIDIA GPU the kernels target."""
 
+MAX_THREADS_PER_SM = 2048
+"""Resident threads per multiprocessor on the GPUs the kernels target (sm_70 to sm_90)."""
+
 
 def _is_power_of_two(value: int) -> bool:
     return value > 0 and value & (value - 1) == 0
@@ -43,13 +46,46 @@ class LaunchPolicy:
     max_bins : int
         Most owner bins (ranks) filter_partition can sort into; sizes the per-block histograms.
     fused_threads : int
-        Threads of the one block that runs small levels back to back (contract-expand, 5.2/5.4).
+        Threads per block of the cooperative grid that runs small levels back to back
+        (contract-expand, sections 5.2 and 5.4; ``kernels/contract_expand.cu``).
+    fused_blocks_per_sm : int
+        Resident blocks per multiprocessor of that grid. The grid is this many blocks per
+        multiprocessor, fewer if the occupancy calculator says fewer fit (a cooperative launch
+        needs every block resident at once). Compiled into ``__launch_bounds__`` as the minimum
+        blocks per multiprocessor, so registers are budgeted for it; ``fused_threads *
+        fused_blocks_per_sm`` must not exceed the 2048 threads a multiprocessor holds. 256 x 3:
+        the kernel needs 80 registers a thread (sm_90, no spills; 4 blocks would cap it at 64
+        and spill), and a grid barrier over 132-264 blocks measured 1.0 us.
+    fused_heavy_degree : int
+        Adjacency lists longer than this are gathered by the whole grid in the fused kernel (grid
+        gathering: their edges are dealt out over every thread of every block); shorter lists are
+        gathered inside the block that owns their vertex. A block strip-mines at most this many
+        edges of one list (8 rounds of 256 threads by default), so no single hub serialises a
+        level on one multiprocessor.
     fused_max_edges : int
-        The fused block stops before a level whose frontier has more edges than this (one block
-        strip-mining a hub's list is slower than the two-phase path with the whole GPU).
+        The fused grid stops before a level whose frontier has more edges than this.
     fused_max_frontier : int
-        The hybrid strategy hands a level to the fused block while its vertex frontier holds at
-        most this many vertices (section 5.4's switch: below it one block beats a grid launch).
+        The hybrid strategy hands a level to the fused grid while its vertex frontier holds at
+        most this many vertices, and the grid stops before a larger one.
+
+    Notes
+    -----
+    Why the fused limits are as large as they are. A two-phase level costs about 90 us besides
+    its work (five launches from Python at 3.8 us, stream gaps, and the host read of its counters
+    at 19 us, measured on an H200; see shared/DEVICE.md). A fused level costs one grid barrier
+    (1.0 us across 132-264 blocks) besides its work, and its work is the two-phase level's minus
+    the edge queue: one column read, a bitmask test and, for new vertices, a claim per edge,
+    dealt over the whole device as a two-phase kernel's is (frontier split evenly over the blocks,
+    lists longer than ``fused_heavy_degree`` over every thread). So a fused level is not slower
+    per edge at any size; the limits only bound what one launch can take: a level of 2**20
+    edges costs the fused grid about 2**20 x 3 memory operations / ~100 G/s = ~30 us, still far
+    under a two-phase level's fixed cost. The 300^3 3D grid searched from a corner (frontier up
+    to 67,500 vertices and ~400 k edges; "~100 k vertices and ~600 k edges" with margin) thus
+    runs every level fused, and so do the 2D grids and road networks. Kronecker graphs reach
+    frontiers of millions of edges within two or three levels: those still go to the two-phase
+    path (one launch of the fused grid that stops at once costs ~25 us there, once per such
+    level). Retune both with ``benchmarks/bench_gpu.py --strategy hybrid`` against
+    ``--strategy two_phase`` on the kron graphs when a direction-optimizing step arrives.
     """
 
     block_threads: int = 256
@@ -58,9 +94,11 @@ class LaunchPolicy:
     warp_hash_slots: int = 128
     history_hash_slots: int = 1024
     max_bins: int = 1024
-    fused_threads: int = 1024
-    fused_max_edges: int = 1 << 16
-    fused_max_frontier: int = 8192
+    fused_threads: int = 256
+    fused_blocks_per_sm: int = 3
+    fused_heavy_degree: int = 2048
+    fused_max_edges: int = 1 << 20
+    fused_max_frontier: int = 1 << 17
 
     def __post_init__(self) -> None:
         for name in ("block_threads", "fused_threads"):
@@ -75,12 +113,21 @@ class LaunchPolicy:
             "items_per_thread",
             "blocks_per_sm",
             "max_bins",
+            "fused_blocks_per_sm",
+            "fused_heavy_degree",
             "fused_max_edges",
             "fused_max_frontier",
         ):
             value = getattr(self, name)
             if value < 1:
                 raise ValueError(f"LaunchPolicy.{name}={value}: need at least 1")
+        resident = self.fused_threads * self.fused_blocks_per_sm
+        if resident > MAX_THREADS_PER_SM:
+            raise ValueError(
+                f"LaunchPolicy.fused_threads={self.fused_threads} x fused_blocks_per_sm="
+                f"{self.fused_blocks_per_sm} = {resident} threads: a multiprocessor holds at most "
+                f"{MAX_THREADS_PER_SM}, and the fused grid needs all its blocks resident"
+            )
 
     @property
     def tile_items(self) -> int:
@@ -96,6 +143,8 @@ class LaunchPolicy:
             f"-DDISTBFS_HISTORY_HASH_SLOTS={self.history_hash_slots}",
             f"-DDISTBFS_MAX_BINS={self.max_bins}",
             f"-DDISTBFS_FUSED_THREADS={self.fused_threads}",
+            f"-DDISTBFS_FUSED_BLOCKS_PER_SM={self.fused_blocks_per_sm}",
+            f"-DDISTBFS_FUSED_HEAVY_DEGREE={self.fused_heavy_degree}",
             f"-DDISTBFS_FUSED_MAX_EDGES={self.fused_max_edges}",
         )
 
