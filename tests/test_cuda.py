@@ -1,6 +1,8 @@
 """GPU tests of the CUDA backend: every kernel against the numpy stage it replaces, whole
-searches against the numpy backend and scipy, predecessors, the fused small-frontier levels,
-several ranks simulated in one process, int64 column ids, queue overflow and the event timer.
+searches against the numpy backend and scipy, predecessors, the fused small-frontier levels
+(one persistent cooperative grid: one launch for a whole path or grid, exact state when it
+stops, the edge budget, grid gathering of long lists, its size on the device), several ranks
+simulated in one process, int64 column ids, queue overflow and the event timer.
 
 Needs CuPy and a CUDA device (the whole module is skipped otherwise); on the GPU machine:
 ``python -m pytest -m gpu tests/test_cuda.py``. Kernel output order is arbitrary, so queues are
@@ -8,6 +10,8 @@ compared as sorted arrays or sets, bins bin by bin.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
@@ -23,7 +27,7 @@ if _DEVICES < 1:
 
 from distbfs.backends.base import EdgeFrontier  # noqa: E402
 from distbfs.backends.cuda_backend import CudaBackend, PendingBins  # noqa: E402
-from distbfs.backends.launch_policy import LaunchPolicy  # noqa: E402
+from distbfs.backends.launch_policy import DEFAULT_POLICY, LaunchPolicy  # noqa: E402
 from distbfs.backends.numpy_backend import NumpyBackend  # noqa: E402
 from distbfs.bfs import bfs_levels  # noqa: E402
 from distbfs.comm.base import Bins  # noqa: E402
@@ -492,6 +496,228 @@ def test_fused_levels_decline_several_ranks():
     case = SEARCH_CASES["random-undirected"][0]
     _g_np, g_cu, _s_np, s_cu, cuda = _states(case, 0, 2, False)
     assert cuda.run_small_levels(g_cu, s_cu, 0, 10**9) == 0
+
+
+# ----------------------------------------------------------------------------- cooperative grid
+
+
+class FusedCounting(CudaBackend):
+    """The CUDA backend, counting what its fused cooperative grid did."""
+
+    def __init__(self, policy: LaunchPolicy = DEFAULT_POLICY) -> None:
+        super().__init__(policy)
+        self.fused_levels = 0  # levels run by the fused grid, all launches together
+        self.calls = 0  # run_small_levels calls (a launch each, unless declined on the host)
+        self.runs: list[tuple[int, int]] = []  # (first level, levels run) of each fused run
+
+    def run_small_levels(self, graph, state, level, max_frontier):
+        done = super().run_small_levels(graph, state, level, max_frontier)
+        self.fused_levels += done
+        self.calls += 1
+        if done:
+            self.runs.append((level, done))
+        return done
+
+
+def grid3d(nx: int, ny: int, nz: int):
+    """The nx x ny x nz lattice, each vertex joined to its (up to six) axis neighbours."""
+    ids = np.arange(nx * ny * nz, dtype=np.int64).reshape(nx, ny, nz)
+    src = np.concatenate([ids[:-1].ravel(), ids[:, :-1].ravel(), ids[:, :, :-1].ravel()])
+    dst = np.concatenate([ids[1:].ravel(), ids[:, 1:].ravel(), ids[:, :, 1:].ravel()])
+    return src, dst, nx * ny * nz, False
+
+
+COOPERATIVE_CASES = {
+    "path-3000": (graphs.path(3000), 0),
+    "path-100000": (graphs.path(100_000), 0),
+    "path-100000-middle": (graphs.path(100_000), 50_000),
+    "grid-300x300-corner": (graphs.grid(300, 300), 0),
+    "grid-300x300-middle": (graphs.grid(300, 300), 150 * 300 + 150),
+    "grid3d-40": (grid3d(40, 40, 40), 0),
+    "random-undirected": (graphs.random_graph(20_000, 80_000, 11, False), 0),
+    "random-directed": (graphs.random_graph(20_000, 60_000, 12, True), 3),
+    "random-sparse": (graphs.random_graph(50_000, 30_000, 13, False), 0),  # 88 levels, 16 k
+    "mixed-degrees": (mixed_degrees(), 27),  # 12 levels, reaches 5965 of 6000
+    "hubs": (hubs_undirected(), 2),  # lists of 3000 > fused_heavy_degree: grid gathering
+}
+
+
+def _cooperative(case, source, backend, strategy, predecessors=True):
+    """A whole search through distbfs.bfs.bfs_levels; distances checked against scipy."""
+    result = bfs_levels(
+        build(case, cupy), source, backend, ONE_RANK, predecessors=predecessors, strategy=strategy
+    )
+    dist = cupy.asnumpy(result.distances).astype(np.int64)
+    want = graphs.reference_distances(*case, source)
+    np.testing.assert_array_equal(dist, want)
+    if predecessors:
+        check_predecessors(case, source, dist, cupy.asnumpy(result.predecessors))
+    else:
+        assert result.predecessors is None
+    assert sum(row.span for row in result.levels) == int(want.max()) + 1
+    return result
+
+
+@pytest.mark.parametrize("strategy", ["contract_expand", "hybrid"])
+@pytest.mark.parametrize("name", sorted(COOPERATIVE_CASES))
+def test_cooperative_grid_runs_every_level_in_one_launch(name, strategy):
+    """Under the default limits every level of these graphs is fused, all in ONE launch."""
+    case, source = COOPERATIVE_CASES[name]
+    backend = FusedCounting()
+    with warnings.catch_warnings():
+        # CuPy shrinks a cooperative grid larger than what is resident, with this warning.
+        warnings.filterwarnings("error", message="The grid size will be reduced")
+        result = _cooperative(case, source, backend, strategy)
+    want = graphs.reference_distances(*case, source)
+    assert backend.fused_levels == int(want.max()) + 1
+    assert backend.calls == 1
+    assert len(result.levels) == 1 and result.levels[0].span == backend.fused_levels
+
+
+SMALL_GRID = LaunchPolicy(fused_threads=64, fused_blocks_per_sm=1, fused_heavy_degree=8)
+"""Small blocks: a block's share of a frontier takes several chunks, lists > 8 go grid-wide."""
+GRID_GATHERING = LaunchPolicy(fused_heavy_degree=1)
+"""Almost every list is gathered by the whole grid (degree 1 stays in its block)."""
+NO_GRID_GATHERING = LaunchPolicy(fused_heavy_degree=1 << 30)
+"""Every list is gathered inside its block, hubs included."""
+TIGHT_LIMITS = LaunchPolicy(fused_max_frontier=64, fused_max_edges=300, fused_heavy_degree=4)
+"""The grid stops often: hybrid alternates fused runs and two-phase levels."""
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [SMALL_GRID, GRID_GATHERING, NO_GRID_GATHERING, TIGHT_LIMITS],
+    ids=["small-grid", "grid-gathering", "no-grid-gathering", "tight-limits"],
+)
+@pytest.mark.parametrize("strategy", ["contract_expand", "hybrid"])
+@pytest.mark.parametrize(
+    "name",
+    ["path-3000", "grid-300x300-middle", "grid3d-40", "random-directed", "mixed-degrees", "hubs"],
+)
+def test_cooperative_grid_with_other_policies(name, strategy, policy):
+    case, source = COOPERATIVE_CASES[name]
+    backend = FusedCounting(policy)
+    _cooperative(case, source, backend, strategy)
+    assert backend.fused_levels > 0
+
+
+def test_cooperative_grid_alternates_with_two_phase_levels():
+    """Small levels fused, large ones in two phases, small ones fused again (hybrid, 5.4)."""
+    case, source = COOPERATIVE_CASES["random-sparse"]  # frontiers grow past 64, then shrink
+    backend = FusedCounting(TIGHT_LIMITS)
+    result = _cooperative(case, source, backend, "hybrid")
+    assert len(backend.runs) >= 2
+    fused = dict(backend.runs)
+    assert fused[0] > 1  # the first levels, from one vertex, are small
+    want = graphs.reference_distances(*case, source)
+    for row in result.levels:
+        assert row.frontier == int(np.count_nonzero(want == row.level))
+        if row.level in fused:
+            assert row.span == fused[row.level]
+        else:  # a two-phase level: a large frontier, or one with too many edges
+            assert row.span == 1 and row.edges_expanded > 0
+
+
+@pytest.mark.parametrize("predecessors", [False, True])
+def test_cooperative_grid_without_predecessors_and_with_int64_ids(predecessors):
+    case, source = COOPERATIVE_CASES["mixed-degrees"]
+    graph = build(case, cupy)
+    wide = DistGraph(
+        graph.n,
+        graph.num_edges,
+        graph.directed,
+        graph.rank,
+        graph.size,
+        graph.row_offsets,
+        graph.column_indices.astype(cupy.int64),
+    )
+    for g in (graph, wide):
+        backend = FusedCounting(SMALL_GRID)
+        result = bfs_levels(
+            g, source, backend, ONE_RANK, predecessors=predecessors, strategy="contract_expand"
+        )
+        dist = cupy.asnumpy(result.distances).astype(np.int64)
+        np.testing.assert_array_equal(dist, graphs.reference_distances(*case, source))
+        if predecessors:
+            check_predecessors(case, source, dist, cupy.asnumpy(result.predecessors))
+        else:
+            assert result.predecessors is None
+        assert backend.fused_levels > 0
+
+
+@pytest.mark.parametrize("max_frontier", [5, 40, 123])  # odd and even level counts
+def test_cooperative_grid_leaves_the_exact_frontier(max_frontier):
+    """Stopped by max_frontier, the state is exactly that of as many two-phase levels."""
+    case, source = COOPERATIVE_CASES["grid-300x300-corner"]
+    graph = build(case, cupy)
+    backend = CudaBackend()
+    state = backend.start(graph, source, True)
+    levels = backend.run_small_levels(graph, state, 0, max_frontier)
+    # From the corner, the frontier at distance d holds d + 1 vertices (d < 300).
+    assert levels == max_frontier
+    want = graphs.reference_distances(*case, source)
+    assert state.frontier_size == levels + 1
+    frontier = np.sort(cupy.asnumpy(state.vertex_frontier).astype(np.int64))
+    np.testing.assert_array_equal(frontier, np.flatnonzero(want == levels))
+    labels = cupy.asnumpy(state.labels).astype(np.int64)
+    np.testing.assert_array_equal(labels, np.where(want <= levels, want, UNREACHED))
+    np.testing.assert_array_equal(unpack_mask(state.visited_mask, graph.n), labels != UNREACHED)
+    # The search goes on from there (two-phase, then fused again) to the right distances.
+    level = levels
+    while state.frontier_size > 0:
+        bins = backend.filter_partition(state, backend.expand(graph, state), 1)
+        backend.contract(graph, state, ONE_RANK.exchange_bins(bins), level + 1)
+        level += 1
+        level += backend.run_small_levels(graph, state, level, 10**9)
+    np.testing.assert_array_equal(cupy.asnumpy(state.labels).astype(np.int64), want)
+    check_predecessors(case, source, want, cupy.asnumpy(state.preds))
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [LaunchPolicy(fused_max_edges=1000), DEFAULT_POLICY],
+    ids=["budget-1000", "default-budget"],
+)
+def test_cooperative_grid_stops_before_a_hub_over_the_edge_budget(policy):
+    """A star searched from a leaf: level 0 (one edge) is fused; the hub's level is not."""
+    leaves = policy.fused_max_edges + 1
+    case = graphs.star(leaves)
+    backend = FusedCounting(policy)
+    result = _cooperative(case, 17, backend, "contract_expand")
+    # Level 2's frontier, the other leaves, has exactly fused_max_edges edges: fused again.
+    assert backend.runs == [(0, 1), (2, 1)]
+    hub_row = result.levels[1]
+    assert hub_row.level == 1 and hub_row.span == 1
+    assert hub_row.edges_expanded == leaves  # the two-phase path expanded the hub
+    # From the hub, the fused grid declines at once and leaves the state untouched.
+    graph = build(case, cupy)
+    state = backend.start(graph, 0, True)
+    assert backend.run_small_levels(graph, state, 0, 10**9) == 0
+    assert state.frontier_size == 1
+    assert cupy.asnumpy(state.vertex_frontier).tolist() == [0]
+    assert int(cupy.count_nonzero(state.labels != UNREACHED)) == 1
+
+
+def test_cooperative_grid_fits_the_device():
+    """The grid is fused_blocks_per_sm blocks per SM, all resident (the launch bounds hold)."""
+    policy = DEFAULT_POLICY
+    backend = CudaBackend(policy)
+    graph = build(SEARCH_CASES["path-3000"][0], cupy)
+    state = backend.start(graph, 0, False)
+    kernel = state.scratch["cuda"].kernels["contract_expand"]
+    resident = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+        kernel.kernel.ptr, policy.fused_threads, 0
+    )
+    processors = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    assert resident >= policy.fused_blocks_per_sm
+    assert backend._fused_grid(kernel) == processors * policy.fused_blocks_per_sm
+
+
+def test_launch_policy_refuses_a_fused_grid_that_cannot_be_resident():
+    with pytest.raises(ValueError, match="fused_blocks_per_sm"):
+        LaunchPolicy(fused_threads=1024, fused_blocks_per_sm=3)
+    with pytest.raises(ValueError, match="fused_heavy_degree"):
+        LaunchPolicy(fused_heavy_degree=0)
 
 
 # ----------------------------------------------------------------------------- errors, timer

@@ -53,9 +53,10 @@ class LaunchPolicy:
         multiprocessor, fewer if the occupancy calculator says fewer fit (a cooperative launch
         needs every block resident at once). Compiled into ``__launch_bounds__`` as the minimum
         blocks per multiprocessor, so registers are budgeted for it; ``fused_threads *
-        fused_blocks_per_sm`` must not exceed the 2048 threads a multiprocessor holds. 256 x 3:
-        the kernel needs 80 registers a thread (sm_90, no spills; 4 blocks would cap it at 64
-        and spill), and a grid barrier over 132-264 blocks measured 1.0 us.
+        fused_blocks_per_sm`` must not exceed the 2048 threads a multiprocessor holds. 256 x 3
+        (396 blocks on an H200): the kernel needs 80 registers a thread (sm_90, no spills; 4
+        blocks would cap it at 64 and spill); a grid barrier over 132 and 264 blocks measured
+        1.0 us (396: not measured yet).
     fused_heavy_degree : int
         Adjacency lists longer than this are gathered by the whole grid in the fused kernel (grid
         gathering: their edges are dealt out over every thread of every block); shorter lists are
