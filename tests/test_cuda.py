@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.io
 import scipy.sparse as sp
 
 cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
@@ -572,6 +573,17 @@ def test_cooperative_grid_runs_every_level_in_one_launch(name, strategy):
     assert backend.fused_levels == int(want.max()) + 1
     assert backend.calls == 1
     assert len(result.levels) == 1 and result.levels[0].span == backend.fused_levels
+
+
+@pytest.mark.parametrize("strategy", ["contract_expand", "hybrid"])
+def test_cooperative_grid_on_a_road_network(data_dir, strategy):
+    """luxembourg_osm from vertex 0 (as benchmarks/bench_gpu.py): ~1000 levels, one launch."""
+    matrix = scipy.io.mmread(str(data_dir / "luxembourg_osm.mtx.gz")).tocoo()
+    case = (matrix.row.astype(np.int64), matrix.col.astype(np.int64), matrix.shape[0], False)
+    backend = FusedCounting()
+    _cooperative(case, 0, backend, strategy)
+    want = graphs.reference_distances(*case, 0)
+    assert backend.runs == [(0, int(want.max()) + 1)]
 
 
 SMALL_GRID = LaunchPolicy(fused_threads=64, fused_blocks_per_sm=1, fused_heavy_degree=8)
