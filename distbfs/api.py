@@ -60,7 +60,7 @@ _ERROR_KINDS: dict[str, type[InputError]] = {
     "value": InvalidArgumentValue,
 }
 
-_COMMUNICATORS: dict[str, Communicator] = {}
+_COMMUNICATORS: dict[tuple[str, str | None], Communicator] = {}
 _BACKENDS: dict[str, Backend] = {}
 
 
@@ -68,17 +68,21 @@ _BACKENDS: dict[str, Backend] = {}
 # Resolving the communicator and the backend
 
 
-def resolve_comm(comm: str | Communicator = "auto") -> Communicator:
+def resolve_comm(
+    comm: str | Communicator = "auto", backend: str | Backend | None = None
+) -> Communicator:
     """The communicator for ``comm``: a ``Communicator`` as is, or a name from ``COMM_CHOICES``.
 
-    Names are resolved once per process and cached, so MPI initializes once.
+    Names are resolved once per process and cached (per backend), so MPI initializes once.
+    ``backend`` (a name or a backend) lets ``auto`` pick NCCL or a GPU transport for the cuda
+    backend (``distbfs.comm.get_communicator``); without it ``auto`` gives one rank or MPI.
 
     Raises
     ------
     TypeError, ValueError
         ``comm`` is neither a communicator nor a known name.
     InputError
-        The communicator is not available here (e.g. NCCL, or mpi4py missing).
+        The communicator is not available here (e.g. NCCL without a GPU, or mpi4py missing).
     """
     if isinstance(comm, Communicator):
         return comm
@@ -91,23 +95,35 @@ def resolve_comm(comm: str | Communicator = "auto") -> Communicator:
         raise InvalidArgumentValue(
             f"comm: unknown communicator {comm!r} (choose from {', '.join(COMM_CHOICES)})"
         )
-    if comm not in _COMMUNICATORS:
-        _COMMUNICATORS[comm] = get_communicator(comm)
-    return _COMMUNICATORS[comm]
+    backend_name = None
+    if backend is not None:
+        backend_name = getattr(resolve_backend(backend), "name", None)
+    elif comm == "nccl":
+        backend_name = "cuda"  # NCCL moves device arrays
+    # One communicator per name and kind of backend (host or cuda): MPI and NCCL start once.
+    key = (comm, "cuda" if backend_name == "cuda" else None)
+    if key not in _COMMUNICATORS:
+        _COMMUNICATORS[key] = get_communicator(comm, backend_name)
+    return _COMMUNICATORS[key]
 
 
 def resolve_backend(backend: str | Backend = "auto") -> Backend:
     """The backend for ``backend``: a backend object as is, or a name from ``BACKEND_CHOICES``.
+
+    A cuda backend binds this rank to its GPU first (``distbfs.device.bind_device``: the
+    node-local rank's GPU, once per process).
 
     Raises
     ------
     TypeError, ValueError
         ``backend`` is neither a backend nor a known name.
     InputError
-        The backend is not available here (e.g. CUDA without a GPU).
+        The backend is not available here (e.g. CUDA without a GPU), or the node has more ranks
+        than GPUs.
     """
     if not isinstance(backend, str):
         if hasattr(backend, "xp") and hasattr(backend, "expand"):
+            _bind_if_cuda(backend)
             return backend
         raise InvalidArgumentType(
             f"backend: expected a backend or one of {', '.join(BACKEND_CHOICES)}, "
@@ -118,8 +134,18 @@ def resolve_backend(backend: str | Backend = "auto") -> Backend:
             f"backend: unknown backend {backend!r} (choose from {', '.join(BACKEND_CHOICES)})"
         )
     if backend not in _BACKENDS:
-        _BACKENDS[backend] = get_backend(backend)
+        resolved = get_backend(backend)
+        _bind_if_cuda(resolved)
+        _BACKENDS[backend] = resolved
     return _BACKENDS[backend]
+
+
+def _bind_if_cuda(backend: Backend) -> None:
+    """Bind this rank's GPU (once per process) before a cuda backend touches a device."""
+    if getattr(backend, "name", None) == "cuda":
+        from .device import bind_device
+
+        bind_device()
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,329 @@
+"""What the GPU communicators share: the bin exchange of section 6.1 on device buffers.
+
+``GPUCommunicator`` runs the exchange every level needs, whatever moves the bytes: counts first
+(a host array of ``size`` int64), then every payload (vertices, and parents when predecessors are
+kept: each item travels as a (vertex, parent) pair, the two arrays in one transfer step) into
+receive buffers that are allocated once and grown geometrically, so no level allocates once the
+largest level has run. The rank's own bin is copied device to device on the current stream and
+never goes through the transport. A subclass says how counts and remote segments move
+(``NCCLCommunicator``: grouped ncclSend/ncclRecv; ``MPIGPUCommunicator``: CUDA-aware or staged
+MPI); object collectives, scans and broadcasts go through the host communicator it wraps (one
+rank, or MPI).
+
+Invariants: every device operation is issued on CuPy's current stream, the stream the backend's
+kernels run on, so no level needs a host synchronization besides the ones the counts require;
+``exchange_bins`` returns views of the receive buffers, valid until the next ``exchange_bins``
+(the level loop contracts them before the next level); ``alltoallv`` and ``allgather_array``
+return fresh arrays. ``path`` records which transport each operation took, ``stats`` counts the
+exchanges and the bytes that crossed ranks.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import DeviceError
+from .base import Bins, Communicator
+
+MIN_BUFFER_BYTES = 1 << 16
+"""Smallest receive or staging buffer allocated (bytes)."""
+
+GROWTH = 2
+"""A buffer that is too small is replaced by one at least ``GROWTH`` times its size."""
+
+Plan = tuple[Any, np.ndarray, Any, np.ndarray]
+"""One payload's transfer: (send bytes, send byte offsets, receive bytes, receive byte offsets);
+the offsets have ``size + 1`` entries, segment ``r`` being what goes to / comes from rank r."""
+
+
+class CupyOps:
+    """The few device operations the GPU communicators use, on CuPy's current device and stream.
+
+    Tests substitute an object with the same methods over host memory.
+    """
+
+    def __init__(self) -> None:
+        import cupy
+        import cupyx
+
+        self._cupy = cupy
+        self._empty_pinned = cupyx.empty_pinned
+        runtime = cupy.cuda.runtime
+        self._memcpy_async = runtime.memcpyAsync
+        self._kind = {
+            "h2d": runtime.memcpyHostToDevice,
+            "d2h": runtime.memcpyDeviceToHost,
+            "d2d": runtime.memcpyDeviceToDevice,
+        }
+
+    def is_device(self, array: Any) -> bool:
+        return isinstance(array, self._cupy.ndarray)
+
+    def empty(self, nbytes: int, what: str) -> Any:
+        """A device byte array; ``DeviceError`` naming ``what`` when memory runs out."""
+        try:
+            return self._cupy.empty(int(nbytes), dtype=np.uint8)
+        except self._cupy.cuda.memory.OutOfMemoryError:
+            raise DeviceError(
+                f"out of GPU memory allocating the {what} ({int(nbytes)} bytes): use more GPUs "
+                "(ranks) or a smaller graph"
+            ) from None
+
+    def pinned(self, nbytes: int, what: str) -> np.ndarray:
+        """A page-locked host byte array (fast, asynchronous copies to and from the device)."""
+        try:
+            return self._empty_pinned(int(nbytes), dtype=np.uint8)
+        except Exception as exc:  # cudaHostAlloc failed
+            raise DeviceError(f"cannot allocate the {what} ({int(nbytes)} bytes): {exc}") from None
+
+    def device_ptr(self, array: Any) -> int:
+        return int(array.data.ptr)
+
+    @staticmethod
+    def host_ptr(array: np.ndarray) -> int:
+        return int(array.ctypes.data)
+
+    def stream(self) -> int:
+        """Handle of the current stream (what NCCL calls take)."""
+        return int(self._cupy.cuda.get_current_stream().ptr)
+
+    def copy(self, dst: int, src: int, nbytes: int, kind: str) -> None:
+        """Copy ``nbytes`` on the current stream; ``kind`` is ``h2d``, ``d2h`` or ``d2d``."""
+        if nbytes > 0:
+            self._memcpy_async(dst, src, int(nbytes), self._kind[kind], self.stream())
+
+    def synchronize(self) -> None:
+        """Wait for the current stream (before MPI reads or writes device or pinned memory)."""
+        self._cupy.cuda.get_current_stream().synchronize()
+
+    def contiguous(self, array: Any) -> Any:
+        return self._cupy.ascontiguousarray(array)
+
+    def to_device(self, array: Any) -> Any:
+        return self._cupy.asarray(array)
+
+    def to_host(self, array: Any) -> np.ndarray:
+        return self._cupy.asnumpy(array)
+
+
+class GrowingBuffer:
+    """A byte buffer reused across calls and replaced by a larger one when a call needs more.
+
+    ``allocations`` counts the allocations so far (a warmed-up search makes none).
+    """
+
+    def __init__(self, allocate: Callable[[int, str], Any], what: str) -> None:
+        self._allocate = allocate
+        self.what = what
+        self.array: Any = None
+        self.allocations = 0
+
+    @property
+    def capacity(self) -> int:
+        return 0 if self.array is None else int(self.array.nbytes)
+
+    def get(self, nbytes: int) -> Any:
+        """The first ``nbytes`` bytes of the buffer, growing it first if it is smaller."""
+        if self.array is None or nbytes > self.capacity:
+            wanted = max(int(nbytes), GROWTH * self.capacity, MIN_BUFFER_BYTES)
+            self.array = None  # give the old one back before taking the new one
+            self.array = self._allocate(wanted, self.what)
+            self.allocations += 1
+        return self.array[: int(nbytes)]
+
+
+def _bytes(array: Any) -> Any:
+    """A contiguous 1-d array seen as bytes (no copy)."""
+    return array.reshape(-1).view(np.uint8)
+
+
+class GPUCommunicator(Communicator):
+    """A communicator for device arrays that wraps a host communicator (one rank, or MPI).
+
+    Parameters
+    ----------
+    host : Communicator
+        Carries everything that is not on a device (object collectives, scans, host arrays) and
+        the small host data of the exchange where the subclass says so.
+    ops : CupyOps, optional
+        Device operations (default: CuPy's).
+    """
+
+    kind = "gpu"
+
+    def __init__(self, host: Communicator, ops: Any = None) -> None:
+        self.host = host
+        self.rank = host.rank
+        self.size = host.size
+        self.ops = CupyOps() if ops is None else ops
+        self.path: dict[str, str] = {}
+        self.stats: dict[str, int] = {"exchanges": 0, "bytes_sent": 0, "bytes_received": 0}
+        self._receive = [
+            GrowingBuffer(self.ops.empty, "bin exchange receive buffer (vertices)"),
+            GrowingBuffer(self.ops.empty, "bin exchange receive buffer (parents)"),
+        ]
+
+    # -- what a transport provides ----------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def transport(self) -> str:
+        """Name of what moves the bins' bytes (recorded in ``path``)."""
+
+    @abstractmethod
+    def _exchange_counts(self, send_counts: np.ndarray) -> np.ndarray:
+        """Host int64 counts of what every rank sends to this one (entry ``rank`` included)."""
+
+    @abstractmethod
+    def _move(self, plans: list[Plan]) -> None:
+        """Move every remote segment of every plan (the own segment is already in place)."""
+
+    def _allreduce_device(self, array: Any, op: str) -> Any:
+        """All-reduce of a device array (default: through host memory and the host comm)."""
+        self.path["allreduce_device"] = f"{self.host.kind}-staged"
+        return self.ops.to_device(self.host.allreduce(self.ops.to_host(array), op))
+
+    def _allgather_device(self, array: Any) -> Any:
+        """All-gather of a device array (default: through host memory and the host comm)."""
+        self.path["allgather_array"] = f"{self.host.kind}-staged"
+        return self.ops.to_device(self.host.allgather_array(self.ops.to_host(array)))
+
+    # -- the bin exchange -------------------------------------------------------------------
+
+    def exchange_bins(self, bins: Bins) -> Bins:
+        """Exchange owner bins (section 6.1): counts, then vertices (and parents) GPU to GPU.
+
+        The result's arrays are views of receive buffers reused by the next call.
+        """
+        if self.size == 1 or not self.ops.is_device(bins.vertices):
+            # One rank: the single bin stays where it is (the CUDA backend's one-bin contract
+            # recognizes it). Host bins (numpy backend): the host communicator moves them.
+            if self.size > 1:
+                self.path["exchange"] = self.host.kind
+            return bins if self.size == 1 else self.host.exchange_bins(bins)
+        if hasattr(bins, "resolve"):  # the CUDA backend's PendingBins: read the length now
+            bins = bins.resolve()
+        payloads = [bins.vertices] if bins.parents is None else [bins.vertices, bins.parents]
+        offsets, received = self._exchange(
+            np.asarray(bins.offsets, dtype=np.int64), payloads, reuse=True
+        )
+        self.path["exchange"] = self.transport
+        return Bins(offsets, received[0], received[1] if len(received) > 1 else None)
+
+    def alltoallv(self, offsets: np.ndarray, *payloads: Any) -> tuple[np.ndarray, tuple[Any, ...]]:
+        """Send segment ``r`` of each payload to rank ``r`` (device payloads GPU to GPU).
+
+        Host payloads go through the host communicator; a mix is moved on the device and the
+        host ones come back as host arrays.
+        """
+        offsets = np.asarray(offsets, dtype=np.int64)
+        on_device = [self.ops.is_device(p) for p in payloads]
+        if not any(on_device):
+            self.path["alltoallv"] = self.host.kind
+            return self.host.alltoallv(offsets, *payloads)
+        moved = [
+            p if dev else self.ops.to_device(p) for p, dev in zip(payloads, on_device, strict=True)
+        ]
+        recv_offsets, received = self._exchange(offsets, moved, reuse=False)
+        self.path["alltoallv"] = self.transport
+        out = [
+            r if dev else self.ops.to_host(r) for r, dev in zip(received, on_device, strict=True)
+        ]
+        return recv_offsets, tuple(out)
+
+    def _exchange(
+        self, offsets: np.ndarray, payloads: list[Any], *, reuse: bool
+    ) -> tuple[np.ndarray, list[Any]]:
+        """Counts, then every payload; the own segment device to device (collective)."""
+        if offsets.shape != (self.size + 1,):
+            raise ValueError(f"offsets: expected {self.size + 1} entries, got {offsets.shape}")
+        send_counts = np.diff(offsets)
+        recv_counts = np.asarray(self._exchange_counts(send_counts), dtype=np.int64)
+        recv_offsets = np.zeros(self.size + 1, dtype=np.int64)
+        np.cumsum(recv_counts, out=recv_offsets[1:])
+        total = int(recv_offsets[-1])
+        me = self.rank
+        plans: list[Plan] = []
+        received = []
+        for i, payload in enumerate(payloads):
+            payload = self.ops.contiguous(payload)
+            dtype = payload.dtype
+            item = dtype.itemsize
+            if reuse:
+                out_bytes = self._receive[i].get(total * item)  # bins: vertices, parents
+            else:
+                out_bytes = self.ops.empty(total * item, "alltoallv receive buffer")
+            received.append(out_bytes.view(dtype))
+            send_bytes = _bytes(payload)
+            plan = (send_bytes, offsets * item, out_bytes, recv_offsets * item)
+            own = int(send_counts[me]) * item
+            if own:
+                self.ops.copy(
+                    self.ops.device_ptr(out_bytes) + int(plan[3][me]),
+                    self.ops.device_ptr(send_bytes) + int(plan[1][me]),
+                    own,
+                    "d2d",
+                )
+            plans.append(plan)
+        if self.size > 1:
+            self._move(plans)
+        remote_sent = int(send_counts.sum() - send_counts[me])
+        remote_received = total - int(recv_counts[me])
+        item_bytes = sum(p.dtype.itemsize for p in received)
+        self.stats["exchanges"] += 1
+        self.stats["bytes_sent"] += remote_sent * item_bytes
+        self.stats["bytes_received"] += remote_received * item_bytes
+        return recv_offsets, received
+
+    # -- reductions and gathers -------------------------------------------------------------
+
+    def allreduce(self, value: Any, op: str = "sum") -> Any:
+        """Reduce a number or an array over all ranks (op: sum, max, min).
+
+        Python numbers and host arrays go through the host communicator: the value is already
+        on the host, and a host all-reduce (MPI: about 1.4 us for 8 bytes) costs far less than a
+        copy to the device, a device all-reduce and a copy back (about 28 us through NCCL); it
+        adds no device synchronization to the level. Device arrays are reduced on the device.
+        """
+        if self.ops.is_device(value):
+            return self._allreduce_device(self.ops.contiguous(value), op)
+        self.path["allreduce"] = self.host.kind
+        return self.host.allreduce(value, op)
+
+    def allgather_array(self, array: Any) -> Any:
+        """Concatenation of every rank's 1-d array in rank order (device arrays on the device)."""
+        if self.ops.is_device(array):
+            return self._allgather_device(self.ops.contiguous(array))
+        self.path["allgather_array"] = self.host.kind
+        return self.host.allgather_array(array)
+
+    # -- host collectives -------------------------------------------------------------------
+
+    def allgather_object(self, obj: Any) -> list[Any]:
+        return self.host.allgather_object(obj)
+
+    def exscan(self, value: int) -> int:
+        return self.host.exscan(value)
+
+    def bcast_object(self, obj: Any, root: int = 0) -> Any:
+        return self.host.bcast_object(obj, root)
+
+    def barrier(self) -> None:
+        self.host.barrier()
+
+    def abort(self, code: int) -> None:
+        self.host.abort(code)
+
+    def describe(self) -> dict[str, Any]:
+        """Kind, transport, the path each operation took and the exchange statistics."""
+        return {
+            "kind": self.kind,
+            "transport": self.transport,
+            "path": dict(self.path),
+            "stats": dict(self.stats),
+            "receive_buffer_allocations": sum(b.allocations for b in self._receive),
+        }

@@ -1,0 +1,297 @@
+"""The GPU communicators' logic on CPUs (run under mpiexec -n 1..4 with --with-mpi): NCCL and the
+GPU MPI transports, driven through host stand-ins for CuPy and NCCL (tests/fake_device.py), give
+exactly what the MPI communicator gives; own bins never go through the transport; receive
+buffers are reused; the level loop over them finds the same distances. The same communicators
+run on real GPUs in tests/test_multi_gpu.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from distbfs.backends import get_backend
+from distbfs.bfs import bfs_levels
+from distbfs.comm.base import Bins
+from distbfs.comm.gpu import MIN_BUFFER_BYTES, GrowingBuffer
+from distbfs.comm.single import SingleRankCommunicator
+from distbfs.constants import UNREACHED
+from distbfs.graph import build_graph
+
+import graphs
+
+pytest.importorskip("mpi4py", reason="the GPU communicators wrap MPI")
+
+from fake_device import DeviceArray, FakeNccl, HostOps, device
+
+from distbfs.comm.mpi import MPICommunicator
+from distbfs.comm.mpi_gpu import MPIGPUCommunicator
+from distbfs.comm.nccl import NCCLCommunicator
+
+pytestmark = pytest.mark.mpi
+
+TRANSPORTS = ("nccl", "nccl-host-counts", "mpi-staged", "mpi-cuda-aware")
+
+
+@pytest.fixture(scope="module")
+def host() -> MPICommunicator:
+    return MPICommunicator()
+
+
+def make(host: MPICommunicator, transport: str):
+    """(communicator, ops, fake NCCL or None) for ``transport`` over host stand-ins."""
+    ops = HostOps()
+    if transport.startswith("nccl"):
+        lib = FakeNccl(host.comm)
+        counts = "host" if transport == "nccl-host-counts" else "nccl"
+        return NCCLCommunicator(host, counts=counts, ops=ops, nccl=lib), ops, lib
+    comm = MPIGPUCommunicator(host, cuda_aware=transport == "mpi-cuda-aware", ops=ops)
+    return comm, ops, None
+
+
+def random_bins(rank: int, size: int, seed: int, *, dtype=np.int32, parents=True, scale=40):
+    """Bins of random length per destination (some empty), random ids; host arrays."""
+    rng = np.random.default_rng(seed * 1009 + rank)
+    counts = rng.integers(0, scale + 1, size)
+    counts[(rank + 1) % size] = 0  # one empty bin per rank
+    offsets = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    vertices = rng.integers(0, 2**30, int(offsets[-1])).astype(dtype)
+    preds = rng.integers(0, 2**30, int(offsets[-1])).astype(dtype) if parents else None
+    return Bins(offsets, vertices, preds)
+
+
+def on_device(bins: Bins) -> Bins:
+    parents = None if bins.parents is None else device(bins.parents)
+    return Bins(bins.offsets.copy(), device(bins.vertices), parents)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("parents", [False, True])
+def test_exchange_bins_equals_mpi(host, transport, dtype, parents):
+    comm, ops, lib = make(host, transport)
+    me, size = host.rank, host.size
+    bins = random_bins(me, size, 3, dtype=dtype, parents=parents)
+    expected = host.exchange_bins(bins)
+    got = comm.exchange_bins(on_device(bins))
+    np.testing.assert_array_equal(got.offsets, expected.offsets)
+    assert isinstance(got.vertices, DeviceArray) and got.vertices.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got.vertices, expected.vertices)
+    if parents:
+        assert isinstance(got.parents, DeviceArray)
+        np.testing.assert_array_equal(got.parents, expected.parents)
+    else:
+        assert got.parents is None
+    # Bytes that crossed ranks: everything but the own bin, which was copied device to device.
+    item = np.dtype(dtype).itemsize * (2 if parents else 1)
+    sent = bins.counts
+    remote_sent = int(sent.sum() - sent[me]) * item
+    remote_received = int(expected.offsets[-1] - np.diff(expected.offsets)[me]) * item
+    assert comm.stats["bytes_sent"] == remote_sent
+    assert comm.stats["bytes_received"] == remote_received
+    assert ops.copied("d2d") == int(sent[me]) * item
+    if size > 1:
+        assert comm.path["exchange"] == comm.transport
+    if lib is not None:  # the fake refuses sends to this rank itself
+        counts_bytes = 8 * (size - 1) if transport == "nccl" else 0
+        assert sum(n for _, n in lib.sent) == remote_sent + counts_bytes
+    elif transport == "mpi-staged":
+        assert ops.copied("d2h") == remote_sent and ops.copied("h2d") == remote_received
+    else:
+        assert ops.copied("d2h") == ops.copied("h2d") == 0
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_receive_buffers_are_reused_once_warm(host, transport):
+    comm, ops, _ = make(host, transport)
+    scales = [4000, 300, 1200, 4000, 2500, 10]
+    for level, scale in enumerate(scales):
+        bins = random_bins(host.rank, host.size, level, scale=scale)
+        expected = host.exchange_bins(bins)
+        got = comm.exchange_bins(on_device(bins))
+        np.testing.assert_array_equal(got.vertices, expected.vertices)
+        np.testing.assert_array_equal(got.parents, expected.parents)
+        if level == 0:
+            warm = len(ops.allocations)
+    assert len(ops.allocations) == warm, "a level allocated after the largest one"
+    assert comm.stats["exchanges"] == (len(scales) if host.size > 1 else 0)
+
+
+def test_growing_buffer_grows_geometrically():
+    buffer = GrowingBuffer(lambda n, what: np.empty(n, np.uint8), "test buffer")
+    assert buffer.get(0).nbytes == 0 and buffer.capacity == MIN_BUFFER_BYTES
+    big = MIN_BUFFER_BYTES * 3
+    assert buffer.get(big).nbytes == big and buffer.capacity == big
+    assert buffer.get(big + 1).nbytes == big + 1 and buffer.capacity == 2 * big
+    assert buffer.get(5).nbytes == 5 and buffer.capacity == 2 * big
+    assert buffer.allocations == 3
+
+
+class _PendingBins(Bins):
+    """Bins whose length is known only after ``resolve`` (like the CUDA backend's)."""
+
+    resolved = 0
+
+    def resolve(self) -> Bins:
+        type(self).resolved += 1
+        return Bins(self.offsets.copy(), self.vertices, self.parents)
+
+
+@pytest.mark.parametrize("transport", ["nccl", "mpi-staged"])
+def test_pending_bins_resolved_only_when_they_travel(host, transport):
+    comm, _, _ = make(host, transport)
+    bins = random_bins(host.rank, host.size, 5)
+    expected = host.exchange_bins(bins)
+    pending = _PendingBins(bins.offsets.copy(), device(bins.vertices), device(bins.parents))
+    before = _PendingBins.resolved
+    got = comm.exchange_bins(pending)
+    if host.size == 1:  # the one bin stays where it is, unresolved (the one-bin contract)
+        assert got is pending and _PendingBins.resolved == before
+    else:
+        assert _PendingBins.resolved == before + 1
+        np.testing.assert_array_equal(got.vertices, expected.vertices)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_host_bins_go_through_the_host_communicator(host, transport):
+    comm, ops, _ = make(host, transport)
+    bins = random_bins(host.rank, host.size, 7)
+    got = comm.exchange_bins(bins)
+    expected = host.exchange_bins(bins)
+    assert not isinstance(got.vertices, DeviceArray)
+    np.testing.assert_array_equal(got.vertices, expected.vertices)
+    assert ops.copies == []
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_alltoallv_mixed_payloads_keep_their_modules(host, transport):
+    comm, _, _ = make(host, transport)
+    rng = np.random.default_rng(11 + host.rank)
+    counts = rng.integers(0, 30, host.size)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    ids = rng.integers(0, 10**12, int(offsets[-1]))
+    small = ids.astype(np.int32) % 1000
+    values = rng.random(int(offsets[-1]))
+    expected_offsets, expected = host.alltoallv(offsets, ids, small, values)
+    got_offsets, got = comm.alltoallv(offsets, device(ids), small, device(values))
+    np.testing.assert_array_equal(got_offsets, expected_offsets)
+    assert [isinstance(a, DeviceArray) for a in got] == [True, False, True]
+    for a, b in zip(got, expected, strict=True):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    # Fresh arrays, not the exchange's reused buffers: a second call leaves the first's intact.
+    comm.alltoallv(offsets, device(ids * 0))
+    np.testing.assert_array_equal(got[0], expected[0])
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_allreduce_host_values_and_device_arrays(host, transport, op):
+    comm, _, _ = make(host, transport)
+    r = host.rank
+    assert comm.allreduce(r + 1, op=op) == host.allreduce(r + 1, op=op)
+    assert comm.path["allreduce"] == "mpi"
+    array = np.array([r, -r, 3 * r + 1, 7], dtype=np.int64)
+    got = comm.allreduce(device(array), op=op)
+    assert isinstance(got, DeviceArray)
+    np.testing.assert_array_equal(got, host.allreduce(array, op=op))
+    floats = np.array([[0.5 * r, 1.0], [2.0, -r]], dtype=np.float64)
+    np.testing.assert_array_equal(comm.allreduce(device(floats), op=op), host.allreduce(floats, op))
+    if transport.startswith("nccl"):
+        assert comm.path["allreduce_device"] == "nccl"
+        shorts = np.array([r, -r, 5], dtype=np.int16)  # NCCL has no 16-bit integers
+        np.testing.assert_array_equal(
+            comm.allreduce(device(shorts), op=op), host.allreduce(shorts, op)
+        )
+        assert comm.path["allreduce_device"] == "mpi-staged"
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("lengths", ["uneven", "equal", "empty"])
+def test_allgather_array(host, transport, lengths):
+    comm, _, _ = make(host, transport)
+    r = host.rank
+    length = {"uneven": (r * 7) % 5, "equal": 6, "empty": 0}[lengths]
+    local = (np.arange(length, dtype=np.int64) + 100 * r) * (-1) ** r
+    got = comm.allgather_array(device(local))
+    assert isinstance(got, DeviceArray) and got.dtype == np.int64
+    np.testing.assert_array_equal(got, host.allgather_array(local))
+    np.testing.assert_array_equal(comm.allgather_array(local), host.allgather_array(local))
+
+
+class _DeviceBinsBackend:
+    """The numpy backend whose bins live in "device" arrays (so the exchange runs on them)."""
+
+    def __init__(self) -> None:
+        self.inner = get_backend("numpy")
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    def filter_partition(self, state, edges, nbins):
+        bins = self.inner.filter_partition(state, edges, nbins)
+        return on_device(bins)
+
+    def contract(self, graph, state, received, level):
+        parents = received.parents
+        host_bins = Bins(
+            received.offsets,
+            np.asarray(received.vertices).view(np.ndarray),
+            None if parents is None else np.asarray(parents).view(np.ndarray),
+        )
+        return self.inner.contract(graph, state, host_bins, level)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("name", ["random_undirected", "random_directed", "grid", "path"])
+def test_level_loop_over_gpu_transports_equals_mpi(host, transport, name):
+    cases = {
+        "random_undirected": graphs.random_graph(1500, 6000, 2, False),
+        "random_directed": graphs.random_graph(1500, 5000, 4, True),
+        "grid": graphs.grid(11, 13),
+        "path": graphs.path(30),
+    }
+    src, dst, n, directed = cases[name]
+    comm, _, _ = make(host, transport)
+    graph = build_graph(host, *graphs.share(src, dst, host.rank, host.size), n, directed=directed)
+    backend = _DeviceBinsBackend()
+    for source in (0, n // 2):
+        expected = bfs_levels(graph, source, get_backend("numpy"), host, predecessors=True)
+        got = bfs_levels(graph, source, backend, comm, predecessors=True)
+        np.testing.assert_array_equal(got.distances, expected.distances)
+        distances = graphs.gather_global(host, got.distances, n)
+        np.testing.assert_array_equal(
+            distances, graphs.reference_distances(src, dst, n, directed, source)
+        )
+        preds = graphs.gather_global(host, got.predecessors, n)
+        reached = np.flatnonzero((distances != UNREACHED) & (np.arange(n) != source))
+        np.testing.assert_array_equal(distances[preds[reached]], distances[reached] - 1)
+        assert [lv.discovered for lv in got.levels] == [lv.discovered for lv in expected.levels]
+    if host.size > 1:
+        assert comm.path["exchange"] == comm.transport
+        assert comm.stats["exchanges"] > 0
+
+
+class _RecordingHost(SingleRankCommunicator):
+    def __init__(self) -> None:
+        self.aborted: list[int] = []
+
+    def abort(self, code: int) -> None:
+        self.aborted.append(code)
+
+
+def test_nccl_abort_aborts_nccl_then_the_job():
+    from mpi4py import MPI
+
+    host = _RecordingHost()
+    lib = FakeNccl(MPI.COMM_SELF)
+    comm = NCCLCommunicator(host, ops=HostOps(), nccl=lib)
+    comm.abort(3)
+    assert lib.comms[0].aborted and host.aborted == [3]
+    info = comm.describe()
+    assert info["kind"] == "nccl" and info["transport"] == "nccl" and info["counts"] == "nccl"
+
+
+def test_mpi_gpu_needs_an_mpi_host():
+    with pytest.raises(TypeError, match="MPI communicator"):
+        MPIGPUCommunicator(SingleRankCommunicator(), cuda_aware=False, ops=HostOps())
