@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from distbfs.backends import get_backend
-from distbfs.bfs import bfs_levels
+from distbfs.bfs import STRATEGIES, bfs_levels
 from distbfs.comm.base import Bins
 from distbfs.comm.gpu import MIN_BUFFER_BYTES, GrowingBuffer
 from distbfs.comm.single import SingleRankCommunicator
@@ -30,6 +30,9 @@ from distbfs.comm.nccl import NCCLCommunicator
 pytestmark = pytest.mark.mpi
 
 TRANSPORTS = ("nccl", "nccl-host-counts", "mpi-staged", "mpi-cuda-aware")
+# Top-down levels (the others run as two_phase on the numpy backend) and, where the level loop
+# has them, bottom-up levels (bitmap all-gather).
+LOOP_STRATEGIES = [s for s in ("two_phase", "direction_optimizing") if s in STRATEGIES]
 
 
 @pytest.fixture(scope="module")
@@ -219,6 +222,23 @@ def test_allgather_array(host, transport, lengths):
     np.testing.assert_array_equal(comm.allgather_array(local), host.allgather_array(local))
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("length", [0, 1, 37])
+def test_allgather_equal(host, transport, length):
+    comm, _, _ = make(host, transport)
+    words = ((np.arange(length, dtype=np.uint64) * 2654435761 + host.rank) % 2**32).astype(
+        np.uint32
+    )
+    expected = host.allgather_array(words).reshape(host.size, length)
+    got = comm.allgather_equal(device(words))
+    assert isinstance(got, DeviceArray) and got.dtype == np.uint32
+    assert got.shape == (host.size, length)
+    np.testing.assert_array_equal(got, expected)
+    if transport.startswith("nccl") and length:
+        assert comm.path["allgather_equal"] == "nccl"
+    np.testing.assert_array_equal(comm.allgather_equal(words), expected)
+
+
 class _DeviceBinsBackend:
     """The numpy backend whose bins live in "device" arrays (so the exchange runs on them)."""
 
@@ -232,6 +252,13 @@ class _DeviceBinsBackend:
         bins = self.inner.filter_partition(state, edges, nbins)
         return on_device(bins)
 
+    def frontier_bitmap(self, *args):  # bottom-up levels: the bitmap is gathered on "device"
+        return device(self.inner.frontier_bitmap(*args))
+
+    def bottom_up(self, *args):
+        host = [np.asarray(a).view(np.ndarray) if isinstance(a, DeviceArray) else a for a in args]
+        return self.inner.bottom_up(*host)
+
     def contract(self, graph, state, received, level):
         parents = received.parents
         host_bins = Bins(
@@ -243,8 +270,9 @@ class _DeviceBinsBackend:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("strategy", LOOP_STRATEGIES)
 @pytest.mark.parametrize("name", ["random_undirected", "random_directed", "grid", "path"])
-def test_level_loop_over_gpu_transports_equals_mpi(host, transport, name):
+def test_level_loop_over_gpu_transports_equals_mpi(host, transport, strategy, name):
     cases = {
         "random_undirected": graphs.random_graph(1500, 6000, 2, False),
         "random_directed": graphs.random_graph(1500, 5000, 4, True),
@@ -256,8 +284,9 @@ def test_level_loop_over_gpu_transports_equals_mpi(host, transport, name):
     graph = build_graph(host, *graphs.share(src, dst, host.rank, host.size), n, directed=directed)
     backend = _DeviceBinsBackend()
     for source in (0, n // 2):
-        expected = bfs_levels(graph, source, get_backend("numpy"), host, predecessors=True)
-        got = bfs_levels(graph, source, backend, comm, predecessors=True)
+        numpy = get_backend("numpy")
+        expected = bfs_levels(graph, source, numpy, host, predecessors=True, strategy=strategy)
+        got = bfs_levels(graph, source, backend, comm, predecessors=True, strategy=strategy)
         np.testing.assert_array_equal(got.distances, expected.distances)
         distances = graphs.gather_global(host, got.distances, n)
         np.testing.assert_array_equal(
@@ -270,6 +299,8 @@ def test_level_loop_over_gpu_transports_equals_mpi(host, transport, name):
     if host.size > 1:
         assert comm.path["exchange"] == comm.transport
         assert comm.stats["exchanges"] > 0
+        if any(getattr(lv, "direction", "top_down") == "bottom_up" for lv in got.levels):
+            assert comm.path["allgather_equal"] == comm.transport
 
 
 class _RecordingHost(SingleRankCommunicator):

@@ -294,6 +294,24 @@ class GPUCommunicator(Communicator):
         self.path["allreduce"] = self.host.kind
         return self.host.allreduce(value, op)
 
+    def allgather_equal(self, array: Any) -> Any:
+        """Every rank's 1-d array of one common length L, stacked to shape ``(size, L)`` (the
+        bottom-up frontier bitmap): device arrays on the device, no counts exchanged."""
+        if self.ops.is_device(array):
+            return self._allgather_equal_device(self.ops.contiguous(array.reshape(-1)))
+        self.path["allgather_equal"] = self.host.kind
+        gather = getattr(self.host, "allgather_equal", None)
+        if gather is not None:
+            return gather(array)
+        return self.host.allgather_array(array).reshape(self.size, array.shape[0])
+
+    def _allgather_equal_device(self, array: Any) -> Any:
+        """All-gather of equal-length device arrays (default: through host memory)."""
+        self.path["allgather_equal"] = f"{self.host.kind}-staged"
+        host = self.ops.to_host(array)
+        gathered = self.host.allgather_array(host).reshape(self.size, host.shape[0])
+        return self.ops.to_device(gathered)
+
     def allgather_array(self, array: Any) -> Any:
         """Concatenation of every rank's 1-d array in rank order (device arrays on the device)."""
         if self.ops.is_device(array):

@@ -12,8 +12,9 @@ rank). Counts travel as one MPI_Alltoall of host int64 (they are on the host alr
   them). Pinned buffers, like the device receive buffers, are reused and grown geometrically.
 
 Either way the rank's own bin is a device-to-device copy and never goes through MPI. Every rank
-takes the same path (CUDA-aware only if MPI says so on every rank). Other collectives of device
-arrays go through host memory (they are not on the level loop's path).
+takes the same path (CUDA-aware only if MPI says so on every rank). The bottom-up frontier bitmap
+(``allgather_equal``) is one MPI_Allgather on the same path; other collectives of device arrays
+go through host memory (they are not on the level loop's path).
 """
 
 from __future__ import annotations
@@ -154,6 +155,29 @@ class MPIGPUCommunicator(GPUCommunicator):
                     int(end - start),
                     "h2d",
                 )
+
+    def _allgather_equal_device(self, array: Any) -> Any:
+        """The bottom-up frontier bitmap: one MPI_Allgather, of device buffers when MPI is
+        CUDA-aware, else staged through pinned buffers (one synchronization, copies on the
+        stream)."""
+        ops, nbytes = self.ops, int(array.nbytes)
+        out_bytes = ops.empty(self.size * nbytes, "all-gather result")
+        if nbytes:
+            if self.cuda_aware:
+                ops.synchronize()
+                self._mpi.Allgather([array.view(np.uint8), MPI.BYTE], [out_bytes, MPI.BYTE])
+            else:
+                send_stage, recv_stage = self._stage(0)
+                send_host = send_stage.get(nbytes)
+                recv_host = recv_stage.get(self.size * nbytes)
+                ops.copy(ops.host_ptr(send_host), ops.device_ptr(array), nbytes, "d2h")
+                ops.synchronize()
+                self._mpi.Allgather([send_host, MPI.BYTE], [recv_host, MPI.BYTE])
+                ops.copy(
+                    ops.device_ptr(out_bytes), ops.host_ptr(recv_host), out_bytes.nbytes, "h2d"
+                )
+        self.path["allgather_equal"] = self.transport
+        return out_bytes.view(array.dtype).reshape(self.size, array.size)
 
     def _stage(self, position: int) -> tuple[GrowingBuffer, GrowingBuffer]:
         """The pinned (send, receive) staging buffers of payload ``position``."""

@@ -19,9 +19,10 @@ Per level (``exchange_bins``), all on CuPy's current stream (the backend's):
 The level barrier is this exchange plus the termination all-reduce; nothing else waits for the
 device. Reductions of host values (the termination test, the statistics) go through the host
 communicator, because the values are already on the host (see ``GPUCommunicator.allreduce``);
-device arrays are reduced with ncclAllReduce and gathered with ncclAllGather (lengths from a host
-all-gather, segments padded to the longest). ``abort`` calls ncclCommAbort and then the host
-communicator's abort (MPI_Abort), so no rank is left waiting inside NCCL.
+device arrays are reduced with ncclAllReduce and gathered with ncclAllGather (``allgather_array``:
+lengths from a host all-gather, segments padded to the longest; ``allgather_equal``, the
+bottom-up frontier bitmap: one ncclAllGather, no lengths). ``abort`` calls ncclCommAbort and
+then the host communicator's abort (MPI_Abort), so no rank is left waiting inside NCCL.
 """
 
 from __future__ import annotations
@@ -234,6 +235,20 @@ class NCCLCommunicator(GPUCommunicator):
                 position += count * item
         self.path["allgather_array"] = "nccl"
         return out_bytes.view(array.dtype)
+
+    def _allgather_equal_device(self, array: Any) -> Any:
+        ops, item = self.ops, array.dtype.itemsize
+        out_bytes = ops.empty(self.size * array.nbytes, "all-gather result")
+        if array.size:
+            self._nccl.allGather(
+                ops.device_ptr(array),
+                ops.device_ptr(out_bytes),
+                array.size * item,
+                self._lib.NCCL_UINT8,
+                ops.stream(),
+            )
+        self.path["allgather_equal"] = "nccl"
+        return out_bytes.view(array.dtype).reshape(self.size, array.size)
 
     def abort(self, code: int) -> None:
         """ncclCommAbort (pending NCCL work is cancelled), then end the job (MPI_Abort)."""
