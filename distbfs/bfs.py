@@ -1,38 +1,66 @@
-"""The BFS level loop of Merrill, Garland & Grimshaw 2012, section 6.1, on any number of ranks.
+"""The BFS level loop of Merrill, Garland & Grimshaw 2012, section 6.1, on any number of ranks,
+with the direction-optimizing levels of Beamer, Asanović & Patterson (SC 2012).
 
-Each level, every rank: expands its vertex frontier into an edge frontier; filters it against its
-visited mask and culls duplicates, binning the survivors by owner (fused filter+partition);
+Top-down level, every rank: expands its vertex frontier into an edge frontier; filters it against
+its visited mask and culls duplicates, binning the survivors by owner (fused filter+partition);
 exchanges bins with every other rank; contracts what it received (status lookup against its own
-labels) into the next vertex frontier. An all-reduce of the frontier sizes is the level barrier
-and the termination test. The stages come from a backend, the exchange from a communicator: this
-module imports neither cupy nor mpi4py.
+labels) into the next vertex frontier. Bottom-up level, every rank: packs its frontier into a
+bitmap; all-gathers the bitmaps (n/8 bytes: the global frontier); every unlabeled owned vertex
+scans its in-neighbours and stops at the first one in the frontier, which becomes its parent.
+One all-reduce per level is the level barrier and the termination test; under the
+direction-optimizing strategy it sums a small vector (frontier vertices n_f, frontier edges m_f)
+that also feeds the direction heuristic. The stages come from a backend, the exchanges from a
+communicator: this module imports neither cupy nor mpi4py.
 
 Invariants: labels are final when set (level-synchronous search); the loop ends after the first
-level whose global frontier is empty; every rank runs the same number of levels.
+level whose global frontier is empty; every rank runs the same number of levels, in the same
+directions (decided from all-reduced numbers only).
 """
 
 from __future__ import annotations
 
+import math
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .backends.base import Backend, SearchState
+from .backends.base import Backend, SearchState, supports_bottom_up
 from .comm.base import Communicator
-from .graph import DistGraph
+from .graph import DistGraph, build_graph
 
-STRATEGIES = ("hybrid", "two_phase", "contract_expand")
+STRATEGIES = ("hybrid", "two_phase", "contract_expand", "direction_optimizing")
 """How levels are run (section 5): ``two_phase`` runs every level as separate stages;
 ``contract_expand`` hands every level it can to the backend's fused one-block path;
 ``hybrid`` hands it the levels whose frontier is small (``backend.small_frontier_limit``) and runs
 the others in two phases. The fused path exists on one rank of a backend that has one (CUDA);
-elsewhere every strategy runs two phases."""
+elsewhere those three run two phases. ``direction_optimizing`` (Beamer et al. 2012) runs each
+level top-down (two phases) or bottom-up as ``choose_direction`` says; a backend without
+bottom-up stages (``supports_bottom_up``; the CUDA backend for now) runs it as ``hybrid``, every
+level reported ``top_down``. Directed graphs run bottom-up levels over their in-neighbours
+(the reverse CSR, built collectively once per graph and kept while the graph lives)."""
+
+DEFAULT_ALPHA = 15.0
+"""Top-down -> bottom-up when the frontier's edges exceed the unexplored edges / alpha (GAP)."""
+DEFAULT_BETA = 18.0
+"""Bottom-up -> top-down when the shrinking frontier holds fewer than n / beta vertices (GAP)."""
+
+TOP_DOWN, BOTTOM_UP = "top_down", "bottom_up"
+DIRECTIONS = (TOP_DOWN, BOTTOM_UP)
 
 _UNLIMITED = 2**62
 
 # Per-level counters kept on each rank and summed over ranks once, after the search.
-COUNTERS = ("edges_expanded", "items_sent", "items_sent_remote", "items_received", "discovered")
+COUNTERS = (
+    "edges_expanded",
+    "items_sent",
+    "items_sent_remote",
+    "items_received",
+    "discovered",
+    "edges_inspected",
+)
+_KEYS = 4  # a row of the level log: level, frontier, span, direction index, then COUNTERS
 
 
 @dataclass
@@ -40,7 +68,10 @@ class LevelStats:
     """One level (or ``span`` fused levels), summed over ranks; ``seconds``: slowest rank.
 
     A row of fused levels (``span`` levels run by one kernel) carries its first frontier only:
-    the fused kernel keeps no other counters.
+    the fused kernel keeps no other counters. ``direction``: ``top_down`` or ``bottom_up``.
+    ``edges_inspected``: neighbour slots read (top-down: the edges expanded; bottom-up: the
+    in-neighbour slots tested before each vertex's first hit, rounded up to its scan chunk).
+    Bottom-up levels send no items (their exchange is the bitmap all-gather).
     """
 
     level: int
@@ -52,6 +83,8 @@ class LevelStats:
     discovered: int
     span: int = 1
     seconds: dict[str, float] = field(default_factory=dict)
+    direction: str = TOP_DOWN
+    edges_inspected: int = 0
 
 
 @dataclass
@@ -72,64 +105,209 @@ def bfs_levels(
     comm: Communicator,
     *,
     predecessors: bool = False,
-    strategy: str = "hybrid",
+    strategy: str | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    beta: float = DEFAULT_BETA,
     timer: Any = None,
 ) -> SearchResult:
-    """Run one level-synchronous BFS from global vertex ``source`` (collective)."""
+    """Run one level-synchronous BFS from global vertex ``source`` (collective).
+
+    ``strategy``: one of ``STRATEGIES`` (None: ``default_strategy(backend)``). ``alpha`` and
+    ``beta``: the direction heuristic's thresholds (``choose_direction``), used by
+    ``direction_optimizing`` only.
+    """
+    strategy = default_strategy(backend) if strategy is None else strategy
     timer = backend.make_timer(False) if timer is None else timer
     fused_limit = _fused_frontier_limit(strategy, backend, comm)
+    _check_thresholds(alpha, beta)
+    optimizing = strategy == "direction_optimizing" and supports_bottom_up(backend)
+    in_graph = in_neighbours(graph, comm, backend.xp) if optimizing else graph
     state = backend.start(graph, source, predecessors)
-    rows: list[list[int]] = []  # level, frontier, span, then COUNTERS
-    level, frontier_size = 0, 1
+    rows: list[list[int]] = []  # level, frontier, span, direction, then COUNTERS
+    level, frontier_size, direction = 0, 1, TOP_DOWN
+    if optimizing:
+        with timer.phase("termination"):
+            counts = FrontierCounts.at_source(
+                graph, comm.allreduce(backend.frontier_edges(graph, state))
+            )
     while frontier_size > 0:
         if frontier_size <= fused_limit:
             with timer.phase("contract_expand"):
                 span = backend.run_small_levels(graph, state, level, fused_limit)
             if span:
-                rows.append([level, frontier_size, span, 0, 0, 0, 0, 0])
+                rows.append([level, frontier_size, span, 0] + [0] * len(COUNTERS))
                 timer.next_level()
                 level, frontier_size = level + span, state.frontier_size
                 continue
-        with timer.phase("expand"):
-            edge_frontier = backend.expand(graph, state)
-        with timer.phase("filter_partition"):
-            bins = backend.filter_partition(state, edge_frontier, comm.size)
-        with timer.phase("exchange"):
-            received = comm.exchange_bins(bins)
-        with timer.phase("contract"):
-            backend.contract(graph, state, received, level + 1)
+        if optimizing:
+            direction = choose_direction(direction, counts, alpha, beta)
+        if direction == BOTTOM_UP:
+            counters = _bottom_up_level(graph, in_graph, state, backend, comm, timer, level)
+        else:
+            counters = _top_down_level(graph, state, backend, comm, timer, level)
         with timer.phase("termination"):
-            next_size = comm.allreduce(state.frontier_size)
-        sent = bins.counts
-        remote = int(sent.sum() - sent[comm.rank])
-        counters = [edge_frontier.size, int(sent.sum()), remote, int(received.offsets[-1])]
-        rows.append([level, frontier_size, 1, *counters, state.frontier_size])
+            if optimizing:  # one all-reduce: termination test and heuristic input
+                mine = [state.frontier_size, backend.frontier_edges(graph, state)]
+                next_size, next_edges = comm.allreduce(np.array(mine, np.int64)).tolist()
+                counts.advance(next_size, next_edges)
+            else:
+                next_size = comm.allreduce(state.frontier_size)
+        rows.append([level, frontier_size, 1, DIRECTIONS.index(direction), *counters])
         timer.next_level()
         level, frontier_size = level + 1, next_size
     return SearchResult(source, state.labels, state.preds, _level_stats(comm, rows, timer), state)
+
+
+def _top_down_level(
+    graph: DistGraph,
+    state: SearchState,
+    backend: Backend,
+    comm: Communicator,
+    timer: Any,
+    level: int,
+) -> list[int]:
+    """Expand, filter+partition, exchange bins, contract (section 6.1); this rank's COUNTERS."""
+    with timer.phase("expand"):
+        edge_frontier = backend.expand(graph, state)
+    with timer.phase("filter_partition"):
+        bins = backend.filter_partition(state, edge_frontier, comm.size)
+    with timer.phase("exchange"):
+        received = comm.exchange_bins(bins)
+    with timer.phase("contract"):
+        backend.contract(graph, state, received, level + 1)
+    sent = bins.counts
+    remote = int(sent.sum() - sent[comm.rank])
+    expanded, received_count = edge_frontier.size, int(received.offsets[-1])
+    return [expanded, int(sent.sum()), remote, received_count, state.frontier_size, expanded]
+
+
+def _bottom_up_level(
+    graph: DistGraph,
+    in_graph: DistGraph,
+    state: SearchState,
+    backend: Backend,
+    comm: Communicator,
+    timer: Any,
+    level: int,
+) -> list[int]:
+    """Frontier queue -> bitmap, all-gather of the bitmaps, bottom-up scan; this rank's COUNTERS."""
+    with timer.phase("bitmap"):
+        bitmap = backend.frontier_bitmap(graph, state)
+    with timer.phase("exchange"):
+        frontier = comm.allgather_equal(bitmap)
+    with timer.phase("bottom_up"):
+        inspected = backend.bottom_up(graph, in_graph, state, frontier, level + 1)
+    return [0, 0, 0, 0, state.frontier_size, inspected]
+
+
+@dataclass
+class FrontierCounts:
+    """The global numbers the direction heuristic reads, the same on every rank: the frontier's
+    vertices n_f and out-edges m_f, the previous frontier's vertices, and the edges m_u and
+    vertices n_u not yet labeled (running counts: labeled vertices leave them once)."""
+
+    n: int
+    frontier: int
+    frontier_edges: int
+    previous: int
+    unexplored_edges: int
+    unvisited: int
+
+    @classmethod
+    def at_source(cls, graph: DistGraph, source_edges: int) -> FrontierCounts:
+        """Level 0: the source alone is labeled."""
+        unexplored = graph.num_edges - source_edges
+        return cls(graph.n, 1, source_edges, 0, unexplored, graph.n - 1)
+
+    def advance(self, frontier: int, frontier_edges: int) -> None:
+        """The next level's frontier (just labeled) replaces the current one."""
+        self.previous, self.frontier, self.frontier_edges = self.frontier, frontier, frontier_edges
+        self.unexplored_edges -= frontier_edges
+        self.unvisited -= frontier
+
+
+def choose_direction(
+    direction: str,
+    counts: FrontierCounts,
+    alpha: float = DEFAULT_ALPHA,
+    beta: float = DEFAULT_BETA,
+) -> str:
+    """Beamer's heuristic (SC 2012, section 4): the direction of the next level.
+
+    Top-down -> bottom-up when the frontier grows and its edges m_f exceed both m_u / alpha
+    (m_u: edges of the unlabeled vertices; Beamer's test) and n_u, the unlabeled vertices (a
+    bottom-up level visits each of them at least once, so it cannot win while the frontier has
+    fewer edges: this keeps sparse, high-diameter graphs such as grids and road maps top-down,
+    where m_u / alpha falls below m_f late in the search). Bottom-up -> top-down when the
+    frontier shrinks and holds fewer than n / beta vertices. ``alpha = 0`` never leaves
+    top-down; a huge ``alpha`` goes bottom-up at the first growing level with m_f > n_u; a huge
+    ``beta`` never comes back; a tiny ``beta`` comes back as soon as the frontier shrinks.
+    """
+    c = counts
+    if direction == TOP_DOWN:
+        worth = c.frontier_edges * alpha > c.unexplored_edges and c.frontier_edges > c.unvisited
+        return BOTTOM_UP if c.frontier > c.previous and worth else TOP_DOWN
+    return TOP_DOWN if c.frontier < c.previous and c.frontier * beta < c.n else BOTTOM_UP
+
+
+def default_strategy(backend: Backend) -> str:
+    """``direction_optimizing`` where the backend has bottom-up stages, else ``hybrid``."""
+    return "direction_optimizing" if supports_bottom_up(backend) else "hybrid"
+
+
+_IN_NEIGHBOURS: dict[int, DistGraph] = {}
+
+
+def in_neighbours(graph: DistGraph, comm: Communicator, xp: Any = np) -> DistGraph:
+    """The graph of in-neighbours that bottom-up levels scan (collective on first use).
+
+    An undirected graph is its own; a directed one gets its reverse CSR, built through
+    ``build_graph`` from the reversed edges (one all-to-all) and cached until ``graph`` is freed.
+    """
+    if not graph.directed:
+        return graph
+    reverse = _IN_NEIGHBOURS.get(id(graph))
+    if reverse is None:
+        heads = xp.repeat(graph.owned_vertices(xp), graph.local_degrees())
+        tails = graph.column_indices.astype(xp.int64)
+        reverse = build_graph(comm, tails, heads, graph.n, directed=True, xp=xp)
+        _IN_NEIGHBOURS[id(graph)] = reverse
+        weakref.finalize(graph, _IN_NEIGHBOURS.pop, id(graph), None)
+    return reverse
+
+
+def _check_thresholds(alpha: float, beta: float) -> None:
+    for name, value in (("alpha", alpha), ("beta", beta)):
+        if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+            raise ValueError(f"{name}={value!r}: must be a non-negative number")
+    if beta == 0:
+        raise ValueError("beta=0: must be positive (n / beta is the bottom-up -> top-down size)")
 
 
 def _fused_frontier_limit(strategy: str, backend: Backend, comm: Communicator) -> int:
     """Largest frontier handed to the fused path under ``strategy`` (0: never)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy={strategy!r}: choose from {', '.join(STRATEGIES)}")
+    if strategy == "direction_optimizing" and supports_bottom_up(backend):
+        return 0
     if strategy == "two_phase" or comm.size > 1 or not backend.small_frontier_limit:
         return 0
-    return backend.small_frontier_limit if strategy == "hybrid" else _UNLIMITED
+    return backend.small_frontier_limit if strategy != "contract_expand" else _UNLIMITED
 
 
 def _level_stats(comm: Communicator, rows: list[list[int]], timer: Any) -> list[LevelStats]:
     """Sum the per-level counters over ranks (one all-reduce) and take the slowest phase times."""
-    local = np.array(rows, dtype=np.int64).reshape(-1, 3 + len(COUNTERS))
-    totals = comm.allreduce(local[:, 3:])
+    local = np.array(rows, dtype=np.int64).reshape(-1, _KEYS + len(COUNTERS))
+    totals = comm.allreduce(local[:, _KEYS:])
     phases = timer.per_level()
     names = sorted({name for level in phases for name in level})
     seconds = np.array([[lv.get(k, 0.0) for k in names] for lv in phases], dtype=np.float64)
     if seconds.size:
         seconds = comm.allreduce(seconds, op="max")
     stats = []
-    for i, (level, frontier, span) in enumerate(local[:, :3].tolist()):
+    for i, (level, frontier, span, direction) in enumerate(local[:, :_KEYS].tolist()):
         counts = dict(zip(COUNTERS, (int(x) for x in totals[i]), strict=True))
         times = dict(zip(names, seconds[i].tolist(), strict=True)) if seconds.size else {}
-        stats.append(LevelStats(level, frontier, span=span, seconds=times, **counts))
+        way = DIRECTIONS[direction]
+        stats.append(LevelStats(level, frontier, span=span, seconds=times, direction=way, **counts))
     return stats

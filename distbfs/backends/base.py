@@ -6,6 +6,20 @@ and duplicate culling, binning by owner), [exchange by the communicator], ``cont
 lookup against owned labels; labels and the next vertex frontier). ``numpy`` implements them on
 the host; ``cuda`` with CUDA kernels from ``kernels/``. Which backend runs is decided in exactly
 one place, ``distbfs.backends.get_backend``.
+
+Direction-optimizing search (Beamer, Asanović & Patterson, SC 2012) adds bottom-up levels, which
+a backend offers by three more methods (``supports_bottom_up`` tells whether it has them):
+``frontier_edges`` (this rank's share of m_f, the heuristic's input), ``frontier_bitmap``
+(queue -> this rank's packed frontier bits), [all-gather of the bitmaps by the communicator],
+``bottom_up`` (every unvisited owned vertex scans its in-neighbours for one in the global
+frontier and stops at the first; found vertices become the next frontier queue directly).
+
+Frontier bitmap layout (shared by every backend and the communicator): rank r's bitmap has
+``frontier_bitmap_bytes(n, size)`` bytes (a multiple of 8, so it is also a whole number of
+little-endian uint32 or uint64 words); bit k (bit ``k % 8`` of byte ``k // 8``, numpy's
+``bitorder="little"``) is its local vertex k, global vertex ``k * size + r``. The all-gather
+stacks the ranks' bitmaps into a ``(size, bytes)`` array: global vertex v is row ``v % size``,
+bit ``v // size``.
 """
 
 from __future__ import annotations
@@ -15,6 +29,24 @@ from typing import Any, Protocol
 
 from ..comm.base import Bins
 from ..graph import DistGraph
+
+BITMAP_ALIGN_BYTES = 8
+"""Each rank's frontier bitmap is padded to whole 64-bit words."""
+
+
+def frontier_bitmap_bytes(n: int, size: int) -> int:
+    """Bytes of every rank's frontier bitmap for ``n`` vertices on ``size`` ranks (equal on all
+    ranks: room for the largest rank's ``ceil(n / size)`` vertices, whole 64-bit words)."""
+    largest = -(-n // size)
+    return BITMAP_ALIGN_BYTES * max(1, -(-largest // (8 * BITMAP_ALIGN_BYTES)))
+
+
+def supports_bottom_up(backend: Any) -> bool:
+    """Whether ``backend`` has the bottom-up methods of the direction-optimizing strategy."""
+    return all(
+        callable(getattr(backend, name, None))
+        for name in ("frontier_edges", "frontier_bitmap", "bottom_up")
+    )
 
 
 @dataclass
@@ -71,6 +103,32 @@ class Backend(Protocol):
 
     def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
         """Label the received vertices not yet labeled with ``level``; make them the frontier."""
+        ...
+
+    def frontier_edges(self, graph: DistGraph, state: SearchState) -> int:
+        """Out-edges of the owned vertices of the current vertex frontier (host int): this
+        rank's share of m_f. A backend may compute it while contracting and return it here."""
+        ...
+
+    def frontier_bitmap(self, graph: DistGraph, state: SearchState) -> Any:
+        """The current vertex frontier as this rank's packed bitmap (uint8, layout in the module
+        docstring; O(nlocal / 8 + frontier) work)."""
+        ...
+
+    def bottom_up(
+        self,
+        graph: DistGraph,
+        in_graph: DistGraph,
+        state: SearchState,
+        frontier: Any,
+        level: int,
+    ) -> int:
+        """One bottom-up level: label with ``level`` every unlabeled owned vertex that has an
+        in-neighbour in ``frontier`` (the all-gathered ``(size, bytes)`` bitmaps), its parent
+        the first such neighbour in ``in_graph``'s row order; the found vertices become the
+        vertex frontier (a queue of local ids) and enter the visited mask. ``in_graph`` holds
+        in-neighbours (``graph`` itself when undirected). Returns the number of neighbour slots
+        tested (edges inspected)."""
         ...
 
     def run_small_levels(

@@ -1,8 +1,10 @@
 """The one communication interface of distbfs (Merrill et al. 2012, section 6.1: bin exchange).
 
-A ``Communicator`` connects the ranks of one job. The level loop needs only ``exchange_bins``
-(all-to-all-v of the owner bins made by filter+partition) and ``allreduce`` (termination and
-statistics); graph construction and validation also use ``alltoallv`` and ``allgather``.
+A ``Communicator`` connects the ranks of one job. The level loop needs ``exchange_bins``
+(all-to-all-v of the owner bins made by filter+partition, top-down levels), ``allgather_equal``
+(the frontier bitmap of bottom-up levels, direction-optimizing strategy) and ``allreduce``
+(termination, direction heuristic and statistics); graph construction and validation also use
+``alltoallv`` and ``allgather``.
 Implementations: one rank (``single``), MPI through mpi4py (``mpi``); NCCL joins with the
 multi-GPU issue. Which one runs is decided in exactly one place, ``distbfs.comm.get_communicator``.
 
@@ -69,6 +71,12 @@ class Communicator(ABC):
     @abstractmethod
     def allgather_array(self, array: Any) -> Any:
         """Concatenation of every rank's 1-d array, in rank order (same array module)."""
+
+    def allgather_equal(self, array: Any) -> Any:
+        """Every rank's 1-d array, all of one length L, stacked: shape ``(size, L)``, row r from
+        rank r (same array module). Moves ``size * L`` items and no counts (the bottom-up
+        frontier bitmap). This default goes through ``allgather_array``."""
+        return self.allgather_array(array).reshape(self.size, array.shape[0])
 
     @abstractmethod
     def exscan(self, value: int) -> int:

@@ -1,4 +1,5 @@
-"""MPI communicator through mpi4py: bin exchange as MPI_Alltoall (counts) + MPI_Alltoallv (data).
+"""MPI communicator through mpi4py: bin exchange as MPI_Alltoall (counts) + MPI_Alltoallv (data);
+the bottom-up frontier bitmap as one MPI_Allgather of equal chunks.
 
 Device (CuPy) arrays are staged through host memory: the stream is synchronized by the copy
 before MPI sees the buffer. (A CUDA-aware path arrives with the multi-GPU issue.)
@@ -70,6 +71,12 @@ class MPICommunicator(Communicator):
         displs = np.zeros(self.size, dtype=np.int64)
         np.cumsum(counts[:-1], out=displs[1:])
         self.comm.Allgatherv(host, [out, (counts, displs)])
+        return out if xp is np else xp.asarray(out)
+
+    def allgather_equal(self, array: Any) -> Any:
+        host, xp = _to_host(array)
+        out = np.empty((self.size, host.shape[0]), dtype=host.dtype)
+        self.comm.Allgather(host, out)
         return out if xp is np else xp.asarray(out)
 
     def exscan(self, value: int) -> int:
