@@ -15,7 +15,7 @@ kernels run on, so no level needs a host synchronization besides the ones the co
 ``exchange_bins`` returns views of the receive buffers, valid until the next ``exchange_bins``
 (the level loop contracts them before the next level); ``alltoallv`` and ``allgather_array``
 return fresh arrays. ``path`` records which transport each operation took, ``stats`` counts the
-exchanges and the bytes that crossed ranks.
+bin exchanges and the bytes that crossed ranks in them and in ``allgather_equal``.
 """
 
 from __future__ import annotations
@@ -297,6 +297,9 @@ class GPUCommunicator(Communicator):
     def allgather_equal(self, array: Any) -> Any:
         """Every rank's 1-d array of one common length L, stacked to shape ``(size, L)`` (the
         bottom-up frontier bitmap): device arrays on the device, no counts exchanged."""
+        crossing = int(array.nbytes) * (self.size - 1)
+        self.stats["bytes_sent"] += crossing
+        self.stats["bytes_received"] += crossing
         if self.ops.is_device(array):
             return self._allgather_equal_device(self.ops.contiguous(array.reshape(-1)))
         self.path["allgather_equal"] = self.host.kind

@@ -1,0 +1,329 @@
+"""Multi-GPU benchmark: strong and weak scaling of the distributed BFS (section 6.1), a rank a GPU.
+
+Run once per GPU count, then compare:
+
+    python benchmarks/bench_multi_gpu.py --json out/p1.json                 # 1 GPU (no MPI)
+    mpirun -n 2 python benchmarks/bench_multi_gpu.py --json out/p2.json     # 2 GPUs
+    python benchmarks/bench_multi_gpu.py --compare out/p1.json out/p2.json  # speedups
+
+Graphs (made on the GPUs, each rank its share): ``kron24``, ``kron26``, ``kron27`` (strong
+scaling: the same graph at every GPU count), ``weak26`` (Kronecker of scale 26 + log2(GPUs):
+2**26 vertices per GPU), ``uniform25`` (uniform random), ``grid2d`` (4096 x 4096, thousands of
+levels: the per-level cost). Kronecker and uniform graphs are searched from ``--roots`` Graph500
+roots (default 64), grids from ``--grid-roots``; every search is validated (Graph500 rules with
+BFS trees, outside the timing). Reported per graph: harmonic-mean Graph500 TEPS and the time of
+a search; from one more search with phase timers, per level: direction, frontier, edges expanded,
+items sent and sent to other ranks, bytes exchanged between GPUs (top-down: the bins' remote
+items; bottom-up: the frontier bitmap all-gather, P (P - 1) ceil(n / P / 32) 4-byte words), the
+share of the edge frontier
+culled before the exchange (duplicates and visited vertices), and the exchange's share of the
+level's time; the communicator's path (which transport each operation took) and its byte
+counters. ``--compare`` prints GTEPS per GPU count and the speedup over the fewest GPUs, and
+checks the target: 2 GPUs at least 1.8 x one GPU on kron27.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+GRAPHS: dict[str, tuple[str, dict[str, Any]]] = {
+    "kron24": ("kronecker", {"scale": 24}),
+    "kron26": ("kronecker", {"scale": 26}),
+    "kron27": ("kronecker", {"scale": 27}),
+    "weak26": ("kronecker", {"scale_per_gpu": 26}),
+    "uniform25": ("uniform", {"scale": 25}),
+    "grid2d": ("grid2d", {"shape": (4096, 4096)}),
+}
+GRIDS = {"grid2d"}
+TARGET = ("kron27", 2, 1.8)  # graph, GPUs, speedup over one GPU
+
+
+def log2_floor(value: int) -> int:
+    return max(value.bit_length() - 1, 0)
+
+
+def make_communicator(kind: str, counts: str, backend: str) -> Any:
+    """The job's communicator for ``backend`` (the cuda backend binds this rank's GPU first)."""
+    from distbfs.api import resolve_backend
+    from distbfs.comm import get_communicator
+
+    resolve_backend(backend)  # cuda: binds the GPU of this rank's node-local rank
+    comm = get_communicator(kind, backend)
+    if comm.kind == "nccl" and counts != comm.counts_via:
+        from distbfs.comm.nccl import NCCLCommunicator
+
+        comm = NCCLCommunicator(comm.host, counts=counts)
+    return comm
+
+
+def level_rows(levels: list[Any], item_bytes: int, n: int, ranks: int) -> list[dict[str, Any]]:
+    """Per-level figures of one profiled search."""
+    bitmap_bytes = ranks * (ranks - 1) * -(-n // ranks // 32) * 4
+    rows = []
+    for lv in levels:
+        bottom_up = getattr(lv, "direction", "top_down") == "bottom_up"
+        seconds = sum(lv.seconds.values())
+        expanded = lv.edges_expanded
+        rows.append(
+            {
+                "level": lv.level,
+                "span": lv.span,
+                "direction": getattr(lv, "direction", "top_down"),
+                "frontier": lv.frontier,
+                "edges_expanded": expanded,
+                "items_sent": lv.items_sent,
+                "items_sent_remote": lv.items_sent_remote,
+                "bytes_exchanged": bitmap_bytes if bottom_up else lv.items_sent_remote * item_bytes,
+                "culled_share": (expanded - lv.items_sent) / expanded if expanded else None,
+                "exchange_share": lv.seconds.get("exchange", 0.0) / seconds if seconds else None,
+                "ms": seconds * 1e3,
+                "phases_ms": {k: v * 1e3 for k, v in lv.seconds.items()},
+            }
+        )
+    return rows
+
+
+class _NoPool:
+    """Stands in for CuPy's memory pool on the numpy backend (dry runs)."""
+
+    def free_all_blocks(self) -> None:
+        pass
+
+    def total_bytes(self) -> int:
+        return 0
+
+
+def graph_params(name: str, ranks: int, shrink: int) -> tuple[str, dict[str, Any]]:
+    """(generator, parameters) of graph ``name`` at ``ranks`` GPUs, ``shrink`` scales smaller."""
+    kind, params = GRAPHS[name]
+    params = dict(params)
+    if "scale_per_gpu" in params:
+        params["scale"] = params.pop("scale_per_gpu") + log2_floor(ranks)
+    if "scale" in params:
+        params["scale"] = max(params["scale"] - shrink, 1)
+    if "shape" in params:
+        params["shape"] = tuple(max(side >> (shrink // 2), 2) for side in params["shape"])
+    return kind, params
+
+
+def bench_graph(name: str, comm: Any, backend: Any, args: argparse.Namespace) -> dict[str, Any]:
+    import distbfs
+    from distbfs.roots import choose_roots
+    from distbfs.stats import graph500_statistics
+
+    on_gpu = backend.name == "cuda"
+    if on_gpu:
+        import cupy
+
+        pool = cupy.get_default_memory_pool()
+    else:
+        pool = _NoPool()
+    kind, params = graph_params(name, comm.size, args.shrink)
+    pool.free_all_blocks()
+    comm.barrier()
+    started = time.perf_counter()
+    graph = distbfs.Graph.generate(kind, backend=backend, comm=comm, **params)
+    if on_gpu:
+        cupy.cuda.Device().synchronize()
+    build_seconds = comm.allreduce(time.perf_counter() - started, op="max")
+    dist = graph.dist
+    if name in GRIDS:
+        roots = choose_roots(dist, comm, count=args.grid_roots)
+    else:
+        roots = choose_roots(dist, comm, count=args.roots)
+    options = {"predecessors": args.predecessors, "gather": False, "strategy": args.strategy}
+    distbfs.bfs(graph, roots[0], **options)  # warm-up: kernel loads, NCCL connections, buffers
+    times, nedges, depths = [], [], []
+    for root in roots:
+        result = distbfs.bfs(graph, root, validate=not args.no_validate, **options)
+        times.append(result.seconds)
+        nedges.append(result.edges_traversed)
+        depths.append(result.depth)
+    stats = graph500_statistics(times, nedges)
+    before = dict(getattr(comm, "stats", {}))
+    profile = distbfs.bfs(graph, roots[0], timing=True, **options)
+    after = dict(getattr(comm, "stats", {}))
+    item_bytes = dist.column_indices.dtype.itemsize * (2 if args.predecessors else 1)
+    levels = level_rows(profile.levels, item_bytes, dist.n, comm.size)
+    total_ms = sum(row["ms"] for row in levels)
+    exchange_ms = sum(row["phases_ms"].get("exchange", 0.0) for row in levels)
+    expanded = sum(row["edges_expanded"] for row in levels if row["span"] == 1)
+    sent = sum(row["items_sent"] for row in levels if row["span"] == 1)
+    counted = after.get("bytes_sent", 0) - before.get("bytes_sent", 0)
+    mean_time = sum(times) / len(times)
+    row = {
+        "graph": name,
+        "kind": kind,
+        "params": {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()},
+        "vertices": dist.n,
+        "undirected_edges": dist.num_undirected_edges,
+        "build_seconds": build_seconds,
+        "roots": len(roots),
+        "validated": not args.no_validate,
+        "hmean_teps": stats["harmonic_mean_TEPS"],
+        "mean_ms": mean_time * 1e3,
+        "depth_max": max(depths),
+        "us_per_level": mean_time / (max(depths) + 1) * 1e6,
+        "profile_ms": total_ms,
+        "exchange_share": exchange_ms / total_ms if total_ms else None,
+        "bytes_exchanged": sum(row["bytes_exchanged"] for row in levels),
+        "bytes_counted_by_comm": int(comm.allreduce(counted)),
+        "culled_share": (expanded - sent) / expanded if expanded else None,
+        "levels": levels,
+        "peak_pool_bytes": int(comm.allreduce(pool.total_bytes(), op="max")),
+        "statistics": stats,
+    }
+    del graph, dist, profile
+    pool.free_all_blocks()
+    return row
+
+
+def print_levels(row: dict[str, Any]) -> None:
+    print(f"  per level, one search of {row['graph']} (phase timers on):")
+    print("  level  dir  frontier  edges expanded  sent remote  MB exchanged  culled  exchange  ms")
+    for lv in row["levels"]:
+        culled = "-" if lv["culled_share"] is None else f"{lv['culled_share']:.1%}"
+        share = "-" if lv["exchange_share"] is None else f"{lv['exchange_share']:.1%}"
+        direction = "BU" if lv["direction"] == "bottom_up" else "TD"
+        print(
+            f"  {lv['level']:>5}  {direction:>3}  {lv['frontier']:>8,}  {lv['edges_expanded']:>14,}"
+            f"  {lv['items_sent_remote']:>11,}  {lv['bytes_exchanged'] / 1e6:>12.2f}"
+            f"  {culled:>6}  {share:>8}  {lv['ms']:.3f}"
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    comm = make_communicator(args.comm, args.counts, args.backend)
+    from distbfs.api import resolve_backend
+
+    backend = resolve_backend(args.backend)
+    if backend.name == "cuda":
+        import cupy
+
+        device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
+        device = device.decode() if isinstance(device, bytes) else str(device)
+    else:
+        device = "host (numpy backend)"
+    describe = comm.describe() if hasattr(comm, "describe") else {"kind": comm.kind}
+    if comm.rank == 0:
+        print(
+            f"{comm.size} GPU(s) ({device}), comm {comm.kind}, date {time.strftime('%Y-%m-%d')}, "
+            f"command: {' '.join(sys.argv)}",
+            flush=True,
+        )
+        print(
+            "| graph | vertices | edges | GPUs | GTEPS (hmean) | ms (mean) | depth | exchange "
+            "share | MB exchanged | culled before exchange | build s |"
+        )
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    rows = []
+    for name in args.graphs:
+        row = bench_graph(name, comm, backend, args)
+        rows.append(row)
+        if comm.rank == 0:
+            share = row["exchange_share"]
+            culled = row["culled_share"]
+            print(
+                f"| {name} | {row['vertices']:,} | {row['undirected_edges']:,} | {comm.size} | "
+                f"{row['hmean_teps'] / 1e9:.3f} | {row['mean_ms']:.2f} | {row['depth_max']} | "
+                f"{'-' if share is None else f'{share:.1%}'} | "
+                f"{row['bytes_exchanged'] / 1e6:.1f} | "
+                f"{'-' if culled is None else f'{culled:.1%}'} | {row['build_seconds']:.1f} |",
+                flush=True,
+            )
+            if args.levels:
+                print_levels(row)
+    if hasattr(comm, "describe"):
+        describe = comm.describe()
+    if comm.rank == 0:
+        print(f"communicator: {json.dumps(describe)}")
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            document = {
+                "ranks": comm.size,
+                "device": device,
+                "comm": describe,
+                "predecessors": args.predecessors,
+                "strategy": args.strategy,
+                "backend": args.backend,
+                "shrink": args.shrink,
+                "rows": rows,
+            }
+            args.json.write_text(json.dumps(document, indent=1))
+            print(f"wrote {args.json}")
+    return 0
+
+
+def compare(paths: list[Path]) -> int:
+    """Speedup table over runs at different GPU counts (no GPU needed)."""
+    runs = sorted((json.loads(p.read_text()) for p in paths), key=lambda d: d["ranks"])
+    base = runs[0]
+    base_rows = {r["graph"]: r for r in base["rows"]}
+    print(f"| graph | GPUs | GTEPS (hmean) | speedup over {base['ranks']} GPU(s) | efficiency |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    met = None
+    for run_ in runs:
+        for row in run_["rows"]:
+            first = base_rows.get(row["graph"])
+            speedup = row["hmean_teps"] / first["hmean_teps"] if first else None
+            efficiency = speedup / (run_["ranks"] / base["ranks"]) if speedup else None
+            if row["graph"].startswith("weak"):  # weak scaling: total rate against the base
+                label = f"{row['graph']} (scale {row['params']['scale']})"
+            else:
+                label = row["graph"]
+            print(
+                f"| {label} | {run_['ranks']} | {row['hmean_teps'] / 1e9:.3f} | "
+                f"{'-' if speedup is None else f'{speedup:.2f}'} | "
+                f"{'-' if efficiency is None else f'{efficiency:.0%}'} |"
+            )
+            graph, gpus, wanted = TARGET
+            if row["graph"] == graph and run_["ranks"] == gpus and base["ranks"] == 1 and speedup:
+                met = (speedup, speedup >= wanted)
+    if met is not None:
+        speedup, ok = met
+        print(
+            f"target: {TARGET[0]} on {TARGET[1]} GPUs >= {TARGET[2]}x one GPU: "
+            f"{speedup:.2f}x, {'met' if ok else 'NOT met'}"
+        )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="+", default=list(GRAPHS), choices=list(GRAPHS))
+    parser.add_argument("--roots", type=int, default=64, help="roots of Kronecker/uniform graphs")
+    parser.add_argument("--grid-roots", type=int, default=4, help="roots of grid graphs")
+    parser.add_argument("--comm", default="auto", choices=("auto", "nccl", "mpi"))
+    parser.add_argument(
+        "--counts", default="nccl", choices=("nccl", "host"), help="NCCL: how bin counts travel"
+    )
+    parser.add_argument("--strategy", default=None, help="level strategy (default: the loop's)")
+    parser.add_argument(
+        "--backend", default="cuda", choices=("cuda", "numpy"), help="numpy: a dry run on CPUs"
+    )
+    parser.add_argument(
+        "--shrink", type=int, default=0, help="make every graph 2**K times smaller (dry runs)"
+    )
+    parser.add_argument(
+        "--no-predecessors",
+        dest="predecessors",
+        action="store_false",
+        help="distances only (default: BFS trees, as Graph500)",
+    )
+    parser.add_argument("--no-validate", action="store_true")
+    parser.add_argument("--levels", action="store_true", help="print the per-level tables")
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--compare", nargs="+", type=Path, default=None, metavar="JSON")
+    args = parser.parse_args(argv)
+    if args.compare:
+        return compare(args.compare)
+    return run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
