@@ -9,7 +9,8 @@ Run once per GPU count, then compare:
 Graphs (made on the GPUs, each rank its share): ``kron24``, ``kron26``, ``kron27`` (strong
 scaling: the same graph at every GPU count), ``weak26`` (Kronecker of scale 26 + log2(GPUs):
 2**26 vertices per GPU), ``uniform25`` (uniform random), ``grid2d`` (4096 x 4096, thousands of
-levels: the per-level cost). Kronecker and uniform graphs are searched from ``--roots`` Graph500
+levels: the per-level cost). ``--compare`` also reads weak scaling off the Kronecker rows
+(scale s on one GPU against s + log2(P) on P). Kronecker and uniform graphs are searched from ``--roots`` Graph500
 roots (default 64), grids from ``--grid-roots``; every search is validated (Graph500 rules with
 BFS trees, outside the timing). Reported per graph: harmonic-mean Graph500 TEPS and the time of
 a search; from one more search with phase timers, per level: direction, frontier, edges expanded,
@@ -139,8 +140,9 @@ def bench_graph(name: str, comm: Any, backend: Any, args: argparse.Namespace) ->
     options = {"predecessors": args.predecessors, "gather": False, "strategy": args.strategy}
     distbfs.bfs(graph, roots[0], **options)  # warm-up: kernel loads, NCCL connections, buffers
     times, nedges, depths = [], [], []
-    for root in roots:
-        result = distbfs.bfs(graph, root, validate=not args.no_validate, **options)
+    for i, root in enumerate(roots):
+        check = not args.no_validate and (args.validate_roots is None or i < args.validate_roots)
+        result = distbfs.bfs(graph, root, validate=check, **options)
         times.append(result.seconds)
         nedges.append(result.edges_traversed)
         depths.append(result.depth)
@@ -164,7 +166,7 @@ def bench_graph(name: str, comm: Any, backend: Any, args: argparse.Namespace) ->
         "undirected_edges": dist.num_undirected_edges,
         "build_seconds": build_seconds,
         "roots": len(roots),
-        "validated": not args.no_validate,
+        "validated": 0 if args.no_validate else min(len(roots), args.validate_roots or len(roots)),
         "hmean_teps": stats["harmonic_mean_TEPS"],
         "mean_ms": mean_time * 1e3,
         "depth_max": max(depths),
@@ -209,7 +211,6 @@ def run(args: argparse.Namespace) -> int:
         device = device.decode() if isinstance(device, bytes) else str(device)
     else:
         device = "host (numpy backend)"
-    describe = comm.describe() if hasattr(comm, "describe") else {"kind": comm.kind}
     if comm.rank == 0:
         print(
             f"{comm.size} GPU(s) ({device}), comm {comm.kind}, date {time.strftime('%Y-%m-%d')}, "
@@ -221,10 +222,27 @@ def run(args: argparse.Namespace) -> int:
             "share | MB exchanged | culled before exchange | build s |"
         )
         print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    rows = []
+    rows: list[dict[str, Any]] = []
+
+    def write_json() -> None:  # after every graph: a run cut short keeps what it measured
+        if comm.rank == 0 and args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            document = {
+                "ranks": comm.size,
+                "device": device,
+                "comm": comm.describe() if hasattr(comm, "describe") else {"kind": comm.kind},
+                "predecessors": args.predecessors,
+                "strategy": args.strategy,
+                "backend": args.backend,
+                "shrink": args.shrink,
+                "rows": rows,
+            }
+            args.json.write_text(json.dumps(document, indent=1))
+
     for name in args.graphs:
         row = bench_graph(name, comm, backend, args)
         rows.append(row)
+        write_json()
         if comm.rank == 0:
             share = row["exchange_share"]
             culled = row["culled_share"]
@@ -238,23 +256,10 @@ def run(args: argparse.Namespace) -> int:
             )
             if args.levels:
                 print_levels(row)
-    if hasattr(comm, "describe"):
-        describe = comm.describe()
     if comm.rank == 0:
+        describe = comm.describe() if hasattr(comm, "describe") else {"kind": comm.kind}
         print(f"communicator: {json.dumps(describe)}")
         if args.json:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            document = {
-                "ranks": comm.size,
-                "device": device,
-                "comm": describe,
-                "predecessors": args.predecessors,
-                "strategy": args.strategy,
-                "backend": args.backend,
-                "shrink": args.shrink,
-                "rows": rows,
-            }
-            args.json.write_text(json.dumps(document, indent=1))
             print(f"wrote {args.json}")
     return 0
 
@@ -264,6 +269,14 @@ def compare(paths: list[Path]) -> int:
     runs = sorted((json.loads(p.read_text()) for p in paths), key=lambda d: d["ranks"])
     base = runs[0]
     base_rows = {r["graph"]: r for r in base["rows"]}
+    by_params = {(r["kind"], r["params"].get("scale")): r for r in base["rows"]}
+    for run_ in runs[1:]:  # weak26 at one GPU is kron26: match by generator and scale
+        for row in run_["rows"]:
+            if row["graph"] not in base_rows and row["graph"].startswith("weak"):
+                base_scale = row["params"]["scale"] - log2_floor(run_["ranks"] // base["ranks"])
+                match = by_params.get((row["kind"], base_scale))
+                if match is not None:
+                    base_rows[row["graph"]] = match
     print(f"| graph | GPUs | GTEPS (hmean) | speedup over {base['ranks']} GPU(s) | efficiency |")
     print("| --- | ---: | ---: | ---: | ---: |")
     met = None
@@ -284,6 +297,26 @@ def compare(paths: list[Path]) -> int:
             graph, gpus, wanted = TARGET
             if row["graph"] == graph and run_["ranks"] == gpus and base["ranks"] == 1 and speedup:
                 met = (speedup, speedup >= wanted)
+    print()
+    print("weak scaling (Kronecker, the same scale per GPU):")
+    print(f"| scale per GPU | GPUs | scale | GTEPS (hmean) | efficiency over {base['ranks']} |")
+    print("| ---: | ---: | ---: | ---: | ---: |")
+    kron_base = {r["params"]["scale"]: r for r in base["rows"] if r["kind"] == "kronecker"}
+    for run_ in runs:
+        factor = run_["ranks"] // base["ranks"]
+        for row in run_["rows"]:
+            if row["kind"] != "kronecker" or factor < 2 or factor * base["ranks"] != run_["ranks"]:
+                continue
+            if factor & (factor - 1):  # the scale grows by log2(GPUs): powers of two only
+                continue
+            first = kron_base.get(row["params"]["scale"] - log2_floor(factor))
+            if first is None:
+                continue
+            efficiency = row["hmean_teps"] / first["hmean_teps"] / factor
+            print(
+                f"| {first['params']['scale']} | {run_['ranks']} | {row['params']['scale']} | "
+                f"{row['hmean_teps'] / 1e9:.3f} | {efficiency:.0%} |"
+            )
     if met is not None:
         speedup, ok = met
         print(
@@ -316,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
         help="distances only (default: BFS trees, as Graph500)",
     )
     parser.add_argument("--no-validate", action="store_true")
+    parser.add_argument(
+        "--validate-roots", type=int, default=None, help="validate the first K searches (all)"
+    )
     parser.add_argument("--levels", action="store_true", help="print the per-level tables")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--compare", nargs="+", type=Path, default=None, metavar="JSON")
