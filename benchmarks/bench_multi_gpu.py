@@ -6,22 +6,20 @@ Run once per GPU count, then compare:
     mpirun -n 2 python benchmarks/bench_multi_gpu.py --json out/p2.json     # 2 GPUs
     python benchmarks/bench_multi_gpu.py --compare out/p1.json out/p2.json  # speedups
 
-Graphs (made on the GPUs, each rank its share): ``kron24``, ``kron26``, ``kron27`` (strong
-scaling: the same graph at every GPU count), ``weak26`` (Kronecker of scale 26 + log2(GPUs):
-2**26 vertices per GPU), ``uniform25`` (uniform random), ``grid2d`` (4096 x 4096, thousands of
-levels: the per-level cost). ``--compare`` also reads weak scaling off the Kronecker rows
-(scale s on one GPU against s + log2(P) on P). Kronecker and uniform graphs are searched from
-``--roots`` Graph500 roots (default 64), grids from ``--grid-roots``; every search is
-validated (Graph500 rules with BFS trees, outside the timing; ``--validate-roots K``: the first
-K). Reported per graph: harmonic-mean Graph500 TEPS and the time of
-a search; from one more search with phase timers, per level: direction, frontier, edges expanded,
-items sent and sent to other ranks, bytes exchanged between GPUs (top-down: the bins' remote
-items; bottom-up: the frontier bitmap all-gather, P (P - 1) ceil(n / P / 32) 4-byte words), the
-share of the edge frontier
-culled before the exchange (duplicates and visited vertices), and the exchange's share of the
-level's time; the communicator's path (which transport each operation took) and its byte
-counters. ``--compare`` prints GTEPS per GPU count and the speedup over the fewest GPUs, and
-checks the target: 2 GPUs at least 1.8 x one GPU on kron27.
+Graphs (made on the GPUs, each rank its share): ``kron24``, ``kron26``, ``kron27`` (strong scaling:
+the same graph at every GPU count), ``weak26`` (Kronecker of scale 26 + log2(GPUs): 2**26 vertices
+per GPU), ``uniform25`` (uniform random), ``grid2d`` (4096 x 4096, thousands of levels: the per-
+level cost). ``--compare`` also reads weak scaling off the Kronecker rows (scale s on one GPU
+against s + log2(P) on P). Kronecker and uniform graphs are searched from ``--roots`` Graph500
+roots (default 64), grids from ``--grid-roots``; every search is validated (Graph500 rules with BFS
+trees, outside the timing; ``--validate-roots K``: the first K). Reported per graph: harmonic-mean
+Graph500 TEPS and the time of a search; from one more search with phase timers, per level:
+direction, frontier, edges expanded, items sent and sent to other ranks, bytes exchanged between
+GPUs (top-down: the bins' remote items; bottom-up: the frontier bitmap all-gather, P (P - 1) ceil(n
+/ P / 32) 4-byte words), the share of the edge frontier culled before the exchange (duplicates and
+visited vertices), and the exchange's share of the level's time; the communicator's path (which
+transport each operation took) and its byte counters. ``--compare`` prints GTEPS per GPU count and
+the speedup over the fewest GPUs, and checks the target: 2 GPUs at least 1.8 x one GPU on kron27.
 """
 
 from __future__ import annotations
