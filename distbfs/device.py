@@ -152,11 +152,14 @@ def place(
     environ: Mapping[str, str],
     device_count: int,
     mpi_local: tuple[int, int] | None = None,
+    job_size: int | None = None,
 ) -> Placement:
     """The ``Placement`` of this rank given its environment and visible device count (pure).
 
     ``mpi_local`` is the (local rank, local size) of an MPI shared-memory split, used when no
-    launcher variable is set.
+    launcher variable is set. ``job_size``: ranks in the job; when they all run on this node,
+    the too-many-ranks error is raised alike on every rank (``InputError.all_ranks``: printed
+    once), otherwise by each rank for itself.
 
     Raises
     ------
@@ -184,13 +187,14 @@ def place(
     if per_task is not None and "CUDA_VISIBLE_DEVICES" in environ and device_count <= per_task:
         # srun --gpus-per-task: this task sees only its own GPUs.
         return Placement(local_rank, local_size, source, device_count, 0, True)
+    whole_job_here = local_size is not None and local_size == job_size
     raise InputError(
         f"{ranks} ranks on node {host} but only {device_count} GPU"
         f"{'s' if device_count != 1 else ''} visible (local rank {local_rank}, from {source}; "
         f"CUDA_VISIBLE_DEVICES={environ.get('CUDA_VISIBLE_DEVICES', '<unset>')}): start at most "
         f"{device_count} rank{'s' if device_count != 1 else ''} per node (mpirun -n, srun "
         "--ntasks-per-node), or give each task its own GPU (srun --gpus-per-task=1)",
-        all_ranks=False,
+        all_ranks=whole_job_here,
     )
 
 
@@ -223,8 +227,10 @@ def bind_device(
         return _BOUND.device
     env = os.environ if environ is None else environ
     count = visible_device_count() if device_count is None else device_count
+    from .comm import launcher_size
+
     mpi_local = local_rank_from_mpi() if local_rank_from_env(env) is None else None
-    placement = place(env, count, mpi_local)
+    placement = place(env, count, mpi_local, job_size=launcher_size() if environ is None else None)
     if select:
         import cupy
 

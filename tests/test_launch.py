@@ -141,6 +141,16 @@ def test_more_ranks_than_gpus_is_an_error_naming_both(environ, gpus, ranks):
     assert "--gpus-per-task" in message
 
 
+def test_too_many_ranks_is_agreed_when_the_whole_job_is_on_the_node():
+    environ = {"OMPI_COMM_WORLD_LOCAL_RANK": "0", "OMPI_COMM_WORLD_LOCAL_SIZE": "4"}
+    with pytest.raises(InputError) as info:
+        place(environ, 2, job_size=4)
+    assert info.value.all_ranks  # every rank raises it: printed once
+    with pytest.raises(InputError) as info:
+        place(environ, 2, job_size=8)
+    assert not info.value.all_ranks  # ranks on other nodes may be fine: each says it
+
+
 def test_no_gpu_is_an_error():
     with pytest.raises(InputError, match="no CUDA device visible"):
         bind_device(environ={}, device_count=0, select=False)
