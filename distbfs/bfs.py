@@ -19,7 +19,7 @@ directions (decided from all-reduced numbers only).
 
 from __future__ import annotations
 
-import math
+import numbers
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
@@ -277,8 +277,9 @@ def in_neighbours(graph: DistGraph, comm: Communicator, xp: Any = np) -> DistGra
 
 
 def _check_thresholds(alpha: float, beta: float) -> None:
+    """alpha >= 0 (0: never bottom-up), beta > 0 (inf allowed for both)."""
     for name, value in (("alpha", alpha), ("beta", beta)):
-        if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+        if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value >= 0:
             raise ValueError(f"{name}={value!r}: must be a non-negative number")
     if beta == 0:
         raise ValueError("beta=0: must be positive (n / beta is the bottom-up -> top-down size)")
