@@ -326,3 +326,16 @@ def test_nccl_abort_aborts_nccl_then_the_job():
 def test_mpi_gpu_needs_an_mpi_host():
     with pytest.raises(TypeError, match="MPI communicator"):
         MPIGPUCommunicator(SingleRankCommunicator(), cuda_aware=False, ops=HostOps())
+
+
+def test_nccl_unavailable_is_one_agreed_error(host):
+    from distbfs.comm import get_communicator, launcher_size, nccl_available
+    from distbfs.errors import InputError
+
+    if any(host.allgather_object(nccl_available()[0])):
+        pytest.skip("NCCL is available on some rank")
+    with pytest.raises(InputError, match=r"^--comm nccl: not available") as info:
+        get_communicator("nccl")
+    assert info.value.all_ranks  # raised alike on every rank: printed once
+    if launcher_size() > 1:
+        assert "on rank 0:" in str(info.value)
