@@ -49,10 +49,10 @@ echo "pytest (failures) exit $?"
 grep -E "passed|failed|error|job ended" "$OUT/tests.log" | tail -n 8
 
 echo "== 2-GPU job through launch/run_node.sh"
-timeout 40 bash launch/run_node.sh 2 bench --backend cuda --scale 20 --roots 8 -q \
+timeout 40 bash launch/run_node.sh 2 bench --backend cuda --comm nccl --scale 20 --roots 8 -q \
   --json "$OUT/main_job.json" >"$OUT/main_job.log" 2>&1
 echo "run_node exit $?"
-grep -E "backend|validation|harmonic_mean_TEPS" "$OUT/main_job.log"
+grep -E "backend|validation|harmonic_mean_TEPS|error" "$OUT/main_job.log"
 
 echo "== benchmark: 1 GPU, then 2 GPUs"
 p1_graphs=${graphs//weak26/}  # weak26 at one GPU is kron26 (compare reads it off that row)
