@@ -363,7 +363,8 @@ class Graph:
             raise InvalidArgumentValue(
                 f"format: unknown format {format!r} (choose from {', '.join(FORMATS)})"
             )
-        backend_obj, comm_obj = resolve_backend(backend), resolve_comm(comm)
+        backend_obj = resolve_backend(backend)
+        comm_obj = resolve_comm(comm, backend_obj)
         from . import io
 
         kwargs: dict[str, Any] = {"fmt": format, "undirected": undirected, "xp": backend_obj.xp}
@@ -412,7 +413,8 @@ class Graph:
             not 1-d or of different lengths.
         """
         directed = _check_bool("directed", directed)
-        backend_obj, comm_obj = resolve_backend(backend), resolve_comm(comm)
+        backend_obj = resolve_backend(backend)
+        comm_obj = resolve_comm(comm, backend_obj)
         error: tuple[str, str] | None = None
         if num_vertices is not None:
             if not _is_int(num_vertices):
@@ -514,7 +516,8 @@ class Graph:
             )
         if directed is not None:
             directed = _check_bool("directed", directed)
-        backend_obj, comm_obj = resolve_backend(backend), resolve_comm(comm)
+        backend_obj = resolve_backend(backend)
+        comm_obj = resolve_comm(comm, backend_obj)
         coo = matrix.tocoo()
         rows = np.asarray(coo.row, dtype=np.int64)
         cols = np.asarray(coo.col, dtype=np.int64)
@@ -568,7 +571,8 @@ class Graph:
             raise InvalidArgumentType(f"G: networkx is not importable ({exc})") from None
         if not isinstance(G, nx.Graph):
             raise InvalidArgumentType(f"G: expected a networkx graph, got {type(G).__name__}")
-        backend_obj, comm_obj = resolve_backend(backend), resolve_comm(comm)
+        backend_obj = resolve_backend(backend)
+        comm_obj = resolve_comm(comm, backend_obj)
         labels = list(G.nodes)
         n = len(labels)
         if n:
@@ -656,7 +660,8 @@ class Graph:
             if scale is not None:
                 raise InvalidArgumentValue(f"scale: not used by the {kind} generator")
         seed = generators.DEFAULT_SEED if seed is None else _check_int("seed", seed, minimum=0)
-        backend_obj, comm_obj = resolve_backend(backend), resolve_comm(comm)
+        backend_obj = resolve_backend(backend)
+        comm_obj = resolve_comm(comm, backend_obj)
         kwargs: dict[str, Any] = {
             "scale": scale,
             "edgefactor": edgefactor,
@@ -860,13 +865,9 @@ def bfs(
     _synchronize(backend)
     seconds = comm.allreduce(time.perf_counter() - start, op="max")
 
-    host_distances = backend.to_host(search.distances)
-    host_predecessors = (
-        None if search.predecessors is None else backend.to_host(search.predecessors)
-    )
-    if validate:
-        validation.validate(dist, comm, source, host_distances, host_predecessors)
-    traversed = int(stats.traversed_edges(dist, comm, host_distances))
+    if validate:  # in the graph's array module: on the GPU for the cuda backend
+        validation.validate(dist, comm, source, search.distances, search.predecessors)
+    traversed = int(stats.traversed_edges(dist, comm, search.distances))
     xp = backend.xp
     result = BFSResult(
         source=source,

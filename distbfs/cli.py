@@ -148,7 +148,8 @@ def _common_options() -> _Parser:
         "--comm",
         choices=COMM_CHOICES,
         default="auto",
-        help="communicator between ranks: auto = MPI under an MPI launcher, else one rank "
+        help="communicator between ranks: auto = NCCL for the cuda backend on several GPUs "
+        "(GPU-aware MPI if NCCL is missing), MPI under a launcher, else one rank "
         "(default: %(default)s)",
     )
     group.add_argument(
@@ -621,6 +622,7 @@ def cmd_bench(ctx: Context) -> int:
             "graph": graph_info,
             "backend": ctx.backend.name,
             "comm": comm.kind,
+            "comm_detail": comm.describe() if hasattr(comm, "describe") else {"kind": comm.kind},
             "ranks": comm.size,
             "construction_seconds": build.seconds,
             "load": load,
@@ -769,8 +771,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parse_args(argv)
         except _ParserExit as done:
             return done.status
-        comm = resolve_comm(args.comm)
         backend = resolve_backend(args.backend)
+        comm = resolve_comm(args.comm, backend)
         return int(args.handler(Context(args, comm, backend)))
     except InputError as exc:
         if exc.all_ranks:
