@@ -19,12 +19,12 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)"
 
 echo "== GPU tests"
-timeout 200 python3 -m pytest -q -m gpu -p no:cacheprovider --timeout=150 tests/ \
+timeout 230 python3 -m pytest -q -m "gpu and not multi_gpu" -p no:cacheprovider --timeout=150 tests/ \
   >"$OUT/gpu_tests.log" 2>&1
 echo "pytest exit $?"; tail -n 25 "$OUT/gpu_tests.log"
 
 echo "== main job (python -m distbfs, backend auto)"
-timeout 100 python3 -m distbfs >"$OUT/main_job.log" 2>&1
+timeout 80 python3 -m distbfs >"$OUT/main_job.log" 2>&1
 echo "main job exit $?"; head -n 12 "$OUT/main_job.log"; grep -E "harmonic|median_time" "$OUT/main_job.log"
 
 echo "== single-GPU benchmark"
