@@ -126,6 +126,7 @@ def bfs_levels(
     rows: list[list[int]] = []  # level, frontier, span, direction, then COUNTERS
     level, frontier_size, direction = 0, 1, TOP_DOWN
     if optimizing:
+        mine = np.zeros(2, np.int64)  # this rank's frontier vertices and edges, all-reduced
         with timer.phase("termination"):
             counts = FrontierCounts.at_source(
                 graph, comm.allreduce(backend.frontier_edges(graph, state))
@@ -147,8 +148,8 @@ def bfs_levels(
             counters = _top_down_level(graph, state, backend, comm, timer, level)
         with timer.phase("termination"):
             if optimizing:  # one all-reduce: termination test and heuristic input
-                mine = [state.frontier_size, backend.frontier_edges(graph, state)]
-                next_size, next_edges = comm.allreduce(np.array(mine, np.int64)).tolist()
+                mine[0], mine[1] = state.frontier_size, backend.frontier_edges(graph, state)
+                next_size, next_edges = comm.allreduce(mine).tolist()
                 counts.advance(next_size, next_edges)
             else:
                 next_size = comm.allreduce(state.frontier_size)
