@@ -112,7 +112,8 @@ class Backend(Protocol):
 
     def frontier_bitmap(self, graph: DistGraph, state: SearchState) -> Any:
         """The current vertex frontier as this rank's packed bitmap (uint8, layout in the module
-        docstring; O(nlocal / 8 + frontier) work)."""
+        docstring): zeroed words and one bit set per frontier vertex, O(nlocal / 8 + frontier)
+        (numpy sets one byte per vertex and packs them, which is faster there)."""
         ...
 
     def bottom_up(
@@ -126,9 +127,11 @@ class Backend(Protocol):
         """One bottom-up level: label with ``level`` every unlabeled owned vertex that has an
         in-neighbour in ``frontier`` (the all-gathered ``(size, bytes)`` bitmaps), its parent
         the first such neighbour in ``in_graph``'s row order; the found vertices become the
-        vertex frontier (a queue of local ids) and enter the visited mask. ``in_graph`` holds
-        in-neighbours (``graph`` itself when undirected). Returns the number of neighbour slots
-        tested (edges inspected)."""
+        vertex frontier (a queue of local ids: no scan of all owned vertices to rebuild it) and
+        enter the visited mask (the numpy backend also ORs the gathered frontier into it, so
+        later top-down levels send fewer items). ``in_graph`` holds in-neighbours (``graph``
+        itself when undirected; same striping). Returns the number of neighbour slots tested
+        (edges inspected), a host int."""
         ...
 
     def run_small_levels(
