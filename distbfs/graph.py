@@ -74,15 +74,59 @@ class DistGraph:
         return int(self.row_offsets.nbytes + self.column_indices.nbytes)
 
 
-def _sorted_unique(xp: Any, values: Any) -> Any:
-    """Sorted distinct values (``xp.unique`` is far slower than sort + compare in numpy 2.x)."""
-    values = xp.sort(values)
-    if values.shape[0] < 2:
-        return values
-    keep = xp.empty(values.shape[0], dtype=xp.bool_)
-    keep[0] = True
-    xp.not_equal(values[1:], values[:-1], out=keep[1:])
-    return values[keep]
+CHUNK = 1 << 28
+"""Elements per step of the chunked passes of construction: bounds the temporaries, and keeps each
+boolean compaction below CuPy's limit of 2**31 elements."""
+
+
+def _chunks(length: int) -> range:
+    return range(0, length, CHUNK)
+
+
+def _edge_keys(xp: Any, src: Any, dst: Any, n: int, size: int, symmetric: bool) -> Any:
+    """Sort keys ``local_row * n + column`` of the edges owned here, self-loops dropped; both
+    directions when ``symmetric`` (one rank only: the reverse edge is owned here too)."""
+    kept = [
+        int(xp.count_nonzero(src[i : i + CHUNK] != dst[i : i + CHUNK])) for i in _chunks(len(src))
+    ]
+    keys = xp.empty(sum(kept) * (2 if symmetric else 1), dtype=xp.int64)
+    at = 0
+    for i in _chunks(len(src)):
+        s, d = src[i : i + CHUNK], dst[i : i + CHUNK]
+        loop_free = s != d
+        s, d = s[loop_free], d[loop_free]
+        for u, w in ((s, d), (d, s)) if symmetric else ((s, d),):
+            keys[at : at + len(u)] = local_id(u, size) * n + w
+            at += len(u)
+    return keys
+
+
+def _sort_unique_in_place(xp: Any, keys: Any) -> Any:
+    """Sort ``keys`` in place and compact its distinct values to its front; return that prefix."""
+    keys.sort()
+    out = 0
+    for i in _chunks(len(keys)):
+        chunk = keys[i : i + CHUNK]
+        first = xp.empty(len(chunk), dtype=xp.bool_)
+        first[1:] = chunk[1:] != chunk[:-1]
+        first[:1] = True if i == 0 else chunk[:1] != keys[i - 1 : i]
+        distinct = chunk[first]  # a copy: safe to write before position i + len(chunk)
+        keys[out : out + len(distinct)] = distinct
+        out += len(distinct)
+    return keys[:out]
+
+
+def _csr_from_keys(xp: Any, keys: Any, n: int, nlocal: int) -> tuple[Any, Any]:
+    """Row offsets and column ids of sorted distinct keys ``row * n + column``."""
+    column_indices = xp.empty(len(keys), dtype=vertex_dtype(n))
+    degrees = xp.zeros(nlocal, dtype=ROW_OFFSET_DTYPE)
+    for i in _chunks(len(keys)):
+        rows = keys[i : i + CHUNK] // n
+        column_indices[i : i + CHUNK] = keys[i : i + CHUNK] - rows * n
+        degrees += xp.bincount(rows, minlength=nlocal)
+    row_offsets = xp.zeros(nlocal + 1, dtype=ROW_OFFSET_DTYPE)
+    xp.cumsum(degrees, out=row_offsets[1:])
+    return row_offsets, column_indices
 
 
 def build_graph(
@@ -97,31 +141,26 @@ def build_graph(
     """Build the distributed CSR from this rank's share of the edges (collective).
 
     ``src``/``dst`` are int64 arrays of global ids in ``[0, n)`` (checked by the readers).
-    For an undirected graph each edge may be given in one direction or both.
+    For an undirected graph each edge may be given in one direction or both. Peak memory beyond
+    the input: one int64 key per kept directed edge, the sort's buffer, and the CSR.
     """
     if n < 0:
         raise InputError(f"vertex count must be non-negative, got {n}")
     p = comm.size
-    src = xp.asarray(src, dtype=xp.int64)
-    dst = xp.asarray(dst, dtype=xp.int64)
-    if not directed:
-        src, dst = xp.concatenate([src, dst]), xp.concatenate([dst, src])
-    keep = src != dst  # self-loops never reach the CSR
-    src, dst = src[keep], dst[keep]
-    del keep
-    if p > 1:
-        offsets, src, (dst,) = bin_by_owner(xp, src, p, dst)
-        _, (src, dst) = comm.alltoallv(offsets, src, dst)
     nlocal = num_local(n, p, comm.rank)
     if nlocal > 0 and nlocal * n >= 2**63:
         raise InputError(f"graph too large to build: {n} vertices on {p} ranks (use more ranks)")
-    key = local_id(src, p) * n + dst
+    src = xp.asarray(src, dtype=xp.int64)
+    dst = xp.asarray(dst, dtype=xp.int64)
+    if p > 1:  # both directions travel to their owners
+        if not directed:
+            src, dst = xp.concatenate([src, dst]), xp.concatenate([dst, src])
+        offsets, src, (dst,) = bin_by_owner(xp, src, p, dst)
+        _, (src, dst) = comm.alltoallv(offsets, src, dst)
+    keys = _edge_keys(xp, src, dst, n, p, symmetric=not directed and p == 1)
     del src, dst
-    key = _sorted_unique(xp, key)  # sorts rows, then neighbours within a row; drops duplicates
-    rows = key // n if n else key
-    column_indices = (key - rows * n).astype(vertex_dtype(n))
-    del key
-    row_offsets = xp.zeros(nlocal + 1, dtype=ROW_OFFSET_DTYPE)
-    xp.cumsum(xp.bincount(rows, minlength=nlocal), out=row_offsets[1:])
+    keys = _sort_unique_in_place(xp, keys)  # rows, then neighbours within a row; no duplicates
+    row_offsets, column_indices = _csr_from_keys(xp, keys, n, nlocal)
+    del keys
     num_edges = comm.allreduce(int(column_indices.shape[0]))
     return DistGraph(n, num_edges, directed, comm.rank, p, row_offsets, column_indices)

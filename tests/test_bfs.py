@@ -179,3 +179,17 @@ def test_contract_culls_duplicates_sent_by_several_ranks():
     assert state.labels.tolist() == [0, 1, 1, 1, UNREACHED]
     assert state.preds[1] in (1, 3) and state.preds[2] in (3, 5) and state.preds[3] == 7
     assert state.visited_mask[[2, 4, 6]].all()
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_construction_in_small_chunks_builds_the_same_csr(monkeypatch, directed):
+    import distbfs.graph as graph_module
+
+    src, dst, n, _ = graphs.random_graph(300, 2000, 11, directed)
+    src[::50] = dst[::50]  # self-loops, some at chunk borders
+    reference = build(src, dst, n, directed)
+    monkeypatch.setattr(graph_module, "CHUNK", 7)
+    chunked = build(src, dst, n, directed)
+    np.testing.assert_array_equal(chunked.row_offsets, reference.row_offsets)
+    np.testing.assert_array_equal(chunked.column_indices, reference.column_indices)
+    assert chunked.num_edges == reference.num_edges

@@ -71,3 +71,15 @@ def test_statistics_are_global_and_exchange_crosses_ranks(comm):
         )
         == comm.size
     )
+
+
+def test_construction_in_small_chunks_at_any_rank_count(comm, monkeypatch):
+    import distbfs.graph as graph_module
+
+    src, dst, n, _ = graphs.random_graph(500, 3000, 12, False)
+    mine = graphs.share(src, dst, comm.rank, comm.size)
+    reference = build_graph(comm, *mine, n, directed=False)
+    monkeypatch.setattr(graph_module, "CHUNK", 5)
+    chunked = build_graph(comm, *mine, n, directed=False)
+    np.testing.assert_array_equal(chunked.row_offsets, reference.row_offsets)
+    np.testing.assert_array_equal(chunked.column_indices, reference.column_indices)

@@ -306,7 +306,12 @@ def test_failure_on_one_rank_ends_the_nccl_job(tmp_path, stage, kind):
         pytest.skip("no mpirun or mpiexec")
     pytest.importorskip("mpi4py")
     launcher = ("PMI_", "PMIX_", "OMPI_", "HYDRA_", "MPI_LOCAL", "SLURM_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(launcher)}
+    # drop the launcher state of this process (keep configuration such as OMPI_MCA_*)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(launcher) or k.startswith("OMPI_MCA_")
+    }
     env.update(
         PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]),
         DISTBFS_TEST_FAIL_RANK="1",
