@@ -94,7 +94,12 @@ class CupyOps:
     def copy(self, dst: int, src: int, nbytes: int, kind: str) -> None:
         """Copy ``nbytes`` on the current stream; ``kind`` is ``h2d``, ``d2h`` or ``d2d``."""
         if nbytes > 0:
-            self._memcpy_async(dst, src, int(nbytes), self._kind[kind], self.stream())
+            try:
+                self._memcpy_async(dst, src, int(nbytes), self._kind[kind], self.stream())
+            except Exception as exc:  # name the copy: a failure here is a bug to report
+                raise DeviceError(
+                    f"{kind} copy of {int(nbytes)} bytes from {src:#x} to {dst:#x} failed: {exc}"
+                ) from exc
 
     def synchronize(self) -> None:
         """Wait for the current stream (before MPI reads or writes device or pinned memory)."""
