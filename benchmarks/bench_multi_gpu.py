@@ -28,6 +28,7 @@ import argparse
 import json
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +201,16 @@ def print_levels(row: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     comm = make_communicator(args.comm, args.counts, args.backend)
+    try:
+        return run_on(comm, args)
+    except Exception:  # one rank's failure must not leave the others waiting in NCCL
+        traceback.print_exc()
+        sys.stderr.flush()
+        comm.abort(1)
+        raise
+
+
+def run_on(comm: Any, args: argparse.Namespace) -> int:
     from distbfs.api import resolve_backend
 
     backend = resolve_backend(args.backend)
