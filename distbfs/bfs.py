@@ -19,6 +19,7 @@ directions (decided from all-reduced numbers only).
 
 from __future__ import annotations
 
+import math
 import numbers
 import weakref
 from dataclasses import dataclass, field
@@ -45,6 +46,11 @@ DEFAULT_ALPHA = 15.0
 """Top-down -> bottom-up when the frontier's edges exceed the unexplored edges / alpha (GAP)."""
 DEFAULT_BETA = 18.0
 """Bottom-up -> top-down when the shrinking frontier holds fewer than n / beta vertices (GAP)."""
+
+GROWTH = 2.0
+"""Top-down -> bottom-up only while the frontier grows at least this much per level (Beamer's
+"growing", made strict: the exploding frontiers of low-diameter graphs, not the slowly widening
+ones of meshes and road maps, on which bottom-up tested 10x the edges top-down expands)."""
 
 TOP_DOWN, BOTTOM_UP = "top_down", "bottom_up"
 DIRECTIONS = (TOP_DOWN, BOTTOM_UP)
@@ -117,20 +123,16 @@ def bfs_levels(
     ``direction_optimizing`` only.
     """
     strategy = default_strategy(backend) if strategy is None else strategy
-    timer = backend.make_timer(False) if timer is None else timer
-    fused_limit = _fused_frontier_limit(strategy, backend, comm)
-    _check_thresholds(alpha, beta)
     optimizing = strategy == "direction_optimizing" and supports_bottom_up(backend)
+    fused_limit = _fused_frontier_limit(strategy, backend, comm, optimizing)
+    _check_thresholds(alpha, beta)
+    timer = backend.make_timer(False) if timer is None else timer
     in_graph = in_neighbours(graph, comm, backend.xp) if optimizing else graph
     state = backend.start(graph, source, predecessors)
     rows: list[list[int]] = []  # level, frontier, span, direction, then COUNTERS
     level, frontier_size, direction = 0, 1, TOP_DOWN
-    if optimizing:
-        mine = np.zeros(2, np.int64)  # this rank's frontier vertices and edges, all-reduced
-        with timer.phase("termination"):
-            counts = FrontierCounts.at_source(
-                graph, comm.allreduce(backend.frontier_edges(graph, state))
-            )
+    counts = FrontierCounts(graph.n, unvisited=graph.n - 1)  # global, after each all-reduce
+    unexplored = graph.num_local_edges - backend.frontier_edges(graph, state) if optimizing else 0
     while frontier_size > 0:
         if frontier_size <= fused_limit:
             with timer.phase("contract_expand"):
@@ -148,9 +150,12 @@ def bfs_levels(
             counters = _top_down_level(graph, state, backend, comm, timer, level)
         with timer.phase("termination"):
             if optimizing:  # one all-reduce: termination test and heuristic input
-                mine[0], mine[1] = state.frontier_size, backend.frontier_edges(graph, state)
-                next_size, next_edges = comm.allreduce(mine).tolist()
-                counts.advance(next_size, next_edges)
+                edges = backend.frontier_edges(graph, state)
+                unexplored -= edges  # this rank's m_u: out-edges of its unlabeled vertices
+                inspected = counters[-1] if direction == BOTTOM_UP else 0
+                mine = np.array([state.frontier_size, edges, unexplored, inspected], np.int64)
+                next_size, *totals = comm.allreduce(mine).tolist()
+                counts.advance(next_size, *totals)
             else:
                 next_size = comm.allreduce(state.frontier_size)
         rows.append([level, frontier_size, 1, DIRECTIONS.index(direction), *counters])
@@ -203,27 +208,30 @@ def _bottom_up_level(
 
 @dataclass
 class FrontierCounts:
-    """The global numbers the direction heuristic reads, the same on every rank: the frontier's
-    vertices n_f and out-edges m_f, the previous frontier's vertices, and the edges m_u and
-    vertices n_u not yet labeled (running counts: labeled vertices leave them once)."""
+    """The global numbers the direction heuristic reads, the same on every rank (from the
+    level's all-reduce): the frontier's vertices n_f and out-edges m_f, the previous frontier's
+    vertices, the out-edges m_u and number n_u of the unlabeled vertices, and what the last
+    bottom-up level showed: whether it lost (tested more slots than top-down would have
+    expanded edges) and its realized alpha (m_u at its start / slots it tested). At level 0 only
+    n_f and n_u are known (m_f = 0 stands in: see ``choose_direction``)."""
 
     n: int
-    frontier: int
-    frontier_edges: int
-    previous: int
-    unexplored_edges: int
     unvisited: int
+    frontier: int = 1
+    frontier_edges: int = 0
+    previous: int = 0
+    unexplored_edges: int = 0
+    bottom_up_lost: bool = False
+    seen_alpha: float = math.inf
 
-    @classmethod
-    def at_source(cls, graph: DistGraph, source_edges: int) -> FrontierCounts:
-        """Level 0: the source alone is labeled."""
-        unexplored = graph.num_edges - source_edges
-        return cls(graph.n, 1, source_edges, 0, unexplored, graph.n - 1)
-
-    def advance(self, frontier: int, frontier_edges: int) -> None:
-        """The next level's frontier (just labeled) replaces the current one."""
+    def advance(self, frontier: int, frontier_edges: int, unexplored: int, inspected: int) -> None:
+        """The next frontier (just labeled) replaces the current one. ``inspected``: slots the
+        level just run tested bottom-up (0 after a top-down level)."""
+        if inspected:
+            self.bottom_up_lost = inspected > self.frontier_edges
+            self.seen_alpha = self.unexplored_edges / inspected
         self.previous, self.frontier, self.frontier_edges = self.frontier, frontier, frontier_edges
-        self.unexplored_edges -= frontier_edges
+        self.unexplored_edges = unexplored
         self.unvisited -= frontier
 
 
@@ -233,21 +241,31 @@ def choose_direction(
     alpha: float = DEFAULT_ALPHA,
     beta: float = DEFAULT_BETA,
 ) -> str:
-    """Beamer's heuristic (SC 2012, section 4): the direction of the next level.
+    """The direction of the next level: Beamer's heuristic (SC 2012) with three safeguards.
 
-    Top-down -> bottom-up when the frontier grows and its edges m_f exceed both m_u / alpha
-    (m_u: edges of the unlabeled vertices; Beamer's test) and n_u, the unlabeled vertices (a
-    bottom-up level visits each of them at least once, so it cannot win while the frontier has
-    fewer edges: this keeps sparse, high-diameter graphs such as grids and road maps top-down,
-    where m_u / alpha falls below m_f late in the search). Bottom-up -> top-down when the
-    frontier shrinks and holds fewer than n / beta vertices. ``alpha = 0`` never leaves
-    top-down; a huge ``alpha`` goes bottom-up at the first growing level with m_f > n_u; a huge
-    ``beta`` never comes back; a tiny ``beta`` comes back as soon as the frontier shrinks.
+    Top-down -> bottom-up when all of:
+
+    - m_f > m_u / alpha (Beamer: the frontier's out-edges against the out-edges of the
+      unlabeled vertices, of which early exits are expected to test about 1 / alpha);
+    - m_f > n_u: a bottom-up level touches every unlabeled vertex at least once (so level 0,
+      a single vertex, is always top-down);
+    - the frontier at least doubled (``GROWTH``; Beamer: "growing"): meshes and road maps
+      widen slowly and keep top-down, Kronecker and social graphs explode.
+
+    Bottom-up -> top-down when the frontier shrinks below n / beta vertices (Beamer), or when
+    the last bottom-up level lost, testing more slots than top-down would have expanded edges,
+    and the test above fails with alpha lowered to the m_u / slots that level realized: Beamer's
+    estimate fails where most unlabeled vertices have no frontier neighbour (clustered social
+    graphs, directed graphs that reach few of their vertices), and this bounds the loss.
+    ``alpha = 0`` never leaves top-down; a huge ``alpha`` goes bottom-up at the first level
+    that passes the two safeguards; a huge ``beta`` stays bottom-up unless a level loses; a
+    tiny one comes back as soon as the frontier shrinks.
     """
     c = counts
-    if direction == TOP_DOWN:
-        worth = c.frontier_edges * alpha > c.unexplored_edges and c.frontier_edges > c.unvisited
-        return BOTTOM_UP if c.frontier > c.previous and worth else TOP_DOWN
+    if direction == TOP_DOWN or c.bottom_up_lost:
+        worth = c.frontier_edges * min(alpha, c.seen_alpha) > c.unexplored_edges
+        worth = worth and c.frontier_edges > c.unvisited
+        return BOTTOM_UP if c.frontier >= GROWTH * c.previous and worth else TOP_DOWN
     return TOP_DOWN if c.frontier < c.previous and c.frontier * beta < c.n else BOTTOM_UP
 
 
@@ -286,11 +304,14 @@ def _check_thresholds(alpha: float, beta: float) -> None:
         raise ValueError("beta=0: must be positive (n / beta is the bottom-up -> top-down size)")
 
 
-def _fused_frontier_limit(strategy: str, backend: Backend, comm: Communicator) -> int:
-    """Largest frontier handed to the fused path under ``strategy`` (0: never)."""
+def _fused_frontier_limit(
+    strategy: str, backend: Backend, comm: Communicator, optimizing: bool
+) -> int:
+    """Largest frontier handed to the fused path under ``strategy`` (0: never; none while
+    ``optimizing``: the heuristic needs every level's counts)."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy={strategy!r}: choose from {', '.join(STRATEGIES)}")
-    if strategy == "direction_optimizing" and supports_bottom_up(backend):
+    if optimizing:
         return 0
     if strategy == "two_phase" or comm.size > 1 or not backend.small_frontier_limit:
         return 0

@@ -36,8 +36,8 @@ NUMPY = get_backend("numpy")
 DO = "direction_optimizing"
 INF = math.inf
 
-# (alpha, beta): GAP's defaults; bottom-up as early as the heuristic allows and never back;
-# bottom-up as early as allowed and back as soon as the frontier shrinks; never bottom-up.
+# (alpha, beta): GAP's defaults; bottom-up as early as the safeguards allow and back only after
+# a losing level; as early as allowed and back as soon as the frontier shrinks; never bottom-up.
 FORCINGS = {
     "default": (15.0, 18.0),
     "stay_bottom_up": (INF, INF),
@@ -57,33 +57,39 @@ def unique_edges(src, dst, n, directed):
     return keys // max(n, 1), keys % max(n, 1)
 
 
-def expected_directions(src, dst, n, directed, source, alpha, beta):
-    """The direction of every level, from scipy's distances and out-degrees alone.
+def expected_directions(src, dst, n, directed, source, alpha, beta, inspected):
+    """The direction of every level, from scipy's distances, out-degrees and the slots each
+    bottom-up level reported testing (``inspected``, per level).
 
-    The rule (``distbfs.bfs.choose_direction``), restated: top-down -> bottom-up when the frontier
-    grows and its out-edges exceed both (edges of unlabeled vertices) / alpha and the number of
-    unlabeled vertices; bottom-up -> top-down when it shrinks below n / beta vertices.
+    The rule (``distbfs.bfs.choose_direction``), restated: level 0 is top-down; top-down ->
+    bottom-up when the frontier at least doubled, its out-edges m_f exceed the unlabeled
+    vertices n_u and m_u / alpha' (m_u: out-edges of unlabeled vertices; alpha' = alpha, or the
+    m_u / slots realized by the last bottom-up level if lower); bottom-up -> top-down when the
+    frontier shrinks below n / beta, or the last bottom-up level tested more slots than m_f and
+    the first test fails.
     """
     tails, _ = unique_edges(src, dst, n, directed)
     degree = np.bincount(tails, minlength=n)
     dist = graphs.reference_distances(src, dst, n, directed, source)
     depth = int(dist.max())
-    sizes = [int(np.count_nonzero(dist == k)) for k in range(depth + 2)]
-    edges = [int(degree[dist == k].sum()) for k in range(depth + 2)]
-    directions, direction = [], TOP_DOWN
-    previous, unexplored, unvisited = 0, int(degree.sum()) - edges[0], n - 1
-    for k in range(depth + 1):
+    sizes = [int(np.count_nonzero(dist == k)) for k in range(depth + 1)]
+    edges = [int(degree[dist == k].sum()) for k in range(depth + 1)]
+    directions, direction = [TOP_DOWN], TOP_DOWN
+    previous, lost, seen = 1, False, INF
+    unexplored, unvisited = int(degree.sum()) - edges[0], n - 1
+    for k in range(1, depth + 1):
+        unexplored -= edges[k]
+        unvisited -= sizes[k]
         frontier, frontier_edges = sizes[k], edges[k]
-        if direction == TOP_DOWN:
-            worth = frontier_edges * alpha > unexplored and frontier_edges > unvisited
-            if frontier > previous and worth:
-                direction = BOTTOM_UP
+        if direction == TOP_DOWN or lost:
+            worth = frontier_edges * min(alpha, seen) > unexplored and frontier_edges > unvisited
+            direction = BOTTOM_UP if frontier >= 2 * previous and worth else TOP_DOWN
         elif frontier < previous and frontier * beta < n:
             direction = TOP_DOWN
         directions.append(direction)
+        if direction == BOTTOM_UP and inspected[k]:
+            lost, seen = inspected[k] > frontier_edges, unexplored / inspected[k]
         previous = frontier
-        unexplored -= edges[k + 1]
-        unvisited -= sizes[k + 1]
     return directions
 
 
@@ -113,8 +119,26 @@ def run_and_check(comm, case, source, alpha, beta):
     np.testing.assert_array_equal(distances, expected)
     check_tree(src, dst, n, directed, source, distances, preds)
     directions = [lv.direction for lv in result.levels]
-    assert directions == expected_directions(src, dst, n, directed, source, alpha, beta)
+    inspected = [lv.edges_inspected for lv in result.levels]
+    expected = expected_directions(src, dst, n, directed, source, alpha, beta, inspected)
+    assert directions == expected
     return graph, result
+
+
+def losing_bottom_up(leaves=50, layer=120, fan=5, clique=30, seed=0):
+    """A root with ``leaves`` leaves, each joined to ``fan`` random vertices of a second layer,
+    and a clique the root does not reach. Level 1 goes bottom-up (its frontier exploded and has
+    more edges than there are unlabeled vertices) and loses: the clique's vertices scan all
+    their edges in vain. Level 2 doubles again but, with the alpha that level 1 realized,
+    stays top-down."""
+    rng = np.random.default_rng(seed)
+    ring = np.arange(1, leaves + 1)
+    second = np.arange(leaves + 1, leaves + 1 + layer)
+    a, b = np.triu_indices(clique, 1)
+    first_clique = leaves + 1 + layer
+    src = np.concatenate([np.zeros(leaves, np.int64), np.repeat(ring, fan), first_clique + a])
+    dst = np.concatenate([ring, rng.choice(second, leaves * fan), first_clique + b])
+    return src.astype(np.int64), dst.astype(np.int64), first_clique + clique, False
 
 
 STRUCTURED = {
@@ -126,6 +150,7 @@ STRUCTURED = {
     "directed_with_sinks": graphs.directed_with_sinks(),
     "random_undirected": graphs.random_graph(400, 3000, 11, False),
     "random_directed": graphs.random_graph(500, 4000, 1, True),
+    "losing_bottom_up": losing_bottom_up(),
 }
 
 
@@ -178,6 +203,16 @@ def test_forced_switches_really_switch():
     assert BOTTOM_UP in ways["default"] and ways["default"][-1] == TOP_DOWN
     for result in runs.values():
         assert sum(lv.discovered for lv in result.levels) == 1999
+
+
+@pytest.mark.parametrize("forcing", ["default", "stay_bottom_up"])
+def test_a_losing_bottom_up_level_hands_back_to_top_down(forcing):
+    case = losing_bottom_up()
+    graph, result = run_and_check(ONE, case, 0, *FORCINGS[forcing])
+    assert [lv.direction for lv in result.levels] == [TOP_DOWN, BOTTOM_UP, TOP_DOWN]
+    top_down = bfs_levels(graph, 0, NUMPY, ONE, strategy="two_phase").levels
+    assert result.levels[1].edges_inspected > 2 * top_down[1].edges_expanded  # level 1 lost
+    assert result.levels[2].frontier >= 2 * result.levels[1].frontier  # level 2 still doubles
 
 
 def test_high_diameter_graphs_stay_top_down():
@@ -362,6 +397,7 @@ MPI_CASES = {
     "one_vertex": (np.zeros(0, np.int64), np.zeros(0, np.int64), 1, False),
     "random_undirected": graphs.random_graph(3000, 24000, 2, False),
     "random_directed": graphs.random_graph(3000, 18000, 4, True),
+    "losing_bottom_up": losing_bottom_up(),
 }
 
 

@@ -151,7 +151,7 @@ class NumpyBackend:
     # --- direction-optimizing levels (Beamer et al. 2012) ---------------------------------------
 
     def frontier_edges(self, graph: DistGraph, state: SearchState) -> int:
-        return _frontier_rows(graph, state)[2]
+        return _frontier_rows(graph, state)[2] if state.frontier_size else 0
 
     def frontier_bitmap(self, graph: DistGraph, state: SearchState) -> np.ndarray:
         flags = np.zeros(8 * frontier_bitmap_bytes(graph.n, graph.size), dtype=np.bool_)
