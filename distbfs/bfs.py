@@ -263,9 +263,10 @@ def choose_direction(
     """
     c = counts
     if direction == TOP_DOWN or c.bottom_up_lost:
+        if c.frontier < GROWTH * c.previous or c.frontier_edges <= c.unvisited:
+            return TOP_DOWN
         worth = c.frontier_edges * min(alpha, c.seen_alpha) > c.unexplored_edges
-        worth = worth and c.frontier_edges > c.unvisited
-        return BOTTOM_UP if c.frontier >= GROWTH * c.previous and worth else TOP_DOWN
+        return BOTTOM_UP if worth else TOP_DOWN
     return TOP_DOWN if c.frontier < c.previous and c.frontier * beta < c.n else BOTTOM_UP
 
 
