@@ -8,9 +8,11 @@ labels) into the next vertex frontier. Bottom-up level, every rank: packs its fr
 bitmap; all-gathers the bitmaps (n/8 bytes: the global frontier); every unlabeled owned vertex
 scans its in-neighbours and stops at the first one in the frontier, which becomes its parent.
 One all-reduce per level is the level barrier and the termination test; under the
-direction-optimizing strategy it sums a small vector (frontier vertices n_f, frontier edges m_f)
-that also feeds the direction heuristic. The stages come from a backend, the exchanges from a
-communicator: this module imports neither cupy nor mpi4py.
+direction-optimizing strategy it sums a small vector (frontier vertices n_f, frontier out-edges
+m_f, out-edges of unlabeled vertices m_u, slots tested bottom-up) that also feeds the direction
+heuristic, so each level has exactly two collectives: bins or bitmap, then that all-reduce.
+The stages come from a backend, the exchanges from a communicator: this module imports neither
+cupy nor mpi4py.
 
 Invariants: labels are final when set (level-synchronous search); the loop ends after the first
 level whose global frontier is empty; every rank runs the same number of levels, in the same
@@ -43,7 +45,8 @@ level reported ``top_down``. Directed graphs run bottom-up levels over their in-
 (the reverse CSR, built collectively once per graph and kept while the graph lives)."""
 
 DEFAULT_ALPHA = 15.0
-"""Top-down -> bottom-up when the frontier's edges exceed the unexplored edges / alpha (GAP)."""
+"""Top-down -> bottom-up when the frontier's edges exceed the unexplored edges / alpha (GAP;
+larger: earlier bottom-up)."""
 DEFAULT_BETA = 18.0
 """Bottom-up -> top-down when the shrinking frontier holds fewer than n / beta vertices (GAP)."""
 
