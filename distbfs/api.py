@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from .backends import BACKEND_CHOICES, Backend, get_backend
-from .bfs import STRATEGIES, LevelStats, bfs_levels
+from .backends.base import supports_bottom_up
+from .bfs import STRATEGIES, LevelStats, bfs_levels, default_strategy, in_neighbours
 from .comm import COMM_CHOICES, Communicator, get_communicator
 from .errors import InputError
 from .graph import DistGraph, build_graph
@@ -790,6 +791,8 @@ def bfs(
     validate: bool = False,
     timing: bool = False,
     strategy: str | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
 ) -> BFSResult:
     """Breadth-first search from ``source`` (collective: every rank calls it alike).
 
@@ -808,7 +811,12 @@ def bfs(
     timing : bool, default False
         Record per-phase seconds in ``levels[i].seconds``.
     strategy : str, optional
-        How levels run, one of ``distbfs.bfs.STRATEGIES`` (default: the level loop's default).
+        How levels run, one of ``distbfs.bfs.STRATEGIES`` (default: ``direction_optimizing``
+        where the backend has bottom-up stages, else ``hybrid``).
+    alpha, beta : float, optional
+        Thresholds of the direction heuristic (``distbfs.bfs.choose_direction``; GAP's 15 and
+        18 by default): top-down -> bottom-up when the frontier's edges exceed the unexplored
+        edges / alpha; back when the frontier falls below n / beta.
 
     Returns
     -------
@@ -840,7 +848,22 @@ def bfs(
         raise InvalidArgumentValue(
             f"strategy: unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})"
         )
-    options = {} if strategy is None else {"strategy": strategy}
+    options: dict[str, Any] = {} if strategy is None else {"strategy": strategy}
+    for name, value in (("alpha", alpha), ("beta", beta)):
+        if value is None:
+            continue
+        low_ok = value > 0 if name == "beta" else value >= 0
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not low_ok:
+            bound = "> 0" if name == "beta" else ">= 0"
+            raise InvalidArgumentValue(f"{name}: expected a number {bound}, got {value!r}")
+        options[name] = float(value)
+    if (strategy or default_strategy(graph.backend)) == "direction_optimizing":
+        if not supports_bottom_up(graph.backend):
+            raise InvalidArgumentValue(
+                f"strategy: direction_optimizing is not available on the {graph.backend.name} "
+                "backend yet (it has no bottom-up stages); use hybrid or the numpy backend"
+            )
+        in_neighbours(graph.dist, graph.comm, graph.backend.xp)  # built once, outside the timing
     comm, backend, dist = graph.comm, graph.backend, graph.dist
     error: tuple[str, str] | None = None
     try:

@@ -35,14 +35,15 @@ from .graph import DistGraph, build_graph
 
 STRATEGIES = ("hybrid", "two_phase", "contract_expand", "direction_optimizing")
 """How levels are run (section 5): ``two_phase`` runs every level as separate stages;
-``contract_expand`` hands every level it can to the backend's fused one-block path;
+``contract_expand`` hands every level it can to the backend's fused path (CUDA: one cooperative
+grid running many levels);
 ``hybrid`` hands it the levels whose frontier is small (``backend.small_frontier_limit``) and runs
 the others in two phases. The fused path exists on one rank of a backend that has one (CUDA);
 elsewhere those three run two phases. ``direction_optimizing`` (Beamer et al. 2012) runs each
-level top-down (two phases) or bottom-up as ``choose_direction`` says; a backend without
-bottom-up stages (``supports_bottom_up``; the CUDA backend for now) runs it as ``hybrid``, every
-level reported ``top_down``. Directed graphs run bottom-up levels over their in-neighbours
-(the reverse CSR, built collectively once per graph and kept while the graph lives)."""
+level top-down (two phases) or bottom-up as ``choose_direction`` says; it needs a backend with
+bottom-up stages (``supports_bottom_up``: numpy; not yet the CUDA backend). Directed graphs run
+bottom-up levels over their in-neighbours (the reverse CSR, built collectively once per graph and
+kept while the graph lives)."""
 
 DEFAULT_ALPHA = 15.0
 """Top-down -> bottom-up when the frontier's edges exceed the unexplored edges / alpha (GAP;
@@ -126,7 +127,11 @@ def bfs_levels(
     ``direction_optimizing`` only.
     """
     strategy = default_strategy(backend) if strategy is None else strategy
-    optimizing = strategy == "direction_optimizing" and supports_bottom_up(backend)
+    optimizing = strategy == "direction_optimizing"
+    if optimizing and not supports_bottom_up(backend):
+        raise ValueError(
+            f"strategy={strategy!r}: the {backend.name} backend has no bottom-up stages"
+        )
     fused_limit = _fused_frontier_limit(strategy, backend, comm, optimizing)
     _check_thresholds(alpha, beta)
     timer = backend.make_timer(False) if timer is None else timer

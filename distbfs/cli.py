@@ -33,7 +33,7 @@ import numpy as np
 from . import __version__
 from .api import FORMATS, BFSResult, Graph, bfs, check_vertex, resolve_backend, resolve_comm
 from .backends import BACKEND_CHOICES, Backend
-from .bfs import STRATEGIES, LevelStats
+from .bfs import DEFAULT_ALPHA, DEFAULT_BETA, STRATEGIES, LevelStats
 from .comm import COMM_CHOICES, Communicator, launcher_rank
 from .errors import EXIT_INPUT_ERROR, DeviceError, InputError, ValidationError
 from .output import make_parent_dirs, write_json, write_striped_npy
@@ -58,7 +58,16 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
 
-PHASE_ORDER = ("expand", "filter_partition", "exchange", "contract", "termination")
+PHASE_ORDER = (
+    "contract_expand",
+    "expand",
+    "filter_partition",
+    "exchange",
+    "contract",
+    "bitmap",
+    "bottom_up",
+    "termination",
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -216,8 +225,22 @@ def _add_strategy(parser: argparse.ArgumentParser) -> None:
         "--strategy",
         choices=STRATEGIES,
         default=None,
-        help="how levels run (section 5 of the paper; default: the level loop's): "
-        + ", ".join(STRATEGIES),
+        help="how levels run (default: direction_optimizing where the backend has bottom-up "
+        "stages, else hybrid): " + ", ".join(STRATEGIES),
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=None,
+        help="direction_optimizing: go bottom-up when the frontier's edges exceed the "
+        f"unexplored edges / ALPHA (default {DEFAULT_ALPHA:g})",
+    )
+    parser.add_argument(
+        "--beta",
+        type=float,
+        default=None,
+        help="direction_optimizing: back to top-down when the frontier holds fewer than "
+        f"n / BETA vertices (default {DEFAULT_BETA:g})",
     )
 
 
@@ -486,6 +509,8 @@ def cmd_bfs(ctx: Context) -> int:
         gather=False,
         validate=args.validate,
         strategy=args.strategy,
+        alpha=args.alpha,
+        beta=args.beta,
     )
     ctx.say(f"graph: {args.graph}: {_describe(graph)}")
     ctx.say(
@@ -558,6 +583,8 @@ def cmd_bench(ctx: Context) -> int:
         gather=False,
         timing=True,
         strategy=args.strategy,
+        alpha=args.alpha,
+        beta=args.beta,
     )
     times: list[float] = []
     nedges: list[int] = []
@@ -570,6 +597,8 @@ def cmd_bench(ctx: Context) -> int:
                 gather=False,
                 validate=validate,
                 strategy=args.strategy,
+                alpha=args.alpha,
+                beta=args.beta,
             )
             times.append(result.seconds)
             nedges.append(result.edges_traversed)
@@ -647,13 +676,16 @@ def format_level_table(levels: Sequence[LevelStats]) -> str:
     """A text table of per-level counters and per-phase milliseconds (one row per level)."""
     names = [p for p in PHASE_ORDER if any(p in lv.seconds for lv in levels)]
     names += sorted({k for lv in levels for k in lv.seconds} - set(names))
-    header = ["level", "frontier", "edges expanded", "sent remote", "discovered"]
+    header = ["level", "dir", "frontier", "edges expanded", "edges inspected", "sent remote"]
+    header += ["discovered"]
     header += [f"{name} ms" for name in names]
     rows = [
         [
             str(lv.level) if lv.span == 1 else f"{lv.level}-{lv.level + lv.span - 1}",
+            "BU" if lv.direction == "bottom_up" else "TD",
             f"{lv.frontier:,}",
             f"{lv.edges_expanded:,}",
+            f"{lv.edges_inspected:,}",
             f"{lv.items_sent_remote:,}",
             f"{lv.discovered:,}",
         ]

@@ -414,6 +414,9 @@ def bad_dir(tmp_path):
         (["bench", "--scale", "x"], ["--scale", "'x'"]),
         (["bench", "--scale", "41"], ["--scale", "41"]),
         (["bench", "--roots", "0"], ["--roots", "0"]),
+        (["bench", "--scale", "8", "--beta", "0"], ["beta", "0"]),
+        (["bench", "--scale", "8", "--alpha", "-1"], ["alpha", "-1"]),
+        (["bench", "--strategy", "sideways"], ["--strategy", "'sideways'"]),
         (["bench", "--generator", "rmat"], ["--generator", "'rmat'"]),
         (["bench", "--generator", "grid2d"], ["--shape"]),
         (["bench", "good.txt", "--scale", "5"], ["--scale", "good.txt"]),
@@ -525,9 +528,12 @@ def test_level_table_format():
     lines = cli.format_level_table(levels).splitlines()
     assert lines[0].split() == [
         "level",
+        "dir",
         "frontier",
         "edges",
         "expanded",
+        "edges",
+        "inspected",
         "sent",
         "remote",
         "discovered",
@@ -536,6 +542,6 @@ def test_level_table_format():
         "exchange",
         "ms",
     ]
-    assert lines[2].split() == ["1", "3", "40", "7", "5", "0.500", "250.000"]
+    assert lines[2].split() == ["1", "TD", "3", "40", "0", "7", "5", "0.500", "250.000"]
     fused = [LevelStats(2, 5, 0, 0, 0, 0, 0, span=4, seconds={"contract_expand": 0.001})]
-    assert cli.format_level_table(fused).splitlines()[1].split()[:2] == ["2-5", "5"]
+    assert cli.format_level_table(fused).splitlines()[1].split()[:3] == ["2-5", "TD", "5"]

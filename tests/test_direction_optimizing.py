@@ -286,7 +286,9 @@ def test_default_strategy_and_backends_without_bottom_up():
     assert not supports_bottom_up(backend) and default_strategy(backend) == "hybrid"
     src, dst, n, directed = graphs.random_graph(2000, 16000, 5, False)
     graph = build_graph(ONE, src, dst, n, directed=directed)
-    result = bfs_levels(graph, 0, backend, ONE, strategy=DO, alpha=INF, beta=INF)
+    with pytest.raises(ValueError, match="no bottom-up stages"):
+        bfs_levels(graph, 0, backend, ONE, strategy=DO, alpha=INF, beta=INF)
+    result = bfs_levels(graph, 0, backend, ONE)  # its default: hybrid, all levels top-down
     assert {lv.direction for lv in result.levels} == {TOP_DOWN}
     np.testing.assert_array_equal(
         result.distances, graphs.reference_distances(src, dst, n, directed, 0)
