@@ -45,7 +45,7 @@ def harmonic_teps(times: list[float], nedges: list[int]) -> float:
     return graph500_statistics(times, nedges)["harmonic_mean_TEPS"]
 
 
-def bench_scale(scale: int, nroots: int) -> dict:
+def bench_scale(scale: int, nroots: int, strategy: str | None) -> dict:
     t0 = time.perf_counter()
     graph = distbfs.Graph.generate("kronecker", scale=scale, backend="numpy", comm="auto")
     build = time.perf_counter() - t0
@@ -57,7 +57,7 @@ def bench_scale(scale: int, nroots: int) -> dict:
     )
     ours_t, scipy_t, nedges = [], [], []
     for root in roots:
-        result = distbfs.bfs(graph, root, predecessors=True, validate=True)
+        result = distbfs.bfs(graph, root, predecessors=True, validate=True, strategy=strategy)
         start = time.perf_counter()
         order, _ = csgraph.breadth_first_order(matrix, root, directed=True)
         scipy_t.append(time.perf_counter() - start)
@@ -83,7 +83,7 @@ def bench_scale(scale: int, nroots: int) -> dict:
     }
 
 
-def bench_ranks(scale: int, nroots: int, ranks: int) -> dict:
+def bench_ranks(scale: int, nroots: int, ranks: int, strategy: str | None) -> dict:
     mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which(
         "mpiexec"
     )
@@ -107,7 +107,7 @@ def bench_ranks(scale: int, nroots: int, ranks: int) -> dict:
             "--json",
             str(out),
             "--quiet",
-        ]
+        ] + (["--strategy", strategy] if strategy else [])
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         document = json.loads(out.read_text())
     return {
@@ -159,6 +159,8 @@ def main() -> None:
     parser.add_argument("--scales", type=int, nargs="+", default=[18, 20])
     parser.add_argument("--roots", type=int, default=16)
     parser.add_argument("--ranks", type=int, nargs="*", default=[2, 4])
+    parser.add_argument("--strategy", default=None, help="level strategy (default: the loop's)")
+    parser.add_argument("--no-load", action="store_true", help="skip the load-throughput table")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
@@ -168,7 +170,8 @@ def main() -> None:
         "command": " ".join(sys.argv),
         "scales": [],
         "ranks": [],
-        "load": bench_load(),
+        "strategy": args.strategy,
+        "load": [] if args.no_load else bench_load(),
     }
     print("| file | format | MB | s | MB/s |\n| --- | --- | ---: | ---: | ---: |")
     for row in report["load"]:
@@ -183,11 +186,11 @@ def main() -> None:
     )
     print("| ---: | ---: | ---: | ---: | ---: |" + " ---: |" * len(args.ranks))
     for scale in args.scales:
-        row = bench_scale(scale, args.roots)
+        row = bench_scale(scale, args.roots, args.strategy)
         report["scales"].append(row)
         cells = []
         for p in args.ranks:
-            mpi = bench_ranks(scale, args.roots, p)
+            mpi = bench_ranks(scale, args.roots, p, args.strategy)
             if mpi["roots"] != row["roots"]:
                 raise SystemExit(f"{p} ranks chose other roots than 1 rank")
             mpi["ratio_to_one_rank"] = mpi["hmean_teps"] / row["numpy_hmean_teps"]
