@@ -5,8 +5,9 @@ A ``Communicator`` connects the ranks of one job. The level loop needs ``exchang
 (the frontier bitmap of bottom-up levels, direction-optimizing strategy) and ``allreduce``
 (termination, direction heuristic and statistics); graph construction and validation also use
 ``alltoallv`` and ``allgather``.
-Implementations: one rank (``single``), MPI through mpi4py (``mpi``); NCCL joins with the
-multi-GPU issue. Which one runs is decided in exactly one place, ``distbfs.comm.get_communicator``.
+Implementations: one rank (``single``), MPI through mpi4py (``mpi``), and for device arrays NCCL
+(``nccl``) or a GPU-aware MPI transport (``mpi_gpu``), both on ``gpu.GPUCommunicator``. Which one
+runs is decided in exactly one place, ``distbfs.comm.get_communicator``.
 
 Invariants: every method is collective (all ranks call it, in the same order); arrays handed in
 may be numpy or cupy and come back in the same array module; ``Bins`` segments are ordered by

@@ -2,7 +2,8 @@
 the bottom-up frontier bitmap as one MPI_Allgather of equal chunks.
 
 Device (CuPy) arrays are staged through host memory: the stream is synchronized by the copy
-before MPI sees the buffer. (A CUDA-aware path arrives with the multi-GPU issue.)
+before MPI sees the buffer. GPU runs use ``mpi_gpu.MPIGPUCommunicator`` (CUDA-aware MPI, or pinned
+staging buffers) or NCCL instead.
 """
 
 from __future__ import annotations
