@@ -347,7 +347,7 @@ def test_bench_file_and_grid(tmp_path, edges):
 
 
 def test_main_job_without_arguments(tmp_path):
-    """The default Graph500-style run (Kronecker scale DEFAULT_SCALE_CPU, 64 validated searches) finishes."""
+    """The default Graph500-style run (DEFAULT_SCALE_CPU, 64 validated searches) finishes."""
     out = ok(run(cwd=tmp_path, timeout=600))
     assert f"SCALE: {cli.DEFAULT_SCALE_CPU}" in out and "NBFS: 64" in out
     assert "validation: passed (64 searches)" in out and "construction_time:" in out
