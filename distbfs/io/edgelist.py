@@ -22,6 +22,7 @@ from .text import (
     fixed_columns,
     header_lines,
     id_error,
+    number_column_error,
     parse_uints,
 )
 
@@ -62,16 +63,7 @@ class EdgeListFormat(TextFormat):
                 error, first_error(tok, columns[j], ~valid, j, lambda t: id_error(t, "vertex id"))
             )
         if k == 3:
-            error = earliest(
-                error,
-                first_error(
-                    tok,
-                    columns[2],
-                    tok.non_number()[columns[2]],
-                    2,
-                    lambda t: f"bad weight {t!r}: expected a number",
-                ),
-            )
+            error = earliest(error, number_column_error(tok, columns[2], 2, "weight"))
         empty = np.zeros(0, dtype=np.int64)
         if error is not None:
             return Piece(empty, empty, 0, empty, error=error)

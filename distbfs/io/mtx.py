@@ -24,6 +24,7 @@ from .text import (
     header_int,
     header_lines,
     id_error,
+    number_column_error,
     parse_uints,
     split_tokens,
 )
@@ -119,16 +120,7 @@ class MatrixMarketFormat(TextFormat):
                 ),
             )
         if p["columns"] == 3:
-            error = earliest(
-                error,
-                first_error(
-                    tok,
-                    columns[2],
-                    tok.non_number()[columns[2]],
-                    2,
-                    lambda t: f"bad value {t!r}: expected a number",
-                ),
-            )
+            error = earliest(error, number_column_error(tok, columns[2], 2, "value"))
         empty = np.zeros(0, dtype=np.int64)
         if error is not None:
             return Piece(empty, empty, 0, empty, error=error)

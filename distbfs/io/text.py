@@ -409,6 +409,14 @@ def first_error(
     return tok.line_of(i), column, message(tok.text(i))
 
 
+def number_column_error(
+    tok: Tokens, index: np.ndarray | slice, column: int, what: str
+) -> tuple[int, int, str] | None:
+    """The first token of a value column (a weight, a matrix value) that is not a number."""
+    bad = tok.non_number()[index]
+    return first_error(tok, index, bad, column, lambda t: f"bad {what} {t!r}: expected a number")
+
+
 def earliest(*errors: tuple[int, int, str] | None) -> tuple[int, int, str] | None:
     """The error on the earliest line (leftmost column on ties)."""
     found = [e for e in errors if e is not None]
