@@ -94,9 +94,7 @@ def bench_graph(name: str, args: argparse.Namespace) -> dict:
     else:
         roots = choose_roots(dist, graph.comm, args.roots)
     # the profiled search first: per-phase times, and a warm-up (kernel loads) for the timed ones
-    profile = distbfs.bfs(
-        graph, roots[0], predecessors=True, gather=False, timing=True, strategy=args.strategy
-    )
+    profile = distbfs.bfs(graph, roots[0], gather=False, timing=True, strategy=args.strategy)
     pool.free_all_blocks()
     times, nedges, levels = [], [], []
     for i, root in enumerate(roots):

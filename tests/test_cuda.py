@@ -771,10 +771,8 @@ def test_event_timer_reports_every_phase_of_every_level():
     _, _, levels = _search(case, source, backend, cupy, timer=backend.make_timer(True))
     phases = {"expand", "filter_partition", "exchange", "contract", "termination"}
     assert len(levels) == 89  # frontiers at distances 0 .. 40 + 50 - 2 from the corner
-    for stats in levels[:-1]:
-        assert set(stats.seconds) == phases
-    assert set(levels[-1].seconds) == phases | {"predecessors"}  # the tree, after the levels
     for stats in levels:
+        assert set(stats.seconds) == phases
         assert all(seconds >= 0 for seconds in stats.seconds.values())
     assert sum(stats.seconds["expand"] for stats in levels) > 0
 

@@ -269,7 +269,7 @@ class CudaBackend:
         return graph.size == 1 and not graph.directed
 
     def derive_predecessors(self, graph: DistGraph, state: SearchState, source: int) -> None:
-        """Parents from the final labels (``kernels/predecessors.cu``, one thread per vertex)."""
+        """Parents from the final labels (``kernels/predecessors.cu``, one warp per vertex)."""
         vertex_dtype = self._check_graph(graph)
         n = graph.nlocal
         dtype = np.dtype(PREDECESSOR_DTYPE)
@@ -278,7 +278,7 @@ class CudaBackend:
             "predecessors", "derive_predecessors_kernel", self.policy, 8 * vertex_dtype.itemsize
         )
         threads = self.policy.block_threads
-        grid = max(1, min(self._persistent_grid(), -(-n // threads)))
+        grid = max(1, min(self._persistent_grid(), -(-n * 32 // threads)))
         kernel(
             (grid,),
             (threads,),
