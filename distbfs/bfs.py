@@ -136,20 +136,18 @@ def bfs_levels(
     _check_thresholds(alpha, beta)
     timer = backend.make_timer(False) if timer is None else timer
     in_graph = in_neighbours(graph, comm, backend.xp) if optimizing else graph
-    derive = predecessors and backend.derives_predecessors(graph)
-    state = backend.start(graph, source, predecessors and not derive)
+    state = backend.start(graph, source, predecessors)
     rows: list[list[int]] = []  # level, frontier, span, direction, then COUNTERS
     level, frontier_size, direction = 0, 1, TOP_DOWN
     counts = FrontierCounts(graph.n, unvisited=graph.n - 1)  # global, after each all-reduce
     unexplored = graph.num_local_edges - backend.frontier_edges(graph, state) if optimizing else 0
     while frontier_size > 0:
-        if rows:
-            timer.next_level()
         if frontier_size <= fused_limit:
             with timer.phase("contract_expand"):
                 span = backend.run_small_levels(graph, state, level, fused_limit)
             if span:
                 rows.append([level, frontier_size, span, 0] + [0] * len(COUNTERS))
+                timer.next_level()
                 level, frontier_size = level + span, state.frontier_size
                 continue
         if optimizing:
@@ -169,10 +167,8 @@ def bfs_levels(
             else:
                 next_size = comm.allreduce(state.frontier_size)
         rows.append([level, frontier_size, 1, DIRECTIONS.index(direction), *counters])
+        timer.next_level()
         level, frontier_size = level + 1, next_size
-    if derive:  # the BFS tree from the final labels: no parent carried per expanded edge
-        with timer.phase("predecessors"):
-            backend.derive_predecessors(graph, state, source)
     return SearchResult(source, state.labels, state.preds, _level_stats(comm, rows, timer), state)
 
 

@@ -141,16 +141,6 @@ class Backend(Protocol):
         holds at most ``max_frontier`` vertices, one rank only; return how many levels ran."""
         ...
 
-    def derives_predecessors(self, graph: DistGraph) -> bool:
-        """Whether searches of ``graph`` keep labels only and ``derive_predecessors`` then makes
-        the BFS tree (saving the per-edge parent queues); else parents travel with the items."""
-        ...
-
-    def derive_predecessors(self, graph: DistGraph, state: SearchState, source: int) -> None:
-        """Set ``state.preds``: a parent one level closer to ``source`` for every reached
-        vertex (``source`` for the source, UNREACHED elsewhere), from the final labels."""
-        ...
-
     def make_timer(self, enabled: bool) -> Any:
         """A phase timer suited to this backend (see ``distbfs.timing``)."""
         ...

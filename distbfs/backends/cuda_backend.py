@@ -64,7 +64,6 @@ KERNELS = {
     "contract": ("contract", "contract_kernel"),
     "contract_expand": ("contract_expand", "contract_expand_kernel"),
 }
-# (kernels/predecessors.cu runs once per search, after the levels: derive_predecessors)
 """Kernel handles of a search by role: (stage file, ``extern "C"`` name)."""
 
 
@@ -261,37 +260,6 @@ class CudaBackend:
 
     def to_host(self, array: Any) -> np.ndarray:
         return cupy.asnumpy(array) if isinstance(array, cupy.ndarray) else np.asarray(array)
-
-    def derives_predecessors(self, graph: DistGraph) -> bool:
-        """One rank, undirected: searches keep labels only and ``derive_predecessors`` makes the
-        tree, so no edge-length parent queue is allocated (several ranks: parents travel with
-        the items, section 6.1; directed: a parent is an in-neighbour, not in the rank's rows)."""
-        return graph.size == 1 and not graph.directed
-
-    def derive_predecessors(self, graph: DistGraph, state: SearchState, source: int) -> None:
-        """Parents from the final labels (``kernels/predecessors.cu``, one warp per vertex)."""
-        vertex_dtype = self._check_graph(graph)
-        n = graph.nlocal
-        dtype = np.dtype(PREDECESSOR_DTYPE)
-        preds = self._allocate(graph, "predecessors", n, dtype, n * dtype.itemsize)
-        kernel = get_kernel(
-            "predecessors", "derive_predecessors_kernel", self.policy, 8 * vertex_dtype.itemsize
-        )
-        threads = self.policy.block_threads
-        grid = max(1, min(self._persistent_grid(), -(-n * 32 // threads)))
-        kernel(
-            (grid,),
-            (threads,),
-            (
-                graph.row_offsets,
-                graph.column_indices,
-                state.labels,
-                np.int64(n),
-                vertex_dtype.type(source),
-                preds,
-            ),
-        )
-        state.preds = preds
 
     def make_timer(self, enabled: bool) -> CudaEventTimer | NullTimer:
         return CudaEventTimer() if enabled else NullTimer()

@@ -33,7 +33,7 @@ from ..constants import UNREACHED
 from ..errors import DeviceError
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
-STAGES = ("expand", "filter_partition", "contract", "contract_expand", "predecessors")
+STAGES = ("expand", "filter_partition", "contract", "contract_expand")
 """Kernel source files (``kernels/<stage>.cu``), one stage each."""
 
 COOPERATIVE_STAGES = frozenset({"contract_expand"})

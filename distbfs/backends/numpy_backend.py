@@ -74,12 +74,6 @@ class NumpyBackend:
     xp = np
     small_frontier_limit = 0  # the host stages have no launch cost to save
 
-    def derives_predecessors(self, graph: DistGraph) -> bool:
-        return False  # parents travel with the items: they cost the host nothing extra
-
-    def derive_predecessors(self, graph: DistGraph, state: SearchState, source: int) -> None:
-        raise NotImplementedError("the numpy backend carries parents with the items")
-
     def run_small_levels(
         self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
     ) -> int:
