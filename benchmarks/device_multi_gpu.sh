@@ -8,17 +8,7 @@
 # longer than this call has), BENCH_ARGS (more bench_multi_gpu.py arguments, e.g.
 # "--counts host"), BENCH_TIMEOUT (seconds per benchmark run, 120).
 set -uo pipefail
-OUT=${OUT:-out}
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export PYTHONUNBUFFERED=1 CUPY_CACHE_DIR=/tmp/cupy-cache
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # Open MPI as root
+source benchmarks/device_env.sh
 mpirun=(mpirun --bind-to none -n 2)
 graphs=${BENCH_GRAPHS:-kron24 kron26 kron27 uniform25 grid2d}  # weak: kron26 x1 vs kron27 x2
 roots=${BENCH_ROOTS:-64}

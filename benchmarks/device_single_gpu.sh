@@ -4,17 +4,7 @@
 #   run with: bash benchmarks/device_single_gpu.sh [bench_gpu.py arguments]
 # Carry .whl (pytest-mpi, pytest-timeout, hypothesis, sortedcontainers, tqdm wheels for cp312).
 set -uo pipefail
-OUT=${OUT:-out}
-mkdir -p "$OUT"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-else
-  export PYTHONPATH=$PWD
-fi
-export PYTHONUNBUFFERED=1 CUPY_CACHE_DIR=/tmp/cupy-cache
-[ -d .data ] && export DISTBFS_DATA=$PWD/.data  # real graphs carried along (../shared stays behind)
+source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)"
 

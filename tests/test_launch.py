@@ -27,7 +27,7 @@ SCRIPTS = sorted(
         REPO / "launch" / "run_node.sh",
         REPO / "slurm" / "common.sh",
         *(REPO / "slurm").glob("*.sbatch"),
-        *(REPO / "benchmarks").glob("device_multi_gpu.sh"),
+        *(REPO / "benchmarks").glob("device_*.sh"),
     ]
 )
 _LAUNCHER_VARS = ("PMI_", "PMIX_", "OMPI_", "HYDRA_", "MPI_LOCAL", "SLURM_", "PALS_")
