@@ -8,9 +8,13 @@ per-phase time of one profiled search, redundant expansion factor (items sent to
 vertex discovered), peak device memory held by CuPy's pool during one search with predecessors
 (the graph included, validation excluded) against the CSR's bytes, and the SpMV baseline
 (frontier vector times adjacency matrix through ``cupyx.scipy.sparse``, one host read per level)
-on the first roots, as a ratio.
+on the first roots, as a ratio. ``--strategies`` runs each graph once per strategy (built once),
+e.g. ``hybrid direction_optimizing``; each row also gives the edges inspected in one search
+(top-down: expanded; bottom-up: in-neighbour slots tested) against the stored edges, and the
+per-level directions.
 
-Usage: python benchmarks/bench_gpu.py [--graphs kron20 kron22 ...] [--roots 64] [--json FILE]
+Usage: python benchmarks/bench_gpu.py [--graphs kron20 kron22 ...] [--roots 64]
+       [--strategies hybrid direction_optimizing] [--json FILE]
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import cupy
 import cupyx.scipy.sparse as cusparse
 
 import distbfs
+from distbfs.bfs import default_strategy
 from distbfs.roots import choose_roots
 from distbfs.stats import graph500_statistics
 
@@ -80,7 +85,8 @@ def timed(fn, *args):
     return out, time.perf_counter() - start
 
 
-def bench_graph(name: str, args: argparse.Namespace) -> dict:
+def bench_graph(name: str, args: argparse.Namespace) -> list[dict]:
+    """Build graph ``name`` once; one row per strategy of ``args.strategies``."""
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     started = time.perf_counter()
@@ -93,20 +99,46 @@ def bench_graph(name: str, args: argparse.Namespace) -> dict:
         roots = [0] * args.repeat
     else:
         roots = choose_roots(dist, graph.comm, args.roots)
+    rows = []
+    for strategy in args.strategies:
+        row = {
+            "graph": name,
+            "vertices": dist.n,
+            "undirected_edges": dist.num_undirected_edges,
+            "build_seconds": build_seconds,
+            **search_graph(graph, roots, strategy, args),
+        }
+        rows.append(row)
+    if args.spmv_roots:
+        spmv_roots = roots[: 1 if name in SINGLE_SOURCE else args.spmv_roots]
+        baseline = spmv_baseline(graph, spmv_roots, name)
+        for row in rows:
+            row.update(baseline)
+            if "spmv_hmean_teps" in baseline:
+                row["ratio_to_spmv"] = row["hmean_teps"] / baseline["spmv_hmean_teps"]
+    del graph, dist
+    pool.free_all_blocks()
+    return rows
+
+
+def search_graph(graph: distbfs.Graph, roots: list, strategy: str | None, args) -> dict:
+    """Graph500 searches from ``roots`` with ``strategy``; profile and peak memory of one."""
+    pool = cupy.get_default_memory_pool()
+    dist = graph.dist
     # the profiled search first: per-phase times, and a warm-up (kernel loads) for the timed ones
-    profile = distbfs.bfs(graph, roots[0], gather=False, timing=True, strategy=args.strategy)
+    profile = distbfs.bfs(graph, roots[0], gather=False, timing=True, strategy=strategy)
     pool.free_all_blocks()
     times, nedges, levels = [], [], []
     for i, root in enumerate(roots):
         check = i < args.validate_roots
         result = distbfs.bfs(
-            graph, root, predecessors=True, gather=False, validate=check, strategy=args.strategy
+            graph, root, predecessors=True, gather=False, validate=check, strategy=strategy
         )
         times.append(result.seconds)
         nedges.append(result.edges_traversed)
         levels.append(sum(row.span for row in result.levels))
     pool.free_all_blocks()  # the peak of one search with predecessors, validation excluded
-    distbfs.bfs(graph, roots[0], predecessors=True, gather=False, strategy=args.strategy)
+    distbfs.bfs(graph, roots[0], predecessors=True, gather=False, strategy=strategy)
     peak = pool.total_bytes()
     phases: dict[str, float] = {}
     for row in profile.levels:
@@ -116,11 +148,8 @@ def bench_graph(name: str, args: argparse.Namespace) -> dict:
     discovered = sum(row.discovered for row in profile.levels if row.span == 1)
     stats = graph500_statistics(times, nedges)
     mean_time = sum(times) / len(times)
-    row = {
-        "graph": name,
-        "vertices": dist.n,
-        "undirected_edges": dist.num_undirected_edges,
-        "build_seconds": build_seconds,
+    return {
+        "strategy": strategy or default_strategy(graph.backend),
         "roots": len(roots),
         "validated": min(len(roots), args.validate_roots),
         "hmean_teps": stats["harmonic_mean_TEPS"],
@@ -129,40 +158,74 @@ def bench_graph(name: str, args: argparse.Namespace) -> dict:
         "us_per_level": mean_time / levels[0] * 1e6,
         "phases_ms": {k: v * 1e3 for k, v in sorted(phases.items())},
         "redundant_expansion": sent / discovered if discovered else None,
+        "per_level": [
+            {
+                "level": row.level,
+                "span": row.span,
+                "direction": row.direction,
+                "frontier": row.frontier,
+                "edges_inspected": row.edges_inspected,
+                "ms": sum(row.seconds.values()) * 1e3,
+            }
+            for row in profile.levels
+        ],
+        "edges_inspected": sum(row.edges_inspected for row in profile.levels),
         "peak_pool_bytes": peak,
         "csr_bytes": dist.nbytes(),
         "memory_ratio": peak / dist.nbytes(),
     }
-    if args.spmv_roots:
-        try:
-            matrix = cusparse.csr_matrix(
-                (
-                    cupy.ones(dist.num_local_edges, dtype=cupy.float32),
-                    dist.column_indices,
-                    dist.row_offsets,
-                ),
-                shape=(dist.n, dist.n),
-            )
-            spmv_times, spmv_edges = [], []
-            spmv_roots = roots[: 1 if name in SINGLE_SOURCE else args.spmv_roots]
-            timed(spmv_bfs, matrix, spmv_roots[0])  # warm-up: cuSPARSE set-up, kernel loads
-            for root in spmv_roots:
-                labels, seconds = timed(spmv_bfs, matrix, root)
-                ours = distbfs.bfs(graph, root, gather=False, strategy=args.strategy)
-                if not bool(cupy.array_equal(labels, ours.local_distances)):
-                    raise SystemExit(f"{name}: SpMV BFS and distbfs disagree from root {root}")
-                spmv_times.append(seconds)
-                spmv_edges.append(ours.edges_traversed)
-            spmv = graph500_statistics(spmv_times, spmv_edges)["harmonic_mean_TEPS"]
-            row["spmv_hmean_teps"] = spmv
-            row["spmv_mean_ms"] = sum(spmv_times) / len(spmv_times) * 1e3
-            row["ratio_to_spmv"] = row["hmean_teps"] / spmv
-            del matrix
-        except (cupy.cuda.memory.OutOfMemoryError, ValueError, TypeError) as exc:
-            row["spmv_error"] = f"{type(exc).__name__}: {exc}"
-    del graph, dist
-    pool.free_all_blocks()
-    return row
+
+
+def spmv_baseline(graph: distbfs.Graph, roots: list, name: str) -> dict:
+    """The cuSPARSE SpMV BFS from ``roots`` (distances checked against distbfs's)."""
+    dist = graph.dist
+    try:
+        matrix = cusparse.csr_matrix(
+            (
+                cupy.ones(dist.num_local_edges, dtype=cupy.float32),
+                dist.column_indices,
+                dist.row_offsets,
+            ),
+            shape=(dist.n, dist.n),
+        )
+        spmv_times, spmv_edges = [], []
+        timed(spmv_bfs, matrix, roots[0])  # warm-up: cuSPARSE set-up, kernel loads
+        for root in roots:
+            labels, seconds = timed(spmv_bfs, matrix, root)
+            ours = distbfs.bfs(graph, root, gather=False)
+            if not bool(cupy.array_equal(labels, ours.local_distances)):
+                raise SystemExit(f"{name}: SpMV BFS and distbfs disagree from root {root}")
+            spmv_times.append(seconds)
+            spmv_edges.append(ours.edges_traversed)
+        del matrix
+    except (cupy.cuda.memory.OutOfMemoryError, ValueError, TypeError) as exc:
+        return {"spmv_error": f"{type(exc).__name__}: {exc}"}
+    spmv = graph500_statistics(spmv_times, spmv_edges)["harmonic_mean_TEPS"]
+    return {"spmv_hmean_teps": spmv, "spmv_mean_ms": sum(spmv_times) / len(spmv_times) * 1e3}
+
+
+def print_row(row: dict) -> None:
+    spmv = row.get("spmv_hmean_teps")
+    spmv_cells = "- | -" if spmv is None else f"{spmv / 1e9:.2f} | {row['ratio_to_spmv']:.1f}"
+    redundant = row["redundant_expansion"]
+    stored = 2 * row["undirected_edges"]
+    print(
+        f"| {row['graph']} | {row['strategy']} | {row['undirected_edges'] / 1e6:.1f} M | "
+        f"{row['hmean_teps'] / 1e9:.2f} | {row['mean_ms']:.2f} | {row['levels']} | "
+        f"{row['us_per_level']:.1f} | {'-' if redundant is None else f'{redundant:.3f}'} | "
+        f"{row['edges_inspected'] / stored if stored else 0:.3f} | "
+        f"{row['memory_ratio']:.2f} | {spmv_cells} |",
+        flush=True,
+    )
+    print(f"    phases (ms, one search): {row['phases_ms']}", flush=True)
+    levels = " ".join(
+        f"{lv['level']}{'BU' if lv['direction'] == 'bottom_up' else 'TD'}"
+        f"{'x' + str(lv['span']) if lv['span'] > 1 else ''}:{lv['edges_inspected']}"
+        for lv in row["per_level"]
+    )
+    print(f"    levels (direction: edges inspected): {levels}", flush=True)
+    if "spmv_error" in row:
+        print(f"    SpMV baseline failed: {row['spmv_error']}", flush=True)
 
 
 def main() -> None:
@@ -172,34 +235,27 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="searches of single-source graphs")
     parser.add_argument("--validate-roots", type=int, default=10**9, help="validate the first K")
     parser.add_argument("--spmv-roots", type=int, default=8)
-    parser.add_argument("--strategy", default=None)
+    parser.add_argument(
+        "--strategies",
+        nargs="+",
+        default=[None],
+        help="level strategies, each searched on the same graph (default: the loop's)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     print(f"device: {device}; date {time.strftime('%Y-%m-%d')}; command: {' '.join(sys.argv)}")
     header = (
-        "| graph | edges | GTEPS (hmean) | ms (mean) | levels | us/level | redundant expansion "
-        "| peak mem / CSR | SpMV GTEPS | x SpMV |"
+        "| graph | strategy | edges | GTEPS (hmean) | ms (mean) | levels | us/level | redundant "
+        "expansion | edges inspected / edges | peak mem / CSR | SpMV GTEPS | x SpMV |"
     )
     print(header)
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     rows = []
     for name in args.graphs:
-        row = bench_graph(name, args)
-        rows.append(row)
-        spmv = row.get("spmv_hmean_teps")
-        spmv_cells = "- | -" if spmv is None else f"{spmv / 1e9:.2f} | {row['ratio_to_spmv']:.1f}"
-        redundant = row["redundant_expansion"]
-        print(
-            f"| {name} | {row['undirected_edges'] / 1e6:.1f} M | {row['hmean_teps'] / 1e9:.2f} | "
-            f"{row['mean_ms']:.2f} | {row['levels']} | {row['us_per_level']:.1f} | "
-            f"{'-' if redundant is None else f'{redundant:.3f}'} | "
-            f"{row['memory_ratio']:.2f} | {spmv_cells} |",
-            flush=True,
-        )
-        print(f"    phases (ms, one search): {row['phases_ms']}", flush=True)
-        if "spmv_error" in row:
-            print(f"    SpMV baseline failed: {row['spmv_error']}", flush=True)
+        for row in bench_graph(name, args):
+            rows.append(row)
+            print_row(row)
     if args.json:
         args.json.write_text(json.dumps({"device": device, "rows": rows}, indent=1))
 

@@ -861,7 +861,7 @@ def bfs(
         if not supports_bottom_up(graph.backend):
             raise InvalidArgumentValue(
                 f"strategy: direction_optimizing is not available on the {graph.backend.name} "
-                "backend yet (it has no bottom-up stages); use hybrid or the numpy backend"
+                "backend (it has no bottom-up stages); use hybrid"
             )
         in_neighbours(graph.dist, graph.comm, graph.backend.xp)  # built once, outside the timing
     comm, backend, dist = graph.comm, graph.backend, graph.dist

@@ -32,6 +32,7 @@ import numpy as np
 from .backends.base import Backend, SearchState, supports_bottom_up
 from .comm.base import Communicator
 from .graph import DistGraph, build_graph
+from .partition import global_id
 
 STRATEGIES = ("hybrid", "two_phase", "contract_expand", "direction_optimizing")
 """How levels are run (section 5): ``two_phase`` runs every level as separate stages;
@@ -40,10 +41,10 @@ grid running many levels);
 ``hybrid`` hands it the levels whose frontier is small (``backend.small_frontier_limit``) and runs
 the others in two phases. The fused path exists on one rank of a backend that has one (CUDA);
 elsewhere those three run two phases. ``direction_optimizing`` (Beamer et al. 2012) runs each
-level top-down (two phases) or bottom-up as ``choose_direction`` says; it needs a backend with
-bottom-up stages (``supports_bottom_up``: numpy; not yet the CUDA backend). Directed graphs run
-bottom-up levels over their in-neighbours (the reverse CSR, built collectively once per graph and
-kept while the graph lives)."""
+level top-down or bottom-up as ``choose_direction`` says, top-down levels as ``hybrid`` does;
+it needs a backend with bottom-up stages (``supports_bottom_up``: numpy and CUDA). Directed
+graphs run bottom-up levels over their in-neighbours (the reverse CSR, built collectively once
+per graph and kept while the graph lives)."""
 
 DEFAULT_ALPHA = 15.0
 """Top-down -> bottom-up when the frontier's edges exceed the unexplored edges / alpha (GAP;
@@ -132,7 +133,7 @@ def bfs_levels(
         raise ValueError(
             f"strategy={strategy!r}: the {backend.name} backend has no bottom-up stages"
         )
-    fused_limit = _fused_frontier_limit(strategy, backend, comm, optimizing)
+    fused_limit = _fused_frontier_limit(strategy, backend, comm)
     _check_thresholds(alpha, beta)
     timer = backend.make_timer(False) if timer is None else timer
     in_graph = in_neighbours(graph, comm, backend.xp) if optimizing else graph
@@ -142,16 +143,18 @@ def bfs_levels(
     counts = FrontierCounts(graph.n, unvisited=graph.n - 1)  # global, after each all-reduce
     unexplored = graph.num_local_edges - backend.frontier_edges(graph, state) if optimizing else 0
     while frontier_size > 0:
-        if frontier_size <= fused_limit:
+        if optimizing:
+            direction = choose_direction(direction, counts, alpha, beta)
+        if frontier_size <= fused_limit and direction == TOP_DOWN:
             with timer.phase("contract_expand"):
                 span = backend.run_small_levels(graph, state, level, fused_limit)
             if span:
                 rows.append([level, frontier_size, span, 0] + [0] * len(COUNTERS))
                 timer.next_level()
                 level, frontier_size = level + span, state.frontier_size
+                if optimizing and frontier_size:  # fused levels keep no counts: recount them
+                    unexplored = counts.resync(graph, state, backend, comm)
                 continue
-        if optimizing:
-            direction = choose_direction(direction, counts, alpha, beta)
         if direction == BOTTOM_UP:
             counters = _bottom_up_level(graph, in_graph, state, backend, comm, timer, level)
         else:
@@ -232,6 +235,19 @@ class FrontierCounts:
     bottom_up_lost: bool = False
     seen_alpha: float = math.inf
 
+    def resync(
+        self, graph: DistGraph, state: SearchState, backend: Backend, comm: Communicator
+    ) -> int:
+        """Recount everything from the labels after fused levels (one all-reduce); returns this
+        rank's m_u. The frontier before the last fused level is unknown: ``previous`` = 0."""
+        unvisited, unexplored = backend.unexplored(graph, state)
+        edges = backend.frontier_edges(graph, state)
+        mine = np.array([state.frontier_size, edges, unexplored, unvisited], np.int64)
+        totals = comm.allreduce(mine).tolist()
+        self.frontier, self.frontier_edges, self.unexplored_edges, self.unvisited = totals
+        self.previous, self.bottom_up_lost, self.seen_alpha = 0, False, math.inf
+        return unexplored
+
     def advance(self, frontier: int, frontier_edges: int, unexplored: int, inspected: int) -> None:
         """The next frontier (just labeled) replaces the current one. ``inspected``: slots the
         level just run tested bottom-up (0 after a top-down level)."""
@@ -296,7 +312,11 @@ def in_neighbours(graph: DistGraph, comm: Communicator, xp: Any = np) -> DistGra
         return graph
     reverse = _IN_NEIGHBOURS.get(id(graph))
     if reverse is None:
-        heads = xp.repeat(graph.owned_vertices(xp), graph.local_degrees())
+        # the row of every stored edge (searchsorted: CuPy's repeat takes no array of counts)
+        slots = xp.arange(graph.num_local_edges, dtype=xp.int64)
+        rows = xp.searchsorted(graph.row_offsets, slots, side="right") - 1
+        heads = global_id(rows, graph.rank, graph.size)
+        del slots, rows
         tails = graph.column_indices.astype(xp.int64)
         reverse = build_graph(comm, tails, heads, graph.n, directed=True, xp=xp)
         _IN_NEIGHBOURS[id(graph)] = reverse
@@ -313,15 +333,12 @@ def _check_thresholds(alpha: float, beta: float) -> None:
         raise ValueError("beta=0: must be positive (n / beta is the bottom-up -> top-down size)")
 
 
-def _fused_frontier_limit(
-    strategy: str, backend: Backend, comm: Communicator, optimizing: bool
-) -> int:
-    """Largest frontier handed to the fused path under ``strategy`` (0: never; none while
-    ``optimizing``: the heuristic needs every level's counts)."""
+def _fused_frontier_limit(strategy: str, backend: Backend, comm: Communicator) -> int:
+    """Largest frontier handed to the fused path under ``strategy`` (0: never).
+    ``direction_optimizing`` hands it small top-down frontiers as ``hybrid`` does, then
+    recounts the heuristic's numbers from the labels."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy={strategy!r}: choose from {', '.join(STRATEGIES)}")
-    if optimizing:
-        return 0
     if strategy == "two_phase" or comm.size > 1 or not backend.small_frontier_limit:
         return 0
     return backend.small_frontier_limit if strategy != "contract_expand" else _UNLIMITED

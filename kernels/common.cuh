@@ -34,6 +34,7 @@
     !defined(DISTBFS_UNREACHED) || !defined(DISTBFS_COUNTER_EDGES) ||                   \
     !defined(DISTBFS_COUNTER_FILTERED) || !defined(DISTBFS_COUNTER_FRONTIER) ||         \
     !defined(DISTBFS_COUNTER_FUSED_LEVELS) || !defined(DISTBFS_COUNTER_BINS) ||         \
+    !defined(DISTBFS_COUNTER_FRONTIER_EDGES) || !defined(DISTBFS_COUNTER_INSPECTED) ||  \
     !defined(DISTBFS_COUNTER_CURSORS)
 #error "compile the distbfs kernels through distbfs.backends.kernels (it passes the -D options)"
 #endif
@@ -84,6 +85,9 @@ constexpr int kCounterEdges = DISTBFS_COUNTER_EDGES;              // items expan
 constexpr int kCounterFiltered = DISTBFS_COUNTER_FILTERED;        // items filter_partition kept
 constexpr int kCounterFrontier = DISTBFS_COUNTER_FRONTIER;        // vertices contract labeled
 constexpr int kCounterFusedLevels = DISTBFS_COUNTER_FUSED_LEVELS;  // levels the fused kernel ran
+constexpr int kCounterFrontierEdges = DISTBFS_COUNTER_FRONTIER_EDGES;  // out-edges of the next
+                                                                      // frontier (when asked)
+constexpr int kCounterInspected = DISTBFS_COUNTER_INSPECTED;  // slots a bottom-up level tested
 constexpr int kCounterBins = DISTBFS_COUNTER_BINS;                // + b: items of owner bin b
 constexpr int kCounterCursors = DISTBFS_COUNTER_CURSORS;          // + b: items placed in bin b
 
@@ -102,6 +106,15 @@ __device__ __forceinline__ size_type queue_length(const size_type* count, size_t
 __device__ __forceinline__ size_type reserve_slots(size_type* counter, size_type items) {
     return static_cast<size_type>(atomicAdd(reinterpret_cast<unsigned long long*>(counter),
                                             static_cast<unsigned long long>(items)));
+}
+
+// Sum `value` over the warp (every lane must call); every lane gets the total.
+__device__ __forceinline__ size_type warp_sum(size_type value) {
+#pragma unroll
+    for (int offset = kWarpThreads / 2; offset > 0; offset /= 2) {
+        value += __shfl_xor_sync(kFullWarp, value, offset);
+    }
+    return value;
 }
 
 // Visited bitmask (section 4.2): a cached, possibly stale read, used to cull early.

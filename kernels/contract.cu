@@ -6,7 +6,9 @@
  * its label; an unlabeled vertex is labeled with atomicCAS, so of several copies (sent by
  * different ranks) exactly one wins. The winner writes the predecessor, sets the vertex's bit
  * in this rank's visited bitmask (when asked: with one rank filter_partition already set it),
- * and enters the next frontier, compacted by a block scan and one atomicAdd per block.
+ * and enters the next frontier, compacted by a block scan and one atomicAdd per block. When
+ * given the out-edge row offsets, it also sums the out-degrees of the vertices it labeled (m_f,
+ * the direction-optimizing heuristic's input) into counters[frontier_edges], one atomic a warp.
  *
  * Invariant: a vertex is labeled at most once per search, with the level it was discovered at,
  * and appears in the next frontier exactly when this kernel labeled it.
@@ -39,11 +41,14 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
                                                      //     set, or null to leave the mask alone
     vertex_t* __restrict__ next_frontier,            // out: local ids of discovered vertices
     size_type frontier_capacity,                     // in: capacity of next_frontier
-    size_type* __restrict__ counters)                // in/out: level counters; [frontier] +=
+    size_type* __restrict__ counters,                // in/out: level counters; [frontier] +=
                                                      //     discovered
+    const size_type* __restrict__ out_offsets)       // in: out-edge row offsets, or null not
+                                                     //     to sum [frontier_edges]
 {
     __shared__ typename Compact::TempStorage compact;
     const int tid = threadIdx.x;
+    size_type degrees = 0;
 
     const size_type items = distbfs::queue_length(received_count, received_limit);
     for (size_type tile = static_cast<size_type>(blockIdx.x) * kTileItems; tile < items;
@@ -64,6 +69,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
             discovered[i] = 1;
             if (preds != nullptr) preds[local[i]] = static_cast<pred_t>(received_parents[index]);
             if (visited_mask != nullptr) distbfs::mask_claim(visited_mask, v);
+            if (out_offsets != nullptr) {
+                degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];
+            }
         }
 
         size_type slot[kItemsPerThread];
@@ -72,5 +80,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
         for (int i = 0; i < kItemsPerThread; ++i) {
             if (discovered[i] && slot[i] < frontier_capacity) next_frontier[slot[i]] = local[i];
         }
+    }
+    if (out_offsets == nullptr) return;
+    degrees = distbfs::warp_sum(degrees);
+    if ((tid & (distbfs::kWarpThreads - 1)) == 0 && degrees > 0) {
+        distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
     }
 }

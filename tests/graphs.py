@@ -1,15 +1,19 @@
 """Small structured graphs for tests, as global edge lists, and a scipy reference BFS.
 
 Every builder returns ``(src, dst, n, directed)`` with int64 arrays. ``share(edges, comm)`` gives a
-rank its slice, so tests build the same graph at any rank count.
+rank its slice, so tests build the same graph at any rank count. The direction-optimizing tests
+also find here the (alpha, beta) forcings and the directions Beamer's rule should pick.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
+from distbfs.bfs import BOTTOM_UP, TOP_DOWN
 from distbfs.constants import UNREACHED
 
 
@@ -73,3 +77,78 @@ def gather_global(comm, local: np.ndarray, n: int) -> np.ndarray:
     for r, part in enumerate(parts):
         out[r :: comm.size] = part
     return out
+
+
+# --- direction-optimizing search: forcings and the expected directions ---------------------
+
+# (alpha, beta): GAP's defaults; bottom-up as early as the safeguards allow and back only after
+# a losing level; as early as allowed and back as soon as the frontier shrinks; never bottom-up.
+FORCINGS = {
+    "default": (15.0, 18.0),
+    "stay_bottom_up": (math.inf, math.inf),
+    "oscillate": (math.inf, 1e-9),
+    "top_down_only": (0.0, 18.0),
+}
+
+
+def unique_edges(src, dst, n, directed):
+    """The stored edge set of ``build_graph``: no self-loops, no duplicates, both directions of
+    an undirected edge. Returns (tails, heads) sorted by (tail, head)."""
+    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    if not directed:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+    keep = src != dst
+    keys = np.unique(src[keep] * max(n, 1) + dst[keep])
+    return keys // max(n, 1), keys % max(n, 1)
+
+
+def expected_directions(src, dst, n, directed, source, alpha, beta, inspected):
+    """The direction of every level, from scipy's distances, out-degrees and the slots each
+    bottom-up level reported testing (``inspected``, per level).
+
+    The rule (``distbfs.bfs.choose_direction``), restated: level 0 is top-down; top-down ->
+    bottom-up when the frontier at least doubled, its out-edges m_f exceed the unlabeled
+    vertices n_u and m_u / alpha' (m_u: out-edges of unlabeled vertices; alpha' = alpha, or the
+    m_u / slots realized by the last bottom-up level if lower); bottom-up -> top-down when the
+    frontier shrinks below n / beta, or the last bottom-up level tested more slots than m_f and
+    the first test fails.
+    """
+    tails, _ = unique_edges(src, dst, n, directed)
+    degree = np.bincount(tails, minlength=n)
+    dist = reference_distances(src, dst, n, directed, source)
+    depth = int(dist.max())
+    sizes = [int(np.count_nonzero(dist == k)) for k in range(depth + 1)]
+    edges = [int(degree[dist == k].sum()) for k in range(depth + 1)]
+    directions, direction = [TOP_DOWN], TOP_DOWN
+    previous, lost, seen = 1, False, math.inf
+    unexplored, unvisited = int(degree.sum()) - edges[0], n - 1
+    for k in range(1, depth + 1):
+        unexplored -= edges[k]
+        unvisited -= sizes[k]
+        frontier, frontier_edges = sizes[k], edges[k]
+        if direction == TOP_DOWN or lost:
+            worth = frontier_edges * min(alpha, seen) > unexplored and frontier_edges > unvisited
+            direction = BOTTOM_UP if frontier >= 2 * previous and worth else TOP_DOWN
+        elif frontier < previous and frontier * beta < n:
+            direction = TOP_DOWN
+        directions.append(direction)
+        if direction == BOTTOM_UP and inspected[k]:
+            lost, seen = inspected[k] > frontier_edges, unexplored / inspected[k]
+        previous = frontier
+    return directions
+
+
+def losing_bottom_up(leaves=50, layer=120, fan=5, clique=30, seed=0):
+    """A root with ``leaves`` leaves, each joined to ``fan`` random vertices of a second layer,
+    and a clique the root does not reach. Level 1 goes bottom-up (its frontier exploded and has
+    more edges than there are unlabeled vertices) and loses: the clique's vertices scan all
+    their edges in vain. Level 2 doubles again but, with the alpha that level 1 realized,
+    stays top-down."""
+    rng = np.random.default_rng(seed)
+    ring = np.arange(1, leaves + 1)
+    second = np.arange(leaves + 1, leaves + 1 + layer)
+    a, b = np.triu_indices(clique, 1)
+    first_clique = leaves + 1 + layer
+    src = np.concatenate([np.zeros(leaves, np.int64), np.repeat(ring, fan), first_clique + a])
+    dst = np.concatenate([ring, rng.choice(second, leaves * fan), first_clique + b])
+    return src.astype(np.int64), dst.astype(np.int64), first_clique + clique, False

@@ -2,7 +2,9 @@
 searches against the numpy backend and scipy, predecessors, the fused small-frontier levels
 (one persistent cooperative grid: one launch for a whole path or grid, exact state when it
 stops, the edge budget, grid gathering of long lists, its size on the device), several ranks
-simulated in one process, int64 column ids, queue overflow and the event timer.
+simulated in one process, int64 column ids, queue overflow, the event timer, and the
+direction-optimizing levels (bitmap, bottom-up and m_f kernels against numpy; whole searches
+under forced switch points, with the directions Beamer's rule picks).
 
 Needs CuPy and a CUDA device (the whole module is skipped otherwise); on the GPU machine:
 ``python -m pytest -m gpu tests/test_cuda.py``. Kernel output order is arbitrary, so queues are
@@ -11,6 +13,7 @@ compared as sorted arrays or sets, bins bin by bin.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -43,6 +46,7 @@ pytestmark = pytest.mark.gpu
 
 ONE_RANK = SingleRankCommunicator()
 HOST = NumpyBackend()
+DO = "direction_optimizing"
 
 
 # ----------------------------------------------------------------------------- graphs
@@ -559,7 +563,7 @@ def _cooperative(case, source, backend, strategy, predecessors=True):
     return result
 
 
-@pytest.mark.parametrize("strategy", ["contract_expand", "hybrid"])
+@pytest.mark.parametrize("strategy", ["contract_expand", "hybrid", "direction_optimizing"])
 @pytest.mark.parametrize("name", sorted(COOPERATIVE_CASES))
 def test_cooperative_grid_runs_every_level_in_one_launch(name, strategy):
     """Under the default limits every level of these graphs is fused, all in ONE launch."""
@@ -575,7 +579,7 @@ def test_cooperative_grid_runs_every_level_in_one_launch(name, strategy):
     assert len(result.levels) == 1 and result.levels[0].span == backend.fused_levels
 
 
-@pytest.mark.parametrize("strategy", ["contract_expand", "hybrid"])
+@pytest.mark.parametrize("strategy", ["contract_expand", "hybrid", "direction_optimizing"])
 def test_cooperative_grid_on_a_road_network(data_dir, strategy):
     """luxembourg_osm from vertex 0 (as benchmarks/bench_gpu.py): ~1000 levels, one launch."""
     matrix = scipy.io.mmread(str(data_dir / "luxembourg_osm.mtx.gz")).tocoo()
@@ -778,7 +782,7 @@ def test_event_timer_reports_every_phase_of_every_level():
 
 
 @pytest.mark.parametrize("name", sorted(SEARCH_CASES))
-@pytest.mark.parametrize("strategy", ["two_phase", "hybrid", "contract_expand"])
+@pytest.mark.parametrize("strategy", ["two_phase", "hybrid", "contract_expand", DO])
 def test_level_loop_strategies_match_numpy(name, strategy):
     """The level loop of distbfs.bfs with each strategy gives the numpy backend's distances."""
     case, source = SEARCH_CASES[name]
@@ -810,6 +814,164 @@ def test_searches_release_their_device_buffers():
         held = pool.used_bytes()
         for strategy in ("two_phase", "hybrid") * 5:
             bfs_levels(graph, source, backend, ONE_RANK, predecessors=True, strategy=strategy)
+        assert pool.used_bytes() == held
+    finally:
+        gc.enable()
+
+
+# ----------------------------------------------------------------------------- direction-optimizing
+
+
+def _bottom_up_states(case, rank, size, seed):
+    """Rank ``rank`` of ``size`` of ``case`` mid-search: random labels (level 0 or 1) on about
+    40% of the vertices, the level-1 ones the global frontier; numpy and CUDA states alike."""
+    g_np, g_cu, s_np, s_cu, cuda = _states(case, rank, size, True)
+    n = g_np.n
+    rng = np.random.default_rng(seed)
+    labeled = rng.random(n) < 0.4
+    frontier = labeled & (rng.random(n) < 0.5)
+    mine = np.arange(rank, n, size)
+    labels = np.where(labeled[mine], np.where(frontier[mine], 1, 0), UNREACHED).astype(np.int32)
+    s_np.labels[:] = labels
+    s_cu.labels[:] = cupy.asarray(labels)
+    local_frontier = np.flatnonzero(frontier[mine])
+    s_np.vertex_frontier, s_np.frontier_size = local_frontier, local_frontier.shape[0]
+    s_cu.vertex_frontier = cupy.asarray(local_frontier.astype(np.int32))
+    s_cu.frontier_size = local_frontier.shape[0]
+    # The gathered bitmaps of all ranks, as the numpy stage packs them.
+    rows = []
+    for r in range(size):
+        part = stripe(build(case, np), r, size, np)
+        state = HOST.start(part, 0, False)
+        state.vertex_frontier = np.flatnonzero(frontier[np.arange(r, n, size)])
+        rows.append(HOST.frontier_bitmap(part, state))
+    return g_np, g_cu, s_np, s_cu, cuda, np.stack(rows)
+
+
+@pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
+@pytest.mark.parametrize("name", ["mixed-degrees", "hubs", "random-directed", "grid-40x50"])
+def test_frontier_bitmap_and_bottom_up_match_numpy(name, rank, size):
+    case = SEARCH_CASES[name][0]
+    g_np, g_cu, s_np, s_cu, cuda, gathered = _bottom_up_states(case, rank, size, seed=3)
+    mine = gathered[rank]
+    np.testing.assert_array_equal(cupy.asnumpy(cuda.frontier_bitmap(g_cu, s_cu)), mine)
+    in_np = in_cu = None
+    if case[3]:  # directed: bottom-up scans in-neighbours
+        reverse = build_graph(ONE_RANK, case[1], case[0], case[2], directed=True, xp=np)
+        in_np = stripe(reverse, rank, size, np)
+        in_cu = stripe(reverse, rank, size, cupy)
+    tested_np = HOST.bottom_up(g_np, in_np or g_np, s_np, gathered, 2)
+    tested = cuda.bottom_up(g_cu, in_cu or g_cu, s_cu, cupy.asarray(gathered), 2)
+    np.testing.assert_array_equal(cupy.asnumpy(s_cu.labels), s_np.labels)
+    # both take the first in-neighbour in row order that is in the frontier
+    np.testing.assert_array_equal(cupy.asnumpy(s_cu.preds), s_np.preds)
+    found = np.sort(s_np.vertex_frontier)
+    assert s_cu.frontier_size == found.shape[0]
+    np.testing.assert_array_equal(np.sort(cupy.asnumpy(s_cu.vertex_frontier)), found)
+    # exact slots on the GPU; numpy tests in doubling rounds, so it counts at least as many
+    assert found.shape[0] <= tested <= tested_np
+    # the kernel left the next frontier's bitmap behind, and m_f of the new frontier
+    state = HOST.start(g_np, 0, False)
+    state.vertex_frontier = found
+    np.testing.assert_array_equal(
+        cupy.asnumpy(cuda.frontier_bitmap(g_cu, s_cu)), HOST.frontier_bitmap(g_np, state)
+    )
+    assert cuda.frontier_edges(g_cu, s_cu) == HOST.frontier_edges(g_np, s_np)
+    mask = unpack_mask(s_cu.visited_mask, g_np.n)
+    assert mask[found * size + rank].all()
+    assert cuda.unexplored(g_cu, s_cu) == HOST.unexplored(g_np, s_np)
+
+
+def test_frontier_edges_after_contract_and_from_scratch():
+    case = SEARCH_CASES["mixed-degrees"][0]
+    g_np, g_cu, s_np, s_cu, cuda = _states(case, 0, 1, True)
+    assert cuda.frontier_edges(g_cu, s_cu) == HOST.frontier_edges(g_np, s_np)  # the source
+    for level in range(1, 4):  # contract sums m_f while it labels, once asked
+        bins = cuda.filter_partition(s_cu, cuda.expand(g_cu, s_cu), 1)
+        cuda.contract(g_cu, s_cu, ONE_RANK.exchange_bins(bins), level)
+        bins = HOST.filter_partition(s_np, HOST.expand(g_np, s_np), 1)
+        HOST.contract(g_np, s_np, ONE_RANK.exchange_bins(bins), level)
+        assert cuda.frontier_edges(g_cu, s_cu) == HOST.frontier_edges(g_np, s_np)
+
+
+def _do_search(case, source, backend, alpha, beta, predecessors=True):
+    result = bfs_levels(
+        build(case, cupy),
+        source,
+        backend,
+        ONE_RANK,
+        predecessors=predecessors,
+        strategy=DO,
+        alpha=alpha,
+        beta=beta,
+    )
+    dist = cupy.asnumpy(result.distances).astype(np.int64)
+    np.testing.assert_array_equal(dist, graphs.reference_distances(*case, source))
+    if predecessors:
+        check_predecessors(case, source, dist, cupy.asnumpy(result.predecessors))
+    return result
+
+
+@pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
+@pytest.mark.parametrize("name", sorted(SEARCH_CASES))
+def test_direction_optimizing_switches_as_the_rule_says(name, forcing):
+    """Two-phase top-down levels (no fused path), so every level has its counts: the directions
+    are those Beamer's rule picks from scipy's distances and the slots each level tested."""
+    case, source = SEARCH_CASES[name]
+    alpha, beta = graphs.FORCINGS[forcing]
+    backend = CudaBackend()
+    backend.small_frontier_limit = 0
+    result = _do_search(case, source, backend, alpha, beta)
+    inspected = [lv.edges_inspected for lv in result.levels]
+    want = graphs.expected_directions(*case, source, alpha, beta, inspected)
+    assert [lv.direction for lv in result.levels] == want
+    for lv in result.levels:
+        if lv.direction == "bottom_up":
+            assert lv.edges_expanded == lv.items_sent == 0 and lv.edges_inspected >= lv.discovered
+
+
+@pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
+@pytest.mark.parametrize(
+    "name", ["random-undirected", "random-directed", "mixed-degrees", "hubs", "components"]
+)
+def test_direction_optimizing_with_fused_levels(name, forcing):
+    """The default CUDA path: small top-down frontiers go to the fused kernel, the heuristic's
+    counts are recounted after it; tight fused limits make the two alternate."""
+    case, source = SEARCH_CASES[name]
+    for policy in (DEFAULT_POLICY, TIGHT_LIMITS):
+        _do_search(case, source, CudaBackend(policy), *graphs.FORCINGS[forcing])
+    _do_search(case, source, CudaBackend(), *graphs.FORCINGS[forcing], predecessors=False)
+
+
+def test_direction_optimizing_goes_bottom_up_on_a_kronecker_graph():
+    import distbfs
+
+    graph = distbfs.Graph.generate("kronecker", scale=14, backend="cuda")
+    reference = distbfs.Graph.generate("kronecker", scale=14, backend="numpy")
+    for root in (0, 1, 2):
+        result = distbfs.bfs(graph, root, predecessors=True, validate=True, strategy=DO)
+        assert result.validated
+        want = distbfs.bfs(reference, root).distances
+        np.testing.assert_array_equal(cupy.asnumpy(result.distances), want)
+        if (want != UNREACHED).sum() > 1000:
+            assert "bottom_up" in {lv.direction for lv in result.levels}
+
+
+def test_bottom_up_levels_allocate_nothing_once_warm():
+    import gc
+
+    case, source = SEARCH_CASES["random-undirected"]
+    graph, backend = build(case, cupy), CudaBackend()
+    pool = cupy.get_default_memory_pool()
+    options = {"predecessors": True, "strategy": DO, "alpha": math.inf, "beta": math.inf}
+    gc.disable()
+    try:
+        bfs_levels(graph, source, backend, ONE_RANK, **options)
+        held = pool.used_bytes()
+        for _ in range(3):
+            result = bfs_levels(graph, source, backend, ONE_RANK, **options)
+            assert "bottom_up" in {lv.direction for lv in result.levels}
+            del result
         assert pool.used_bytes() == held
     finally:
         gc.enable()

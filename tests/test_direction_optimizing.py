@@ -36,62 +36,6 @@ NUMPY = get_backend("numpy")
 DO = "direction_optimizing"
 INF = math.inf
 
-# (alpha, beta): GAP's defaults; bottom-up as early as the safeguards allow and back only after
-# a losing level; as early as allowed and back as soon as the frontier shrinks; never bottom-up.
-FORCINGS = {
-    "default": (15.0, 18.0),
-    "stay_bottom_up": (INF, INF),
-    "oscillate": (INF, 1e-9),
-    "top_down_only": (0.0, 18.0),
-}
-
-
-def unique_edges(src, dst, n, directed):
-    """The stored edge set of ``build_graph``: no self-loops, no duplicates, both directions of
-    an undirected edge. Returns (tails, heads) sorted by (tail, head)."""
-    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
-    if not directed:
-        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
-    keep = src != dst
-    keys = np.unique(src[keep] * max(n, 1) + dst[keep])
-    return keys // max(n, 1), keys % max(n, 1)
-
-
-def expected_directions(src, dst, n, directed, source, alpha, beta, inspected):
-    """The direction of every level, from scipy's distances, out-degrees and the slots each
-    bottom-up level reported testing (``inspected``, per level).
-
-    The rule (``distbfs.bfs.choose_direction``), restated: level 0 is top-down; top-down ->
-    bottom-up when the frontier at least doubled, its out-edges m_f exceed the unlabeled
-    vertices n_u and m_u / alpha' (m_u: out-edges of unlabeled vertices; alpha' = alpha, or the
-    m_u / slots realized by the last bottom-up level if lower); bottom-up -> top-down when the
-    frontier shrinks below n / beta, or the last bottom-up level tested more slots than m_f and
-    the first test fails.
-    """
-    tails, _ = unique_edges(src, dst, n, directed)
-    degree = np.bincount(tails, minlength=n)
-    dist = graphs.reference_distances(src, dst, n, directed, source)
-    depth = int(dist.max())
-    sizes = [int(np.count_nonzero(dist == k)) for k in range(depth + 1)]
-    edges = [int(degree[dist == k].sum()) for k in range(depth + 1)]
-    directions, direction = [TOP_DOWN], TOP_DOWN
-    previous, lost, seen = 1, False, INF
-    unexplored, unvisited = int(degree.sum()) - edges[0], n - 1
-    for k in range(1, depth + 1):
-        unexplored -= edges[k]
-        unvisited -= sizes[k]
-        frontier, frontier_edges = sizes[k], edges[k]
-        if direction == TOP_DOWN or lost:
-            worth = frontier_edges * min(alpha, seen) > unexplored and frontier_edges > unvisited
-            direction = BOTTOM_UP if frontier >= 2 * previous and worth else TOP_DOWN
-        elif frontier < previous and frontier * beta < n:
-            direction = TOP_DOWN
-        directions.append(direction)
-        if direction == BOTTOM_UP and inspected[k]:
-            lost, seen = inspected[k] > frontier_edges, unexplored / inspected[k]
-        previous = frontier
-    return directions
-
 
 def check_tree(src, dst, n, directed, source, distances, preds):
     """Every reached vertex but the source has a parent one level up joined to it by an edge."""
@@ -100,7 +44,7 @@ def check_tree(src, dst, n, directed, source, distances, preds):
     assert np.all(preds[~reached] == UNREACHED)
     others = np.flatnonzero(reached & (np.arange(n) != source))
     np.testing.assert_array_equal(distances[preds[others]], distances[others] - 1)
-    tails, heads = unique_edges(src, dst, n, directed)
+    tails, heads = graphs.unique_edges(src, dst, n, directed)
     wanted = preds[others] * max(n, 1) + others
     assert np.isin(wanted, tails * max(n, 1) + heads).all(), "a parent is not joined to its child"
 
@@ -120,25 +64,9 @@ def run_and_check(comm, case, source, alpha, beta):
     check_tree(src, dst, n, directed, source, distances, preds)
     directions = [lv.direction for lv in result.levels]
     inspected = [lv.edges_inspected for lv in result.levels]
-    expected = expected_directions(src, dst, n, directed, source, alpha, beta, inspected)
+    expected = graphs.expected_directions(src, dst, n, directed, source, alpha, beta, inspected)
     assert directions == expected
     return graph, result
-
-
-def losing_bottom_up(leaves=50, layer=120, fan=5, clique=30, seed=0):
-    """A root with ``leaves`` leaves, each joined to ``fan`` random vertices of a second layer,
-    and a clique the root does not reach. Level 1 goes bottom-up (its frontier exploded and has
-    more edges than there are unlabeled vertices) and loses: the clique's vertices scan all
-    their edges in vain. Level 2 doubles again but, with the alpha that level 1 realized,
-    stays top-down."""
-    rng = np.random.default_rng(seed)
-    ring = np.arange(1, leaves + 1)
-    second = np.arange(leaves + 1, leaves + 1 + layer)
-    a, b = np.triu_indices(clique, 1)
-    first_clique = leaves + 1 + layer
-    src = np.concatenate([np.zeros(leaves, np.int64), np.repeat(ring, fan), first_clique + a])
-    dst = np.concatenate([ring, rng.choice(second, leaves * fan), first_clique + b])
-    return src.astype(np.int64), dst.astype(np.int64), first_clique + clique, False
 
 
 STRUCTURED = {
@@ -150,18 +78,18 @@ STRUCTURED = {
     "directed_with_sinks": graphs.directed_with_sinks(),
     "random_undirected": graphs.random_graph(400, 3000, 11, False),
     "random_directed": graphs.random_graph(500, 4000, 1, True),
-    "losing_bottom_up": losing_bottom_up(),
+    "losing_bottom_up": graphs.losing_bottom_up(),
 }
 
 
 # --- whole searches, one rank ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("forcing", sorted(FORCINGS))
+@pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
 @pytest.mark.parametrize("name", sorted(STRUCTURED))
 def test_structured_graphs(name, forcing):
     n = STRUCTURED[name][2]
-    alpha, beta = FORCINGS[forcing]
+    alpha, beta = graphs.FORCINGS[forcing]
     for source in sorted({0, n // 2, n - 1}):
         graph, result = run_and_check(ONE, STRUCTURED[name], source, alpha, beta)
         two_phase = bfs_levels(graph, source, NUMPY, ONE, strategy="two_phase")
@@ -190,7 +118,7 @@ def test_random_graphs(n, edges, directed, alpha, beta, data):
 def test_forced_switches_really_switch():
     """On one graph each forcing gives the direction pattern it promises."""
     case = graphs.random_graph(2000, 16000, 5, False)  # low diameter, frontier grows then shrinks
-    runs = {k: run_and_check(ONE, case, 0, *ab)[1] for k, ab in FORCINGS.items()}
+    runs = {k: run_and_check(ONE, case, 0, *ab)[1] for k, ab in graphs.FORCINGS.items()}
     ways = {k: [lv.direction for lv in r.levels] for k, r in runs.items()}
     sizes = [lv.frontier for lv in runs["default"].levels]
     assert ways["top_down_only"] == [TOP_DOWN] * len(sizes)
@@ -207,8 +135,8 @@ def test_forced_switches_really_switch():
 
 @pytest.mark.parametrize("forcing", ["default", "stay_bottom_up"])
 def test_a_losing_bottom_up_level_hands_back_to_top_down(forcing):
-    case = losing_bottom_up()
-    graph, result = run_and_check(ONE, case, 0, *FORCINGS[forcing])
+    case = graphs.losing_bottom_up()
+    graph, result = run_and_check(ONE, case, 0, *graphs.FORCINGS[forcing])
     assert [lv.direction for lv in result.levels] == [TOP_DOWN, BOTTOM_UP, TOP_DOWN]
     top_down = bfs_levels(graph, 0, NUMPY, ONE, strategy="two_phase").levels
     assert result.levels[1].edges_inspected > 2 * top_down[1].edges_expanded  # level 1 lost
@@ -272,7 +200,7 @@ def test_default_strategy_and_backends_without_bottom_up():
     assert supports_bottom_up(NUMPY) and default_strategy(NUMPY) == DO
 
     class TopDownOnly:
-        """The numpy backend without its bottom-up methods (as the CUDA backend is for now)."""
+        """The numpy backend without its bottom-up methods (a backend that has none)."""
 
         def __init__(self):
             self._inner = NumpyBackend()
@@ -374,7 +302,7 @@ def test_in_neighbours_is_the_reverse_csr_built_once():
     graph = build_graph(ONE, src, dst, n, directed=True)
     reverse = in_neighbours(graph, ONE)
     assert in_neighbours(graph, ONE) is reverse  # cached
-    tails, heads = unique_edges(src, dst, n, True)
+    tails, heads = graphs.unique_edges(src, dst, n, True)
     expected = build_graph(ONE, heads, tails, n, directed=True)
     np.testing.assert_array_equal(reverse.row_offsets, expected.row_offsets)
     np.testing.assert_array_equal(reverse.column_indices, expected.column_indices)
@@ -399,18 +327,18 @@ MPI_CASES = {
     "one_vertex": (np.zeros(0, np.int64), np.zeros(0, np.int64), 1, False),
     "random_undirected": graphs.random_graph(3000, 24000, 2, False),
     "random_directed": graphs.random_graph(3000, 18000, 4, True),
-    "losing_bottom_up": losing_bottom_up(),
+    "losing_bottom_up": graphs.losing_bottom_up(),
 }
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("forcing", sorted(FORCINGS))
+@pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
 @pytest.mark.parametrize("name", sorted(MPI_CASES))
 def test_any_rank_count(comm, name, forcing):
     case = MPI_CASES[name]
     n = case[2]
     for source in sorted({0, n // 3, n - 1}):
-        _, result = run_and_check(comm, case, source, *FORCINGS[forcing])
+        _, result = run_and_check(comm, case, source, *graphs.FORCINGS[forcing])
         rows = [(lv.direction, lv.frontier, lv.edges_inspected) for lv in result.levels]
         assert comm.allgather_object(rows).count(rows) == comm.size  # the same on every rank
         for lv in result.levels:

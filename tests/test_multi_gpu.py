@@ -1,7 +1,8 @@
-"""Multi-GPU runs (nvidia-h200-x2, one rank per GPU): the NCCL communicator's collectives equal the
+"""Multi-GPU runs (2 or 4 H200s, one rank per GPU): the NCCL communicator's collectives equal the
 MPI communicator's; full searches with backend cuda + comm nccl equal the numpy and single-GPU
-results on every graph family and on the structured test graphs, predecessors validated; the GPU
-MPI transport too; a failure planted on one rank ends the job promptly with its message.
+results on every graph family and on the structured test graphs (also direction-optimizing,
+under forced switch points), predecessors validated; the GPU MPI transport too; a failure
+planted on one rank ends the job promptly with its message.
 
 Run (each rank needs its own GPU; skipped with the reason otherwise):
     mpirun -n 2 python -m pytest --with-mpi -m "mpi and multi_gpu" tests/test_multi_gpu.py
@@ -105,9 +106,12 @@ def cuda_backend(cupy):
     return resolve_backend("cuda")
 
 
-def random_bins(rank: int, size: int, seed: int, *, dtype=np.int32, parents=True, scale=5000):
+def random_bins(
+    rank: int, size: int, seed: int, *, dtype=np.int32, parents=True, scale=5000, low=0
+):
+    """Bins of ``low``..``scale`` random items for each rank but the next one."""
     rng = np.random.default_rng(seed * 1009 + rank)
-    counts = rng.integers(0, scale + 1, size)
+    counts = rng.integers(low, scale + 1, size)
     counts[(rank + 1) % size] = 0
     offsets = np.zeros(size + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
@@ -145,8 +149,10 @@ def test_exchange_bins_equals_mpi(comm, cupy, nccl_comms, counts, dtype, parents
 
 @pytest.mark.mpi
 def test_receive_buffers_are_reused_once_warm(comm, cupy, nccl):
+    # level 0 sends every bin its largest size, so no later level needs more room
     for level, scale in enumerate([200000, 3000, 50000, 200000, 100]):
-        bins = random_bins(comm.rank, comm.size, 40 + level, scale=scale)
+        low = scale if level == 0 else 0
+        bins = random_bins(comm.rank, comm.size, 40 + level, scale=scale, low=low)
         expected = comm.exchange_bins(bins)
         got = nccl.exchange_bins(to_device(cupy, bins))
         np.testing.assert_array_equal(got.vertices.get(), expected.vertices)
@@ -239,7 +245,7 @@ def test_bfs_every_family_equals_numpy_and_one_gpu(comm, cupy, nccl, cuda_backen
         expected = distbfs.bfs(on_cpus, root).distances
         single = distbfs.bfs(one_gpu, root, predecessors=True, validate=True)
         np.testing.assert_array_equal(cupy.asnumpy(single.distances), expected)
-        for strategy in ("hybrid", "two_phase"):
+        for strategy in ("hybrid", "two_phase", "direction_optimizing"):
             result = distbfs.bfs(on_gpus, root, predecessors=True, validate=True, strategy=strategy)
             assert result.validated
             distances = cupy.asnumpy(result.distances)
@@ -259,11 +265,23 @@ def test_bfs_structured_graphs(comm, cupy, nccl, cuda_backend, name):
         *mine, num_vertices=n, directed=directed, backend=cuda_backend, comm=nccl
     )
     for source in sorted({0, n // 3, n - 1}):
-        result = distbfs.bfs(graph, source, predecessors=True, validate=True)
-        distances = cupy.asnumpy(result.distances)
         expected = graphs.reference_distances(src, dst, n, directed, source)
-        np.testing.assert_array_equal(distances, expected)
-        check_tree(distances, cupy.asnumpy(result.predecessors), source)
+        for forcing in ("default", "stay_bottom_up", "oscillate"):
+            alpha, beta = graphs.FORCINGS[forcing]
+            result = distbfs.bfs(
+                graph,
+                source,
+                predecessors=True,
+                validate=True,
+                strategy="direction_optimizing",
+                alpha=alpha,
+                beta=beta,
+            )
+            distances = cupy.asnumpy(result.distances)
+            np.testing.assert_array_equal(distances, expected)
+            check_tree(distances, cupy.asnumpy(result.predecessors), source)
+        two_phase = distbfs.bfs(graph, source, predecessors=True, strategy="two_phase")
+        np.testing.assert_array_equal(cupy.asnumpy(two_phase.distances), expected)
 
 
 @pytest.mark.mpi

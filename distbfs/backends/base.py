@@ -8,11 +8,13 @@ the host; ``cuda`` with CUDA kernels from ``kernels/``. Which backend runs is de
 one place, ``distbfs.backends.get_backend``.
 
 Direction-optimizing search (Beamer, Asanović & Patterson, SC 2012) adds bottom-up levels, which
-a backend offers by three more methods (``supports_bottom_up`` tells whether it has them):
+a backend offers by four more methods (``supports_bottom_up`` tells whether it has them):
 ``frontier_edges`` (this rank's share of m_f, the heuristic's input), ``frontier_bitmap``
 (queue -> this rank's packed frontier bits), [all-gather of the bitmaps by the communicator],
 ``bottom_up`` (every unvisited owned vertex scans its in-neighbours for one in the global
-frontier and stops at the first; found vertices become the next frontier queue directly).
+frontier and stops at the first; found vertices become the next frontier queue directly), and
+``unexplored`` (this rank's unlabeled vertices and their out-edges, recounted from the labels
+after fused levels, which keep no per-level counts).
 
 Frontier bitmap layout (shared by every backend and the communicator): rank r's bitmap has
 ``frontier_bitmap_bytes(n, size)`` bytes (a multiple of 8, so it is also a whole number of
@@ -45,7 +47,7 @@ def supports_bottom_up(backend: Any) -> bool:
     """Whether ``backend`` has the bottom-up methods of the direction-optimizing strategy."""
     return all(
         callable(getattr(backend, name, None))
-        for name in ("frontier_edges", "frontier_bitmap", "bottom_up")
+        for name in ("frontier_edges", "frontier_bitmap", "bottom_up", "unexplored")
     )
 
 
@@ -132,6 +134,12 @@ class Backend(Protocol):
         later top-down levels send fewer items). ``in_graph`` holds in-neighbours (``graph``
         itself when undirected; same striping). Returns the number of neighbour slots tested
         (edges inspected), a host int."""
+        ...
+
+    def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:
+        """(unlabeled owned vertices, their out-edges), host ints: this rank's n_u and m_u,
+        recounted from the labels (the level loop keeps them per level, but fused levels keep
+        no counts)."""
         ...
 
     def run_small_levels(

@@ -12,6 +12,11 @@ The two-phase strategy (section 5.3) with the multi-GPU fused filter+partition (
 - run_small_levels (``kernels/contract_expand.cu``, one rank, sections 5.2/5.4): one
   persistent cooperative grid runs levels back to back, one grid barrier per level, while the
   frontier is small; one launch and one host read for the whole run.
+- direction-optimizing levels (``kernels/bottom_up.cu``, Beamer et al. 2012): frontier_bitmap
+  (queue -> this rank's bitmap, on the device), bottom_up (a thread per unlabeled vertex scans
+  its in-neighbours against the gathered bitmap; the warp's ballot is a word of the next
+  frontier's bitmap and reserves its queue slots, one atomic a warp), frontier_edges (m_f:
+  summed by contract and bottom_up while they label, so it costs no extra read).
 
 Host protocol. ``start`` allocates every queue of the search, sized from the graph: the edge
 queue holds ``queue_sizing`` x the local edge count items (never more than that count: each
@@ -29,6 +34,7 @@ Reads per level: one rank (one bin): ONE small read, in ``contract``; the bin's 
 on the device when ``filter_partition`` returns, is written into the bins' host ``offsets`` by
 that read (``PendingBins``), and the edge frontier's length likewise (``DeviceEdgeFrontier``).
 Several ranks: two, the bin counts before the exchange and the frontier length after contract.
+A bottom-up level: one (frontier length, slots tested and m_f together).
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ from ..errors import DeviceError
 from ..graph import DistGraph
 from ..partition import local_id, owner
 from ..timing import NullTimer
-from .base import EdgeFrontier, SearchState
+from .base import EdgeFrontier, SearchState, frontier_bitmap_bytes
 from .cuda_timing import CudaEventTimer
 from .kernels import FUSED_SCRATCH_SLOTS, Counter, counter_slots, get_kernel
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
@@ -63,6 +69,9 @@ KERNELS = {
     "partition": ("filter_partition", "partition_kernel"),
     "contract": ("contract", "contract_kernel"),
     "contract_expand": ("contract_expand", "contract_expand_kernel"),
+    "frontier_bitmap": ("bottom_up", "frontier_bitmap_kernel"),
+    "frontier_degrees": ("bottom_up", "frontier_degrees_kernel"),
+    "bottom_up": ("bottom_up", "bottom_up_kernel"),
 }
 """Kernel handles of a search by role: (stage file, ``extern "C"`` name)."""
 
@@ -140,6 +149,13 @@ class _Queues:
     heavy_capacity: int = 0  # vertices of this rank with more than fused_heavy_degree neighbours
     fused_scratch: Any | None = None  # fused levels: the kernel's ring of per-level counts
     level: _LevelCounts | None = None
+    # Direction-optimizing searches only (allocated on first use):
+    bitmaps: list[Any] | None = None  # this rank's frontier bitmap words: [current, next]
+    degree_counters: Any | None = None  # counters frontier_degrees_kernel adds m_f to
+    generation: int = 0  # bumped whenever the vertex frontier changes
+    bitmap_generation: int = -1  # the frontier bitmaps[0] holds
+    frontier_edges: tuple[int, int] = (-1, 0)  # (generation, m_f of that frontier)
+    track_frontier_edges: bool = False  # contract sums m_f (set by the first frontier_edges)
 
     def __post_init__(self) -> None:
         # Device pointers to the two counters kernels read a queue length from.
@@ -476,6 +492,7 @@ class CudaBackend:
                     queues.frontier,
                     np.int64(queues.frontier.shape[0]),
                     queues.counters,
+                    graph.row_offsets if queues.track_frontier_edges else None,
                 ),
             )
         host = counts.read(int(Counter.BINS))  # the level's one read (one rank)
@@ -483,6 +500,132 @@ class CudaBackend:
         size = int(host[Counter.FRONTIER])
         state.frontier_size = size
         state.vertex_frontier = queues.frontier[:size]
+        queues.generation += 1
+        if queues.track_frontier_edges:
+            queues.frontier_edges = (queues.generation, int(host[Counter.FRONTIER_EDGES]))
+
+    # -- direction-optimizing levels (kernels/bottom_up.cu) ---------------------------------
+
+    def frontier_edges(self, graph: DistGraph, state: SearchState) -> int:
+        """m_f on this rank: out-edges of the vertex frontier. Free after ``contract`` and
+        ``bottom_up`` (they sum it while labeling, once asked here the first time); otherwise
+        (the source, after fused levels) one kernel and one read."""
+        queues = self._queues(state)
+        queues.track_frontier_edges = True
+        generation, edges = queues.frontier_edges
+        if generation == queues.generation:
+            return edges
+        size = int(state.frontier_size)
+        edges = 0
+        if size > 0:
+            if queues.degree_counters is None:
+                queues.degree_counters = cupy.zeros(int(Counter.BINS), dtype=COUNTER_DTYPE)
+            queues.degree_counters.fill(0)
+            queues.kernels["frontier_degrees"](
+                (queues.grid(size, self.policy.block_threads),),
+                (self.policy.block_threads,),
+                (
+                    self._vertices(state.vertex_frontier, queues),
+                    np.int64(size),
+                    graph.row_offsets,
+                    queues.degree_counters,
+                ),
+            )
+            edges = int(queues.degree_counters[Counter.FRONTIER_EDGES].get())
+        queues.frontier_edges = (queues.generation, edges)
+        return edges
+
+    def frontier_bitmap(self, graph: DistGraph, state: SearchState) -> Any:
+        """This rank's frontier as a packed bitmap (uint8 view, ``frontier_bitmap_bytes``), on
+        the device; after a bottom-up level the kernel already wrote it."""
+        queues = self._queues(state)
+        bitmaps = self._ensure_bitmaps(queues)
+        current = bitmaps[0]
+        if queues.bitmap_generation != queues.generation:
+            stream = cupy.cuda.get_current_stream()
+            cupy.cuda.runtime.memsetAsync(current.data.ptr, 0, current.nbytes, stream.ptr)
+            size = int(state.frontier_size)
+            if size > 0:
+                queues.kernels["frontier_bitmap"](
+                    (queues.grid(size, self.policy.block_threads),),
+                    (self.policy.block_threads,),
+                    (self._vertices(state.vertex_frontier, queues), np.int64(size), current),
+                )
+            queues.bitmap_generation = queues.generation
+        return current.view(np.uint8)
+
+    def bottom_up(
+        self,
+        graph: DistGraph,
+        in_graph: DistGraph,
+        state: SearchState,
+        frontier: Any,
+        level: int,
+    ) -> int:
+        """Every unlabeled owned vertex looks for a parent among its in-neighbours in the
+        gathered ``frontier`` (``(size, bytes)`` uint8, on the device); returns the slots
+        tested. One launch, one read."""
+        queues = self._queues(state)
+        if self._check_graph(in_graph) != queues.vertex_dtype:
+            raise TypeError("the in-neighbour graph must have the graph's column dtype")
+        bitmaps = self._ensure_bitmaps(queues)
+        words = int(bitmaps[0].shape[0])
+        gathered = cupy.ascontiguousarray(frontier).view(MASK_DTYPE).reshape(-1)
+        if gathered.shape[0] != graph.size * words:
+            raise ValueError(
+                f"gathered frontier of {gathered.shape[0]} words, expected {graph.size} x {words}"
+            )
+        counts = queues.begin_level(edge_bound=0)
+        queues.kernels["bottom_up"](
+            (queues.grid(words * MASK_WORD_BITS, self.policy.block_threads),),
+            (self.policy.block_threads,),
+            (
+                in_graph.row_offsets,
+                in_graph.column_indices,
+                graph.row_offsets,
+                np.int64(graph.nlocal),
+                np.int32(graph.rank),
+                np.int32(graph.size),
+                gathered,
+                np.int64(words),
+                np.int32(level),
+                state.labels,
+                state.preds,
+                state.visited_mask,
+                bitmaps[1],
+                queues.frontier,
+                np.int64(queues.frontier.shape[0]),
+                queues.counters,
+            ),
+        )
+        host = counts.read(int(Counter.BINS))
+        bitmaps.reverse()  # the next frontier's bitmap is now the current one
+        size = int(host[Counter.FRONTIER])
+        state.frontier_size = size
+        state.vertex_frontier = queues.frontier[:size]
+        queues.generation += 1
+        queues.bitmap_generation = queues.generation
+        queues.frontier_edges = (queues.generation, int(host[Counter.FRONTIER_EDGES]))
+        return int(host[Counter.INSPECTED])
+
+    def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:
+        """(unlabeled owned vertices, their out-edges): n_u and m_u of this rank, recounted
+        from the labels (after fused levels, which keep no per-level counts)."""
+        unlabeled = state.labels == UNREACHED
+        degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
+        return int(cupy.count_nonzero(unlabeled)), int(degrees[unlabeled].sum())
+
+    def _ensure_bitmaps(self, queues: _Queues) -> list[Any]:
+        """Allocate, once per search, the current and next frontier bitmaps of this rank."""
+        if queues.bitmaps is None:
+            graph = queues.graph
+            words = frontier_bitmap_bytes(graph.n, graph.size) // MASK_DTYPE.itemsize
+            nbytes = 2 * words * MASK_DTYPE.itemsize
+            queues.bitmaps = [
+                self._allocate(graph, f"{which} frontier bitmap", words, MASK_DTYPE, nbytes)
+                for which in ("current", "next")
+            ]
+        return queues.bitmaps
 
     # -- fused small-frontier levels (contract-expand, sections 5.2 and 5.4) ---------------
 
@@ -539,6 +682,7 @@ class CudaBackend:
         size = int(host[Counter.FRONTIER])
         state.frontier_size = size
         state.vertex_frontier = queues.frontier[:size]
+        queues.generation += 1
         return levels
 
     def _ensure_fused_queues(self, queues: _Queues) -> None:

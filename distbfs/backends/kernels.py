@@ -33,7 +33,7 @@ from ..constants import UNREACHED
 from ..errors import DeviceError
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
-STAGES = ("expand", "filter_partition", "contract", "contract_expand")
+STAGES = ("expand", "filter_partition", "contract", "contract_expand", "bottom_up")
 """Kernel source files (``kernels/<stage>.cu``), one stage each."""
 
 COOPERATIVE_STAGES = frozenset({"contract_expand"})
@@ -60,7 +60,9 @@ class Counter(IntEnum):
     FILTERED = 1  # items filter_partition kept, all bins together
     FRONTIER = 2  # vertices labeled by contract (or the fused kernel): next frontier length
     FUSED_LEVELS = 3  # levels the fused small-frontier kernel ran
-    BINS = 4
+    FRONTIER_EDGES = 4  # out-edges of the next frontier (contract when asked, bottom_up)
+    INSPECTED = 5  # in-neighbour slots a bottom-up level tested
+    BINS = 6
 
 
 def counter_slots(policy: LaunchPolicy) -> int:

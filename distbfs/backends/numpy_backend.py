@@ -153,6 +153,11 @@ class NumpyBackend:
     def frontier_edges(self, graph: DistGraph, state: SearchState) -> int:
         return _frontier_rows(graph, state)[2] if state.frontier_size else 0
 
+    def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:
+        unlabeled = state.labels == UNREACHED
+        degrees = np.diff(graph.row_offsets)
+        return int(np.count_nonzero(unlabeled)), int(degrees[unlabeled].sum())
+
     def frontier_bitmap(self, graph: DistGraph, state: SearchState) -> np.ndarray:
         flags = np.zeros(8 * frontier_bitmap_bytes(graph.n, graph.size), dtype=np.bool_)
         flags[state.vertex_frontier] = True

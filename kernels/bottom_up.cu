@@ -1,0 +1,149 @@
+/*
+ * bottom_up.cu: the bottom-up level of direction-optimizing BFS (Beamer, Asanovic & Patterson,
+ * SC 2012) with the frontier in bitmaps, beside Merrill et al.'s top-down stages.
+ *
+ * Frontier bitmap of a rank (distbfs/backends/base.py): 32-bit words, bit k = local vertex k
+ * (global id k * size + rank). The all-gather stacks the ranks' bitmaps into rows of `words`
+ * words: global vertex u is bit (u / size) of row (u % size).
+ *
+ *   frontier_bitmap_kernel   vertex queue -> this rank's frontier bitmap (zeroed beforehand):
+ *                            one atomicOr per frontier vertex.
+ *   frontier_degrees_kernel  out-edges of the frontier's vertices (m_f of the direction
+ *                            heuristic) into counters[frontier_edges].
+ *   bottom_up_kernel         one warp per bitmap word, one thread per vertex: an unlabeled
+ *                            vertex scans its in-neighbours and stops at the first one in the
+ *                            global frontier, which becomes its parent. The warp's ballot of
+ *                            found vertices IS the word of the next frontier bitmap (written
+ *                            whole, so that bitmap needs no zeroing) and reserves the warp's
+ *                            queue slots with one atomicAdd (ballot + popc, Moschou 2026,
+ *                            sections 3.1-3.2): the next frontier comes out as a queue and a
+ *                            bitmap, with no pass over all vertices to rebuild either.
+ *
+ * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
+ * each found vertex enters the queue exactly once; every word of the next bitmap is written.
+ * counters[inspected] counts the in-neighbour slots tested (up to and including the first hit),
+ * counters[frontier_edges] the out-edges of the vertices found.
+ */
+#include "common.cuh"
+
+namespace {
+
+using distbfs::kBlockThreads;
+using distbfs::kFullWarp;
+using distbfs::kWarpThreads;
+using distbfs::warp_sum;
+
+// Whether global vertex u is in the gathered frontier (rows of `words` words, one per rank).
+__device__ __forceinline__ bool in_frontier(const mask_word_t* __restrict__ frontier,
+                                            size_type words, int size, vertex_t u) {
+    if (size == 1) return (frontier[u >> 5] >> (u & 31)) & 1u;
+    const vertex_t row = u % size;
+    const vertex_t bit = u / size;
+    return (frontier[row * words + (bit >> 5)] >> (bit & 31)) & 1u;
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_bitmap_kernel(
+    const vertex_t* __restrict__ vertex_frontier,  // in: local ids of the frontier
+    size_type frontier_size,                       // in: its length
+    mask_word_t* __restrict__ bitmap)              // in/out: this rank's bitmap, zeroed before
+{
+    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+         i < frontier_size; i += stride) {
+        const vertex_t v = vertex_frontier[i];
+        atomicOr(&bitmap[v >> 5], 1u << (v & 31));
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_degrees_kernel(
+    const vertex_t* __restrict__ vertex_frontier,  // in: local ids of the frontier
+    size_type frontier_size,                       // in: its length
+    const size_type* __restrict__ row_offsets,     // in: CSR row offsets (out-edges)
+    size_type* __restrict__ counters)              // in/out: [frontier_edges] += sum of degrees
+{
+    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    size_type degrees = 0;
+    // Every lane runs the same number of rounds, so the warp sum below sees all 32 lanes.
+    for (size_type base = static_cast<size_type>(blockIdx.x) * blockDim.x;
+         base < frontier_size; base += stride) {
+        const size_type i = base + threadIdx.x;
+        if (i < frontier_size) {
+            const vertex_t v = vertex_frontier[i];
+            degrees += row_offsets[v + 1] - row_offsets[v];
+        }
+    }
+    degrees = warp_sum(degrees);
+    if ((threadIdx.x & (kWarpThreads - 1)) == 0 && degrees > 0) {
+        distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) bottom_up_kernel(
+    const size_type* __restrict__ in_offsets,   // in: row offsets of the in-neighbour CSR
+    const vertex_t* __restrict__ in_columns,    // in: in-neighbours (global ids)
+    const size_type* __restrict__ out_offsets,  // in: row offsets of the out-edge CSR
+    size_type nlocal,                           // in: vertices owned by this rank
+    int rank,                                   // in: this rank (global id = v * size + rank)
+    int size,                                   // in: ranks
+    const mask_word_t* __restrict__ frontier,   // in: gathered frontier, size rows of `words`
+    size_type words,                            // in: words of one rank's bitmap (>= nlocal/32)
+    label_t level,                              // in: label of vertices found now
+    label_t* __restrict__ labels,               // in/out: label of each owned vertex
+    pred_t* __restrict__ preds,                 // out: parent of each found vertex, or null
+    mask_word_t* __restrict__ visited_mask,     // in/out: visited bits by global id
+    mask_word_t* __restrict__ next_bitmap,      // out: this rank's next frontier bitmap
+    vertex_t* __restrict__ next_frontier,       // out: local ids of the found vertices
+    size_type frontier_capacity,                // in: capacity of next_frontier
+    size_type* __restrict__ counters)           // in/out: [frontier], [inspected],
+                                                //     [frontier_edges] +=
+{
+    const int lane = threadIdx.x & (kWarpThreads - 1);
+    const size_type warps = static_cast<size_type>(gridDim.x) * (blockDim.x / kWarpThreads);
+    size_type inspected = 0;
+    size_type degrees = 0;
+    for (size_type word = static_cast<size_type>(blockIdx.x) * (blockDim.x / kWarpThreads) +
+                          threadIdx.x / kWarpThreads;
+         word < words; word += warps) {
+        const vertex_t v = static_cast<vertex_t>(word * kWarpThreads + lane);
+        bool found = false;
+        vertex_t parent = 0;
+        if (v < nlocal && labels[v] == distbfs::kUnreached) {
+            const size_type end = in_offsets[v + 1];
+            for (size_type e = in_offsets[v]; e < end; ++e) {
+                const vertex_t u = in_columns[e];
+                ++inspected;
+                if (in_frontier(frontier, words, size, u)) {
+                    found = true;
+                    parent = u;
+                    break;
+                }
+            }
+        }
+        const unsigned int ballot = __ballot_sync(kFullWarp, found);
+        if (lane == 0) next_bitmap[word] = ballot;
+        if (ballot == 0) continue;
+        size_type first = 0;
+        if (lane == 0) first = distbfs::reserve_slots(counters + distbfs::kCounterFrontier,
+                                                      __popc(ballot));
+        first = __shfl_sync(kFullWarp, first, 0);
+        if (size == 1 && lane == 0) visited_mask[word] |= ballot;  // local id == global id
+        if (!found) continue;
+        labels[v] = level;
+        if (preds != nullptr) preds[v] = static_cast<pred_t>(parent);
+        if (size > 1) {
+            distbfs::mask_claim(visited_mask,
+                                static_cast<vertex_t>(v) * static_cast<vertex_t>(size) + rank);
+        }
+        degrees += out_offsets[v + 1] - out_offsets[v];
+        const size_type slot = first + __popc(ballot & ((1u << lane) - 1u));
+        if (slot < frontier_capacity) next_frontier[slot] = v;
+    }
+    inspected = warp_sum(inspected);
+    degrees = warp_sum(degrees);
+    if (lane == 0) {
+        if (inspected > 0) distbfs::reserve_slots(counters + distbfs::kCounterInspected, inspected);
+        if (degrees > 0) distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
+    }
+}
