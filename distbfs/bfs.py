@@ -149,11 +149,12 @@ def bfs_levels(
             with timer.phase("contract_expand"):
                 span = backend.run_small_levels(graph, state, level, fused_limit)
             if span:
+                if optimizing and state.frontier_size:
+                    with timer.phase("termination"):  # fused levels keep no counts: recount
+                        unexplored = counts.resync(graph, state, backend, comm)
                 rows.append([level, frontier_size, span, 0] + [0] * len(COUNTERS))
                 timer.next_level()
                 level, frontier_size = level + span, state.frontier_size
-                if optimizing and frontier_size:  # fused levels keep no counts: recount them
-                    unexplored = counts.resync(graph, state, backend, comm)
                 continue
         if direction == BOTTOM_UP:
             counters = _bottom_up_level(graph, in_graph, state, backend, comm, timer, level)

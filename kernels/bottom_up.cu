@@ -9,15 +9,18 @@
  *   frontier_bitmap_kernel   vertex queue -> this rank's frontier bitmap (zeroed beforehand):
  *                            one atomicOr per frontier vertex.
  *   frontier_degrees_kernel  out-edges of the frontier's vertices (m_f of the direction
- *                            heuristic) into counters[frontier_edges].
- *   bottom_up_kernel         one warp per bitmap word, one thread per vertex: an unlabeled
+ *                            heuristic), summed into one counter.
+ *   unexplored_kernel        unlabeled owned vertices and their out-edges (n_u, m_u), summed
+ *                            into two counters (after fused levels, which keep no counts).
+ *   bottom_up_kernel         a warp per 32 bitmap words, a thread per vertex: an unlabeled
  *                            vertex scans its in-neighbours and stops at the first one in the
  *                            global frontier, which becomes its parent. The warp's ballot of
  *                            found vertices IS the word of the next frontier bitmap (written
- *                            whole, so that bitmap needs no zeroing) and reserves the warp's
- *                            queue slots with one atomicAdd (ballot + popc, Moschou 2026,
- *                            sections 3.1-3.2): the next frontier comes out as a queue and a
- *                            bitmap, with no pass over all vertices to rebuild either.
+ *                            whole, so that bitmap needs no zeroing); the ballots' popcounts
+ *                            reserve the queue slots of 32 words' found vertices with one
+ *                            atomicAdd (warp-aggregated, Moschou 2026, sections 3.1-3.2): the
+ *                            next frontier comes out as a queue and a bitmap, with no pass over
+ *                            all vertices to rebuild either.
  *
  * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
  * each found vertex enters the queue exactly once; every word of the next bitmap is written.
@@ -61,7 +64,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_degrees_ker
     const vertex_t* __restrict__ vertex_frontier,  // in: local ids of the frontier
     size_type frontier_size,                       // in: its length
     const size_type* __restrict__ row_offsets,     // in: CSR row offsets (out-edges)
-    size_type* __restrict__ counters)              // in/out: [frontier_edges] += sum of degrees
+    size_type* __restrict__ total)                 // in/out: += sum of the frontier's degrees
 {
     const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
     size_type degrees = 0;
@@ -76,7 +79,33 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_degrees_ker
     }
     degrees = warp_sum(degrees);
     if ((threadIdx.x & (kWarpThreads - 1)) == 0 && degrees > 0) {
-        distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
+        distbfs::reserve_slots(total, degrees);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) unexplored_kernel(
+    const label_t* __restrict__ labels,         // in: label of each owned vertex
+    const size_type* __restrict__ row_offsets,  // in: CSR row offsets (out-edges)
+    size_type nlocal,                           // in: owned vertices
+    size_type* __restrict__ totals)             // in/out: [0] += unlabeled vertices,
+                                                //     [1] += their out-edges
+{
+    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    size_type unlabeled = 0;
+    size_type degrees = 0;
+    for (size_type base = static_cast<size_type>(blockIdx.x) * blockDim.x; base < nlocal;
+         base += stride) {
+        const size_type v = base + threadIdx.x;
+        if (v < nlocal && labels[v] == distbfs::kUnreached) {
+            ++unlabeled;
+            degrees += row_offsets[v + 1] - row_offsets[v];
+        }
+    }
+    unlabeled = warp_sum(unlabeled);
+    degrees = warp_sum(degrees);
+    if ((threadIdx.x & (kWarpThreads - 1)) == 0) {
+        if (unlabeled > 0) distbfs::reserve_slots(totals, unlabeled);
+        if (degrees > 0) distbfs::reserve_slots(totals + 1, degrees);
     }
 }
 
@@ -99,46 +128,69 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) bottom_up_kernel(
     size_type* __restrict__ counters)           // in/out: [frontier], [inspected],
                                                 //     [frontier_edges] +=
 {
+    // A warp takes a chunk of 32 bitmap words (1024 vertices), one word at a time; lane j
+    // keeps the ballot of word j, and the chunk's found vertices get their queue slots with
+    // ONE atomicAdd (a warp scan of the ballots' popcounts), lane j writing word j's.
     const int lane = threadIdx.x & (kWarpThreads - 1);
     const size_type warps = static_cast<size_type>(gridDim.x) * (blockDim.x / kWarpThreads);
+    const size_type first_warp = static_cast<size_type>(blockIdx.x) * (blockDim.x / kWarpThreads) +
+                                 threadIdx.x / kWarpThreads;
     size_type inspected = 0;
     size_type degrees = 0;
-    for (size_type word = static_cast<size_type>(blockIdx.x) * (blockDim.x / kWarpThreads) +
-                          threadIdx.x / kWarpThreads;
-         word < words; word += warps) {
-        const vertex_t v = static_cast<vertex_t>(word * kWarpThreads + lane);
-        bool found = false;
-        vertex_t parent = 0;
-        if (v < nlocal && labels[v] == distbfs::kUnreached) {
-            const size_type end = in_offsets[v + 1];
-            for (size_type e = in_offsets[v]; e < end; ++e) {
-                const vertex_t u = in_columns[e];
-                ++inspected;
-                if (in_frontier(frontier, words, size, u)) {
-                    found = true;
-                    parent = u;
-                    break;
+    for (size_type chunk = first_warp * kWarpThreads; chunk < words;
+         chunk += warps * kWarpThreads) {
+        mask_word_t mine = 0;  // ballot of word chunk + lane
+        for (int j = 0; j < kWarpThreads && chunk + j < words; ++j) {
+            const size_type word = chunk + j;
+            const vertex_t v = static_cast<vertex_t>(word * kWarpThreads + lane);
+            bool found = false;
+            vertex_t parent = 0;
+            if (v < nlocal && labels[v] == distbfs::kUnreached) {
+                const size_type end = in_offsets[v + 1];
+                for (size_type e = in_offsets[v]; e < end; ++e) {
+                    const vertex_t u = in_columns[e];
+                    ++inspected;
+                    if (in_frontier(frontier, words, size, u)) {
+                        found = true;
+                        parent = u;
+                        break;
+                    }
                 }
             }
+            const mask_word_t ballot = __ballot_sync(kFullWarp, found);
+            if (lane == j) mine = ballot;
+            if (lane == 0) {
+                next_bitmap[word] = ballot;
+                if (size == 1 && ballot != 0) visited_mask[word] |= ballot;  // local == global
+            }
+            if (!found) continue;
+            labels[v] = level;
+            if (preds != nullptr) preds[v] = static_cast<pred_t>(parent);
+            if (size > 1) {
+                distbfs::mask_claim(visited_mask,
+                                    static_cast<vertex_t>(v) * static_cast<vertex_t>(size) + rank);
+            }
+            degrees += out_offsets[v + 1] - out_offsets[v];
         }
-        const unsigned int ballot = __ballot_sync(kFullWarp, found);
-        if (lane == 0) next_bitmap[word] = ballot;
-        if (ballot == 0) continue;
-        size_type first = 0;
-        if (lane == 0) first = distbfs::reserve_slots(counters + distbfs::kCounterFrontier,
-                                                      __popc(ballot));
-        first = __shfl_sync(kFullWarp, first, 0);
-        if (size == 1 && lane == 0) visited_mask[word] |= ballot;  // local id == global id
-        if (!found) continue;
-        labels[v] = level;
-        if (preds != nullptr) preds[v] = static_cast<pred_t>(parent);
-        if (size > 1) {
-            distbfs::mask_claim(visited_mask,
-                                static_cast<vertex_t>(v) * static_cast<vertex_t>(size) + rank);
+        // Queue slots for the chunk: exclusive warp scan of the popcounts, one reservation.
+        const int count = __popc(mine);
+        int below = count;
+#pragma unroll
+        for (int offset = 1; offset < kWarpThreads; offset *= 2) {
+            const int other = __shfl_up_sync(kFullWarp, below, offset);
+            if (lane >= offset) below += other;
         }
-        degrees += out_offsets[v + 1] - out_offsets[v];
-        const size_type slot = first + __popc(ballot & ((1u << lane) - 1u));
-        if (slot < frontier_capacity) next_frontier[slot] = v;
+        const int chunk_total = __shfl_sync(kFullWarp, below, kWarpThreads - 1);
+        if (chunk_total == 0) continue;
+        size_type base = 0;
+        if (lane == 0) {
+            base = distbfs::reserve_slots(counters + distbfs::kCounterFrontier, chunk_total);
+        }
+        size_type slot = __shfl_sync(kFullWarp, base, 0) + (below - count);
+        const vertex_t first_vertex = static_cast<vertex_t>((chunk + lane) * kWarpThreads);
+        for (; mine != 0; mine &= mine - 1, ++slot) {
+            if (slot < frontier_capacity) next_frontier[slot] = first_vertex + (__ffs(mine) - 1);
+        }
     }
     inspected = warp_sum(inspected);
     degrees = warp_sum(degrees);

@@ -71,6 +71,7 @@ KERNELS = {
     "contract_expand": ("contract_expand", "contract_expand_kernel"),
     "frontier_bitmap": ("bottom_up", "frontier_bitmap_kernel"),
     "frontier_degrees": ("bottom_up", "frontier_degrees_kernel"),
+    "unexplored": ("bottom_up", "unexplored_kernel"),
     "bottom_up": ("bottom_up", "bottom_up_kernel"),
 }
 """Kernel handles of a search by role: (stage file, ``extern "C"`` name)."""
@@ -151,7 +152,7 @@ class _Queues:
     level: _LevelCounts | None = None
     # Direction-optimizing searches only (allocated on first use):
     bitmaps: list[Any] | None = None  # this rank's frontier bitmap words: [current, next]
-    degree_counters: Any | None = None  # counters frontier_degrees_kernel adds m_f to
+    tally: Any | None = None  # two int64 sums: m_f, or (n_u, m_u) (frontier_edges, unexplored)
     generation: int = 0  # bumped whenever the vertex frontier changes
     bitmap_generation: int = -1  # the frontier bitmaps[0] holds
     frontier_edges: tuple[int, int] = (-1, 0)  # (generation, m_f of that frontier)
@@ -518,9 +519,7 @@ class CudaBackend:
         size = int(state.frontier_size)
         edges = 0
         if size > 0:
-            if queues.degree_counters is None:
-                queues.degree_counters = cupy.zeros(int(Counter.BINS), dtype=COUNTER_DTYPE)
-            queues.degree_counters.fill(0)
+            tally = self._tally(queues)
             queues.kernels["frontier_degrees"](
                 (queues.grid(size, self.policy.block_threads),),
                 (self.policy.block_threads,),
@@ -528,10 +527,10 @@ class CudaBackend:
                     self._vertices(state.vertex_frontier, queues),
                     np.int64(size),
                     graph.row_offsets,
-                    queues.degree_counters,
+                    tally,
                 ),
             )
-            edges = int(queues.degree_counters[Counter.FRONTIER_EDGES].get())
+            edges = int(tally[0].get())
         queues.frontier_edges = (queues.generation, edges)
         return edges
 
@@ -576,8 +575,9 @@ class CudaBackend:
                 f"gathered frontier of {gathered.shape[0]} words, expected {graph.size} x {words}"
             )
         counts = queues.begin_level(edge_bound=0)
+        words_per_block = MASK_WORD_BITS * (self.policy.block_threads // MASK_WORD_BITS)
         queues.kernels["bottom_up"](
-            (queues.grid(words * MASK_WORD_BITS, self.policy.block_threads),),
+            (queues.grid(words, words_per_block),),  # a warp takes 32 words at a time
             (self.policy.block_threads,),
             (
                 in_graph.row_offsets,
@@ -610,10 +610,26 @@ class CudaBackend:
 
     def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:
         """(unlabeled owned vertices, their out-edges): n_u and m_u of this rank, recounted
-        from the labels (after fused levels, which keep no per-level counts)."""
-        unlabeled = state.labels == UNREACHED
-        degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
-        return int(cupy.count_nonzero(unlabeled)), int(degrees[unlabeled].sum())
+        from the labels (after fused levels, which keep no per-level counts). One kernel, one
+        read."""
+        queues = self._queues(state)
+        tally = self._tally(queues)
+        nlocal = graph.nlocal
+        if nlocal > 0:
+            queues.kernels["unexplored"](
+                (queues.grid(nlocal, self.policy.block_threads),),
+                (self.policy.block_threads,),
+                (state.labels, graph.row_offsets, np.int64(nlocal), tally),
+            )
+        unlabeled, edges = tally.get().tolist()
+        return int(unlabeled), int(edges)
+
+    def _tally(self, queues: _Queues) -> Any:
+        """The search's two int64 sums, zeroed (allocated on first use)."""
+        if queues.tally is None:
+            queues.tally = self._allocate(queues.graph, "tally", 2, COUNTER_DTYPE, 16)
+        queues.tally.fill(0)
+        return queues.tally
 
     def _ensure_bitmaps(self, queues: _Queues) -> list[Any]:
         """Allocate, once per search, the current and next frontier bitmaps of this rank."""
