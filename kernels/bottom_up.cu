@@ -20,7 +20,10 @@
  *                            reserve the queue slots of 32 words' found vertices with one
  *                            atomicAdd (warp-aggregated, Moschou 2026, sections 3.1-3.2): the
  *                            next frontier comes out as a queue and a bitmap, with no pass over
- *                            all vertices to rebuild either.
+ *                            all vertices to rebuild either. Each level also leaves the bits
+ *                            of the vertices still unlabeled (with in-neighbours), so the next
+ *                            bottom-up level skips whole words of labeled ones without reading
+ *                            a label.
  *
  * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
  * each found vertex enters the queue exactly once; every word of the next bitmap is written.
@@ -122,6 +125,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) bottom_up_kernel(
     label_t* __restrict__ labels,               // in/out: label of each owned vertex
     pred_t* __restrict__ preds,                 // out: parent of each found vertex, or null
     mask_word_t* __restrict__ visited_mask,     // in/out: visited bits by global id
+    mask_word_t* __restrict__ candidates,       // in/out: bit k: local vertex k is unlabeled
+                                                //     and has in-neighbours (this rank's words)
+    int candidates_valid,                       // in: 1 if `candidates` is current (the last
+                                                //     level was bottom-up), 0: rebuild it
     mask_word_t* __restrict__ next_bitmap,      // out: this rank's next frontier bitmap
     vertex_t* __restrict__ next_frontier,       // out: local ids of the found vertices
     size_type frontier_capacity,                // in: capacity of next_frontier
@@ -143,24 +150,41 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) bottom_up_kernel(
         for (int j = 0; j < kWarpThreads && chunk + j < words; ++j) {
             const size_type word = chunk + j;
             const vertex_t v = static_cast<vertex_t>(word * kWarpThreads + lane);
+            bool candidate;
+            size_type begin = 0;
+            size_type end = 0;
+            if (candidates_valid) {  // one word tells the warp which lanes have work
+                const mask_word_t open = candidates[word];
+                if (open == 0) {
+                    if (lane == 0) next_bitmap[word] = 0;
+                    continue;
+                }
+                candidate = (open >> lane) & 1u;
+            } else {
+                candidate = v < nlocal && labels[v] == distbfs::kUnreached;
+            }
+            if (candidate) {
+                begin = in_offsets[v];
+                end = in_offsets[v + 1];
+                candidate = begin < end;
+            }
             bool found = false;
             vertex_t parent = 0;
-            if (v < nlocal && labels[v] == distbfs::kUnreached) {
-                const size_type end = in_offsets[v + 1];
-                for (size_type e = in_offsets[v]; e < end; ++e) {
-                    const vertex_t u = in_columns[e];
-                    ++inspected;
-                    if (in_frontier(frontier, words, size, u)) {
-                        found = true;
-                        parent = u;
-                        break;
-                    }
+            for (size_type e = begin; candidate && e < end; ++e) {
+                const vertex_t u = in_columns[e];
+                ++inspected;
+                if (in_frontier(frontier, words, size, u)) {
+                    found = true;
+                    parent = u;
+                    break;
                 }
             }
             const mask_word_t ballot = __ballot_sync(kFullWarp, found);
+            const mask_word_t open = __ballot_sync(kFullWarp, candidate && !found);
             if (lane == j) mine = ballot;
             if (lane == 0) {
                 next_bitmap[word] = ballot;
+                candidates[word] = open;
                 if (size == 1 && ballot != 0) visited_mask[word] |= ballot;  // local == global
             }
             if (!found) continue;

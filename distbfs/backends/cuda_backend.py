@@ -152,6 +152,8 @@ class _Queues:
     level: _LevelCounts | None = None
     # Direction-optimizing searches only (allocated on first use):
     bitmaps: list[Any] | None = None  # this rank's frontier bitmap words: [current, next]
+    candidates: Any | None = None  # words: unlabeled owned vertices with in-neighbours
+    candidates_generation: int = -1  # the frontier generation ``candidates`` is current at
     tally: Any | None = None  # two int64 sums: m_f, or (n_u, m_u) (frontier_edges, unexplored)
     generation: int = 0  # bumped whenever the vertex frontier changes
     bitmap_generation: int = -1  # the frontier bitmaps[0] holds
@@ -271,6 +273,7 @@ class CudaBackend:
         self._max_degree: dict[tuple[int, int, int], int] = {}
         self._heavy_vertices: dict[tuple[int, int, int], int] = {}
         self._persistent: dict[int, int] = {}
+        self._resident: dict[tuple[int, int], int] = {}
         self._fused_grids: dict[int, int] = {}
 
     # -- interface shared with the other backends ------------------------------------------
@@ -575,9 +578,12 @@ class CudaBackend:
                 f"gathered frontier of {gathered.shape[0]} words, expected {graph.size} x {words}"
             )
         counts = queues.begin_level(edge_bound=0)
+        kernel = queues.kernels["bottom_up"]
         words_per_block = MASK_WORD_BITS * (self.policy.block_threads // MASK_WORD_BITS)
-        queues.kernels["bottom_up"](
-            (queues.grid(words, words_per_block),),  # a warp takes 32 words at a time
+        blocks = min(-(-words // words_per_block), self._resident_grid(kernel))
+        current = int(queues.candidates_generation == queues.generation)
+        kernel(
+            (max(1, blocks),),  # a warp takes 32 words at a time; as many as fit at once
             (self.policy.block_threads,),
             (
                 in_graph.row_offsets,
@@ -592,6 +598,8 @@ class CudaBackend:
                 state.labels,
                 state.preds,
                 state.visited_mask,
+                queues.candidates,
+                np.int32(current),
                 bitmaps[1],
                 queues.frontier,
                 np.int64(queues.frontier.shape[0]),
@@ -604,7 +612,7 @@ class CudaBackend:
         state.frontier_size = size
         state.vertex_frontier = queues.frontier[:size]
         queues.generation += 1
-        queues.bitmap_generation = queues.generation
+        queues.bitmap_generation = queues.candidates_generation = queues.generation
         queues.frontier_edges = (queues.generation, int(host[Counter.FRONTIER_EDGES]))
         return int(host[Counter.INSPECTED])
 
@@ -632,16 +640,34 @@ class CudaBackend:
         return queues.tally
 
     def _ensure_bitmaps(self, queues: _Queues) -> list[Any]:
-        """Allocate, once per search, the current and next frontier bitmaps of this rank."""
+        """Allocate, once per search, the current and next frontier bitmaps of this rank and
+        its candidate words."""
         if queues.bitmaps is None:
             graph = queues.graph
             words = frontier_bitmap_bytes(graph.n, graph.size) // MASK_DTYPE.itemsize
-            nbytes = 2 * words * MASK_DTYPE.itemsize
+            nbytes = 3 * words * MASK_DTYPE.itemsize
             queues.bitmaps = [
                 self._allocate(graph, f"{which} frontier bitmap", words, MASK_DTYPE, nbytes)
                 for which in ("current", "next")
             ]
+            queues.candidates = self._allocate(
+                graph, "bottom-up candidate words", words, MASK_DTYPE, nbytes
+            )
         return queues.bitmaps
+
+    def _resident_grid(self, kernel: Any) -> int:
+        """Blocks of ``block_threads`` of ``kernel`` that are resident on the current device at
+        once (the occupancy calculator: registers and shared memory), memoized: latency-bound
+        kernels (bottom-up's dependent loads) run best with every slot filled."""
+        key = (cupy.cuda.Device().id, kernel.kernel.ptr)
+        if key not in self._resident:
+            device = cupy.cuda.Device()
+            processors = device.attributes["MultiProcessorCount"]
+            per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                kernel.kernel.ptr, self.policy.block_threads, 0
+            )
+            self._resident[key] = processors * max(1, per_sm)
+        return self._resident[key]
 
     # -- fused small-frontier levels (contract-expand, sections 5.2 and 5.4) ---------------
 
