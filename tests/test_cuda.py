@@ -838,14 +838,20 @@ def _bottom_up_states(case, rank, size, seed):
     s_np.vertex_frontier, s_np.frontier_size = local_frontier, local_frontier.shape[0]
     s_cu.vertex_frontier = cupy.asarray(local_frontier.astype(np.int32))
     s_cu.frontier_size = local_frontier.shape[0]
-    # The gathered bitmaps of all ranks, as the numpy stage packs them.
+    return g_np, g_cu, s_np, s_cu, cuda, _gathered(case, size, frontier)
+
+
+def _gathered(case, size, frontier):
+    """The all-gathered bitmaps of global frontier ``frontier`` (bool over n), as the numpy
+    stage packs them."""
+    n = case[2]
     rows = []
     for r in range(size):
         part = stripe(build(case, np), r, size, np)
         state = HOST.start(part, 0, False)
         state.vertex_frontier = np.flatnonzero(frontier[np.arange(r, n, size)])
         rows.append(HOST.frontier_bitmap(part, state))
-    return g_np, g_cu, s_np, s_cu, cuda, np.stack(rows)
+    return np.stack(rows)
 
 
 @pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
@@ -880,6 +886,16 @@ def test_frontier_bitmap_and_bottom_up_match_numpy(name, rank, size):
     mask = unpack_mask(s_cu.visited_mask, g_np.n)
     assert mask[found * size + rank].all()
     assert cuda.unexplored(g_cu, s_cu) == HOST.unexplored(g_np, s_np)
+    # a second bottom-up level in a row: both keep their candidates from the first
+    again = _gathered(case, size, np.random.default_rng(4).random(g_np.n) < 0.3)
+    tested_np = HOST.bottom_up(g_np, in_np or g_np, s_np, again, 3)
+    tested = cuda.bottom_up(g_cu, in_cu or g_cu, s_cu, cupy.asarray(again), 3)
+    np.testing.assert_array_equal(cupy.asnumpy(s_cu.labels), s_np.labels)
+    np.testing.assert_array_equal(cupy.asnumpy(s_cu.preds), s_np.preds)
+    found = np.sort(s_np.vertex_frontier)
+    np.testing.assert_array_equal(np.sort(cupy.asnumpy(s_cu.vertex_frontier)), found)
+    assert found.shape[0] <= tested <= tested_np
+    assert cuda.frontier_edges(g_cu, s_cu) == HOST.frontier_edges(g_np, s_np)
 
 
 def test_frontier_edges_after_contract_and_from_scratch():
