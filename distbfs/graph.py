@@ -19,7 +19,7 @@ import numpy as np
 from .comm.base import Communicator
 from .constants import ROW_OFFSET_DTYPE, vertex_dtype
 from .errors import InputError
-from .partition import bin_by_owner, global_id, local_id, num_local
+from .partition import bin_by_owner, global_id, local_id, num_local, owner
 
 
 @dataclass
@@ -101,6 +101,41 @@ def _edge_keys(xp: Any, src: Any, dst: Any, n: int, size: int, symmetric: bool) 
     return keys
 
 
+def _exchanged_keys(comm: Communicator, xp: Any, src: Any, dst: Any, n: int, directed: bool) -> Any:
+    """Send every edge (both directions when undirected, self-loops dropped) to the owner of
+    its tail, in rounds of at most CHUNK / 2 directed edges, and return the received edges'
+    sort keys ``local_row * n + column`` in one array sized beforehand: a first pass counts
+    what each round sends to each rank (one all-gather of the counts), so no round's keys are
+    ever copied twice. Every rank runs the same number of rounds (collective)."""
+    p = comm.size
+    step = CHUNK // 2 if directed else CHUNK // 4  # edges per round: both directions travel
+    rounds = comm.allreduce(-(-len(src) // step), op="max")
+
+    def directed_edges(i: int) -> tuple[Any, Any]:
+        s, d = src[i * step : (i + 1) * step], dst[i * step : (i + 1) * step]
+        loop_free = s != d
+        s, d = s[loop_free], d[loop_free]
+        return (s, d) if directed else (xp.concatenate([s, d]), xp.concatenate([d, s]))
+
+    sent = np.zeros((rounds, p), dtype=np.int64)
+    for i in range(rounds):
+        tails, _ = directed_edges(i)
+        counts = xp.bincount(owner(tails, p), minlength=p)
+        sent[i] = counts.get() if hasattr(counts, "get") else counts
+    received = comm.allgather_array(sent.reshape(-1)).reshape(p, rounds, p)[:, :, comm.rank]
+    keys = xp.empty(int(received.sum()), dtype=xp.int64)
+    at = 0
+    for i in range(rounds):
+        tails, heads = directed_edges(i)
+        offsets, tails, (heads,) = bin_by_owner(xp, tails, p, heads)
+        _, (tails, heads) = comm.alltoallv(offsets, tails, heads)
+        keys[at : at + len(tails)] = local_id(tails, p) * n + heads
+        at += len(tails)
+    if at != len(keys):
+        raise RuntimeError(f"rank {comm.rank} received {at} edges, {len(keys)} announced")
+    return keys
+
+
 def _sort_unique_in_place(xp: Any, keys: Any) -> Any:
     """Sort ``keys`` in place and compact its distinct values to its front; return that prefix."""
     keys.sort()
@@ -142,7 +177,8 @@ def build_graph(
 
     ``src``/``dst`` are int64 arrays of global ids in ``[0, n)`` (checked by the readers).
     For an undirected graph each edge may be given in one direction or both. Peak memory beyond
-    the input: one int64 key per kept directed edge, the sort's buffer, and the CSR.
+    the input: one int64 key per kept directed edge, the sort's buffer, and the CSR; on several
+    ranks also one exchange round's buffers (edges travel in rounds of at most CHUNK / 2).
     """
     if n < 0:
         raise InputError(f"vertex count must be non-negative, got {n}")
@@ -153,11 +189,9 @@ def build_graph(
     src = xp.asarray(src, dtype=xp.int64)
     dst = xp.asarray(dst, dtype=xp.int64)
     if p > 1:  # both directions travel to their owners
-        if not directed:
-            src, dst = xp.concatenate([src, dst]), xp.concatenate([dst, src])
-        offsets, src, (dst,) = bin_by_owner(xp, src, p, dst)
-        _, (src, dst) = comm.alltoallv(offsets, src, dst)
-    keys = _edge_keys(xp, src, dst, n, p, symmetric=not directed and p == 1)
+        keys = _exchanged_keys(comm, xp, src, dst, n, directed)
+    else:
+        keys = _edge_keys(xp, src, dst, n, p, symmetric=not directed)
     del src, dst
     keys = _sort_unique_in_place(xp, keys)  # rows, then neighbours within a row; no duplicates
     row_offsets, column_indices = _csr_from_keys(xp, keys, n, nlocal)
