@@ -47,7 +47,7 @@ if [[ $skip != *" tests "* ]]; then
   timeout 150 "${mpirun[@]}" python3 -m pytest -q -rs --with-mpi -m "mpi and multi_gpu" \
     -p no:cacheprovider tests/test_multi_gpu.py >"$OUT/tests.log" 2>&1
   echo "pytest ($ngpus ranks) exit $?"
-  grep -E "passed|failed|error" "$OUT/tests.log" | tail -n 5
+  grep -a -E "^FAILED|passed|failed|error" "$OUT/tests.log" | tail -n 8
 fi
 
 if [[ $skip != *" main "* ]]; then
@@ -72,7 +72,7 @@ if [[ $skip != *" bench "* ]]; then
       --strategies $BENCH_STRATEGIES --roots "$roots" --validate-roots "$validate" --levels \
       --json "$OUT/bench_p$p.json" >"$OUT/bench_p$p.log" 2>&1
     echo "$p GPU(s) exit $?"
-    grep -E "^\| [a-z]|rror" "$OUT/bench_p$p.log" | head -n 8
+    grep -a -E "^\| [a-z]|rror" "$OUT/bench_p$p.log" | head -n 12
     [ -f "$OUT/bench_p$p.json" ] && jsons+=("$OUT/bench_p$p.json")
   done
   python3 benchmarks/bench_multi_gpu.py --compare "${jsons[@]}" 2>&1 | tee "$OUT/compare.log"
