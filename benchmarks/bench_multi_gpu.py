@@ -9,9 +9,10 @@ Run once per GPU count, then compare:
 Graphs (made on the GPUs, each rank its share): ``kron24`` ... ``kron28`` (strong scaling: the
 same graph at every GPU count), ``weak26`` (Kronecker of scale 26 + log2(GPUs): 2**26 vertices
 per GPU), ``uniform25`` (uniform random), ``grid2d`` (4096 x 4096, thousands of levels: the per-
-level cost). ``--strategies`` searches each graph once per strategy (e.g. ``hybrid
-direction_optimizing``), built once. ``--compare`` also reads weak scaling off the Kronecker rows
-(scale s on the fewest GPUs against s + log2(P) on P). Kronecker and uniform graphs are searched
+level cost), ``luxembourg`` (luxembourg_osm from ``$DISTBFS_DATA`` or ../shared/data).
+``--strategies`` searches each graph once per strategy (e.g. ``hybrid direction_optimizing``),
+built once. ``--compare`` also reads weak scaling off the Kronecker rows (scale s on the fewest
+GPUs against s + log2(P) on P). Kronecker and uniform graphs are searched
 from ``--roots`` Graph500 roots (default 64), grids from ``--grid-roots``; every search is
 validated (Graph500 rules with BFS trees, outside the timing; ``--validate-roots K``: the first
 K). Reported per graph and strategy: harmonic-mean Graph500 TEPS and the time of a search; from
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import traceback
@@ -42,8 +44,10 @@ GRAPHS: dict[str, tuple[str, dict[str, Any]]] = {
     "weak26": ("kronecker", {"scale_per_gpu": 26}),
     "uniform25": ("uniform", {"scale": 25}),
     "grid2d": ("grid2d", {"shape": (4096, 4096)}),
+    "luxembourg": ("file", {"path": "luxembourg_osm.mtx.gz"}),
 }
-GRIDS = {"grid2d"}
+GRIDS = {"grid2d", "luxembourg"}  # searched from --grid-roots roots
+DATA = Path(os.environ.get("DISTBFS_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 TARGETS = [  # graph, direction, GPUs, speedup over one GPU, issue
     ("kron27", "top-down", 2, 1.8, "#4"),
     ("kron27", "direction-optimizing", 2, 1.3, "#5"),
@@ -137,7 +141,12 @@ def bench_graph(
     pool.free_all_blocks()
     comm.barrier()
     started = time.perf_counter()
-    graph = distbfs.Graph.generate(kind, backend=backend, comm=comm, **params)
+    if kind == "file":
+        path = Path(params["path"])
+        path = path if path.exists() else DATA / path
+        graph = distbfs.Graph.from_file(path, backend=backend, comm=comm)
+    else:
+        graph = distbfs.Graph.generate(kind, backend=backend, comm=comm, **params)
     if on_gpu:
         cupy.cuda.Device().synchronize()
     build_seconds = comm.allreduce(time.perf_counter() - started, op="max")

@@ -25,7 +25,14 @@ import numpy as np
 
 from .backends import BACKEND_CHOICES, Backend, get_backend
 from .backends.base import supports_bottom_up
-from .bfs import STRATEGIES, LevelStats, bfs_levels, default_strategy, in_neighbours
+from .bfs import (
+    STRATEGIES,
+    LevelStats,
+    bfs_levels,
+    default_strategy,
+    in_neighbours,
+    replicated,
+)
 from .comm import COMM_CHOICES, Communicator, get_communicator
 from .errors import InputError
 from .graph import DistGraph, build_graph
@@ -864,6 +871,8 @@ def bfs(
                 "backend (it has no bottom-up stages); use hybrid"
             )
         in_neighbours(graph.dist, graph.comm, graph.backend.xp)  # built once, outside the timing
+    if strategy != "two_phase":
+        replicated(graph.dist, graph.comm, graph.backend)  # likewise (None if not replicated)
     comm, backend, dist = graph.comm, graph.backend, graph.dist
     error: tuple[str, str] | None = None
     try:

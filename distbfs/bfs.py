@@ -11,8 +11,11 @@ One all-reduce per level is the level barrier and the termination test; under th
 direction-optimizing strategy it sums a small vector (frontier vertices n_f, frontier out-edges
 m_f, out-edges of unlabeled vertices m_u, slots tested bottom-up) that also feeds the direction
 heuristic, so each level has exactly two collectives: bins or bitmap, then that all-reduce.
-The stages come from a backend, the exchanges from a communicator: this module imports neither
-cupy nor mpi4py.
+Small frontiers (hybrid and direction-optimizing) go to the backend's fused path, many levels
+per launch: on one rank always, on several ranks from the source when every rank can keep the
+whole graph (``replicated``: each runs the same levels on its copy, with no communication, and
+keeps its own vertices' labels). The stages come from a backend, the exchanges from a
+communicator: this module imports neither cupy nor mpi4py.
 
 Invariants: labels are final when set (level-synchronous search); the loop ends after the first
 level whose global frontier is empty; every rank runs the same number of levels, in the same
@@ -31,6 +34,7 @@ import numpy as np
 
 from .backends.base import Backend, SearchState, supports_bottom_up
 from .comm.base import Communicator
+from .comm.single import SingleRankCommunicator
 from .graph import DistGraph, build_graph
 from .partition import global_id
 
@@ -39,9 +43,11 @@ STRATEGIES = ("hybrid", "two_phase", "contract_expand", "direction_optimizing")
 ``contract_expand`` hands every level it can to the backend's fused path (CUDA: one cooperative
 grid running many levels);
 ``hybrid`` hands it the levels whose frontier is small (``backend.small_frontier_limit``) and runs
-the others in two phases. The fused path exists on one rank of a backend that has one (CUDA);
-elsewhere those three run two phases. ``direction_optimizing`` (Beamer et al. 2012) runs each
-level top-down or bottom-up as ``choose_direction`` says, top-down levels as ``hybrid`` does;
+the others in two phases. The fused path exists on one rank of a backend that has one (CUDA),
+and on several ranks for the first levels of a search when the graph is small enough to keep
+whole on every rank (``replicated``); elsewhere those three run two phases.
+``direction_optimizing`` (Beamer et al. 2012) runs each level top-down or bottom-up as
+``choose_direction`` says, top-down levels as ``hybrid`` does;
 it needs a backend with bottom-up stages (``supports_bottom_up``: numpy and CUDA). Directed
 graphs run bottom-up levels over their in-neighbours (the reverse CSR, built collectively once
 per graph and kept while the graph lives)."""
@@ -133,7 +139,10 @@ def bfs_levels(
         raise ValueError(
             f"strategy={strategy!r}: the {backend.name} backend has no bottom-up stages"
         )
-    fused_limit = _fused_frontier_limit(strategy, backend, comm)
+    fused_limit = _fused_frontier_limit(strategy, backend)
+    replica = replicated(graph, comm, backend) if fused_limit and comm.size > 1 else None
+    if comm.size > 1 and replica is None:
+        fused_limit = 0
     _check_thresholds(alpha, beta)
     timer = backend.make_timer(False) if timer is None else timer
     in_graph = in_neighbours(graph, comm, backend.xp) if optimizing else graph
@@ -147,14 +156,18 @@ def bfs_levels(
             direction = choose_direction(direction, counts, alpha, beta)
         if frontier_size <= fused_limit and direction == TOP_DOWN:
             with timer.phase("contract_expand"):
-                span = backend.run_small_levels(graph, state, level, fused_limit)
+                span = _fused_levels(
+                    graph, replica, state, backend, comm, (level, source), fused_limit
+                )
             if span:
-                if optimizing and state.frontier_size:
+                replicas = replica is not None
+                next_size = comm.allreduce(state.frontier_size) if replicas else state.frontier_size
+                if optimizing and next_size:
                     with timer.phase("termination"):  # fused levels keep no counts: recount
                         unexplored = counts.resync(graph, state, backend, comm)
                 rows.append([level, frontier_size, span, 0] + [0] * len(COUNTERS))
                 timer.next_level()
-                level, frontier_size = level + span, state.frontier_size
+                level, frontier_size = level + span, next_size
                 continue
         if direction == BOTTOM_UP:
             counters = _bottom_up_level(graph, in_graph, state, backend, comm, timer, level)
@@ -174,6 +187,31 @@ def bfs_levels(
         timer.next_level()
         level, frontier_size = level + 1, next_size
     return SearchResult(source, state.labels, state.preds, _level_stats(comm, rows, timer), state)
+
+
+def _fused_levels(
+    graph: DistGraph,
+    replica: DistGraph | None,
+    state: SearchState,
+    backend: Backend,
+    comm: Communicator,
+    at: tuple[int, int],
+    limit: int,
+) -> int:
+    """Levels run by the backend's fused path: on this rank's graph (one rank), or on several
+    ranks from the source (level 0 only) by every rank alike on its replica of the whole graph.
+    ``at``: (level, source). Returns how many levels ran (0: none; the caller runs this level
+    in two phases)."""
+    level, source = at
+    if replica is None:
+        return backend.run_small_levels(graph, state, level, limit)
+    if level != 0:
+        return 0
+    span = backend.run_replicated_levels(graph, replica, state, source, limit)
+    most, fewest = comm.allreduce(np.array([span, -span], np.int64), op="max").tolist()
+    if most != -fewest:  # every rank ran the same deterministic search: a bug otherwise
+        raise RuntimeError(f"replicated levels differ between ranks: {-fewest} to {most}")
+    return span
 
 
 def _top_down_level(
@@ -313,16 +351,54 @@ def in_neighbours(graph: DistGraph, comm: Communicator, xp: Any = np) -> DistGra
         return graph
     reverse = _IN_NEIGHBOURS.get(id(graph))
     if reverse is None:
-        # the row of every stored edge (searchsorted: CuPy's repeat takes no array of counts)
-        slots = xp.arange(graph.num_local_edges, dtype=xp.int64)
-        rows = xp.searchsorted(graph.row_offsets, slots, side="right") - 1
-        heads = global_id(rows, graph.rank, graph.size)
-        del slots, rows
-        tails = graph.column_indices.astype(xp.int64)
+        heads, tails = _stored_edges(graph, xp)
         reverse = build_graph(comm, tails, heads, graph.n, directed=True, xp=xp)
         _IN_NEIGHBOURS[id(graph)] = reverse
         weakref.finalize(graph, _IN_NEIGHBOURS.pop, id(graph), None)
     return reverse
+
+
+_REPLICAS: dict[int, DistGraph | None] = {}
+_ONE_RANK = SingleRankCommunicator()
+
+
+def replicated(graph: DistGraph, comm: Communicator, backend: Backend) -> DistGraph | None:
+    """The whole graph as a one-rank CSR on every rank, for the replicated small-frontier path
+    (collective on first use; cached, also when the answer is None, while ``graph`` lives).
+
+    On several ranks a level costs an exchange and a reduction (tens of microseconds), which
+    high-diameter graphs pay thousands of times. When the whole CSR fits in
+    ``backend.replica_limit_bytes``, every rank keeps a copy (two all-gathers of the edges),
+    and searches start with the backend's fused path on that copy: every rank runs the same
+    levels, with no communication, while the frontier stays small, then keeps its own
+    vertices' labels (``run_replicated_levels``). None on one rank, for a backend without a
+    fused path, or for a larger graph.
+    """
+    if comm.size == 1 or not getattr(backend, "replica_limit_bytes", 0):
+        return None
+    if id(graph) not in _REPLICAS:
+        whole = comm.allreduce(graph.nbytes())
+        replica = None
+        if whole <= backend.replica_limit_bytes:
+            xp = backend.xp
+            heads, tails = _stored_edges(graph, xp)
+            heads, tails = comm.allgather_array(heads), comm.allgather_array(tails)
+            one = build_graph(_ONE_RANK, heads, tails, graph.n, directed=True, xp=xp)
+            replica = DistGraph(
+                graph.n, graph.num_edges, graph.directed, 0, 1, one.row_offsets, one.column_indices
+            )
+        _REPLICAS[id(graph)] = replica
+        weakref.finalize(graph, _REPLICAS.pop, id(graph), None)
+    return _REPLICAS[id(graph)]
+
+
+def _stored_edges(graph: DistGraph, xp: Any) -> tuple[Any, Any]:
+    """(tail, head) global ids of every edge this rank stores, int64, in CSR order."""
+    # the row of every stored edge (searchsorted: CuPy's repeat takes no array of counts)
+    slots = xp.arange(graph.num_local_edges, dtype=xp.int64)
+    rows = xp.searchsorted(graph.row_offsets, slots, side="right") - 1
+    del slots
+    return global_id(rows, graph.rank, graph.size), graph.column_indices.astype(xp.int64)
 
 
 def _check_thresholds(alpha: float, beta: float) -> None:
@@ -334,13 +410,13 @@ def _check_thresholds(alpha: float, beta: float) -> None:
         raise ValueError("beta=0: must be positive (n / beta is the bottom-up -> top-down size)")
 
 
-def _fused_frontier_limit(strategy: str, backend: Backend, comm: Communicator) -> int:
-    """Largest frontier handed to the fused path under ``strategy`` (0: never).
-    ``direction_optimizing`` hands it small top-down frontiers as ``hybrid`` does, then
-    recounts the heuristic's numbers from the labels."""
+def _fused_frontier_limit(strategy: str, backend: Backend) -> int:
+    """Largest frontier handed to the fused path under ``strategy`` (0: never; several ranks
+    also need a replica, ``replicated``). ``direction_optimizing`` hands it small top-down
+    frontiers as ``hybrid`` does, then recounts the heuristic's numbers from the labels."""
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy={strategy!r}: choose from {', '.join(STRATEGIES)}")
-    if strategy == "two_phase" or comm.size > 1 or not backend.small_frontier_limit:
+    if strategy == "two_phase" or not backend.small_frontier_limit:
         return 0
     return backend.small_frontier_limit if strategy != "contract_expand" else _UNLIMITED
 

@@ -101,9 +101,12 @@ def nccl(nccl_comms):
 
 @pytest.fixture(scope="module")
 def cuda_backend(cupy):
+    """A CUDA backend without the replicated small-frontier path: every level striped, with
+    exchanges (the replicated path has its own test)."""
     from distbfs.api import resolve_backend
+    from distbfs.backends.cuda_backend import CudaBackend
 
-    return resolve_backend("cuda")
+    return resolve_backend(CudaBackend(replica_limit_bytes=0))
 
 
 def random_bins(
@@ -360,3 +363,32 @@ def test_failure_on_one_rank_ends_the_nccl_job(tmp_path, stage, kind):
     assert proc.returncode != 0, out[-2000:]
     assert f"planted failure on rank 1 at level 1 in {stage}" in err, err[-3000:]
     print(f"job ended in {elapsed:.1f} s with status {proc.returncode}")
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing", "contract_expand"])
+@pytest.mark.parametrize("name", ["grid", "path", "random_undirected", "directed_with_sinks"])
+def test_replicated_small_frontier_path(comm, cupy, nccl, name, strategy):
+    """Small graphs are copied to every rank: the first levels run fused on the copy, with no
+    exchange, then the striped levels go on from each rank's share of the outcome."""
+    from distbfs.backends.cuda_backend import CudaBackend
+    from distbfs.backends.launch_policy import LaunchPolicy
+
+    src, dst, n, directed = STRUCTURED[name]
+    mine = graphs.share(src, dst, comm.rank, comm.size)
+    # tight fused limits: the copy hands over to the striped levels mid-search
+    for policy in (LaunchPolicy(), LaunchPolicy(fused_max_frontier=8, fused_max_edges=64)):
+        backend = CudaBackend(policy)
+        graph = distbfs.Graph.from_edges(
+            *mine, num_vertices=n, directed=directed, backend=backend, comm=nccl
+        )
+        for source in sorted({0, n // 3, n - 1}):
+            result = distbfs.bfs(graph, source, predecessors=True, validate=True, strategy=strategy)
+            distances = cupy.asnumpy(result.distances)
+            expected = graphs.reference_distances(src, dst, n, directed, source)
+            np.testing.assert_array_equal(distances, expected)
+            check_tree(distances, cupy.asnumpy(result.predecessors), source)
+            spans = [lv.span for lv in result.levels]
+            assert sum(spans) == expected.max() + 1
+            if policy.fused_max_frontier > 8:  # these graphs fit the fused path whole
+                assert spans == [expected.max() + 1]

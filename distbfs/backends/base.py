@@ -90,6 +90,9 @@ class Backend(Protocol):
     small_frontier_limit: int
     """Largest vertex frontier ``run_small_levels`` should take under the hybrid strategy; 0 when
     the backend has no fused small-frontier path."""
+    replica_limit_bytes: int
+    """Several ranks: largest whole CSR (bytes) every rank keeps a copy of, for
+    ``run_replicated_levels`` (0: never)."""
 
     def start(self, graph: DistGraph, source: int, predecessors: bool) -> SearchState:
         """Labels all UNREACHED, the source labeled 0 (and its own parent) on its owner."""
@@ -147,6 +150,21 @@ class Backend(Protocol):
     ) -> int:
         """Contract-expand (sections 5.2, 5.4): run levels in one fused kernel while the frontier
         holds at most ``max_frontier`` vertices, one rank only; return how many levels ran."""
+        ...
+
+    def run_replicated_levels(
+        self,
+        graph: DistGraph,
+        replica: DistGraph,
+        state: SearchState,
+        source: int,
+        max_frontier: int,
+    ) -> int:
+        """Several ranks, at the start of a search: run ``run_small_levels`` from ``source`` on
+        ``replica`` (the whole graph, one rank's CSR: ``distbfs.bfs.replicated``), then give
+        ``state`` this rank's part of the result (labels, predecessors, visited mask, its
+        vertices of the frontier); return how many levels ran. Every rank runs the same levels
+        and gets the same labels."""
         ...
 
     def make_timer(self, enabled: bool) -> Any:

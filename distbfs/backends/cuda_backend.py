@@ -259,16 +259,29 @@ class CudaBackend:
         Edge-queue capacity as a fraction of the rank's stored edges (0 < queue_sizing; values
         above 1 change nothing, since no level expands more edges than the rank stores). Lower
         it to save memory; a level that needs more raises ``DeviceError``.
+    replica_limit_bytes : int
+        Several ranks: a graph whose whole CSR takes at most this many bytes is copied to every
+        rank once, and searches run their first levels fused on that copy while the frontier is
+        small (``distbfs.bfs.replicated``): high-diameter graphs then pay no exchange per level.
+        0 turns the copy off.
     """
 
     name = "cuda"
     xp = cupy
 
-    def __init__(self, policy: LaunchPolicy = DEFAULT_POLICY, queue_sizing: float = 1.0) -> None:
+    def __init__(
+        self,
+        policy: LaunchPolicy = DEFAULT_POLICY,
+        queue_sizing: float = 1.0,
+        replica_limit_bytes: int = 1 << 30,
+    ) -> None:
         if not queue_sizing > 0:
             raise ValueError(f"queue_sizing={queue_sizing}: need a positive fraction")
+        if replica_limit_bytes < 0:
+            raise ValueError(f"replica_limit_bytes={replica_limit_bytes}: must be >= 0")
         self.policy = policy
         self.queue_sizing = float(queue_sizing)
+        self.replica_limit_bytes = int(replica_limit_bytes)
         self.small_frontier_limit = policy.fused_max_frontier
         self._max_degree: dict[tuple[int, int, int], int] = {}
         self._heavy_vertices: dict[tuple[int, int, int], int] = {}
@@ -724,6 +737,36 @@ class CudaBackend:
         size = int(host[Counter.FRONTIER])
         state.frontier_size = size
         state.vertex_frontier = queues.frontier[:size]
+        queues.generation += 1
+        return levels
+
+    def run_replicated_levels(
+        self,
+        graph: DistGraph,
+        replica: DistGraph,
+        state: SearchState,
+        source: int,
+        max_frontier: int,
+    ) -> int:
+        """Several ranks: fused levels from ``source`` on the whole graph (``replica``, a
+        one-rank CSR), then this rank's part of the outcome into ``state``: labels and
+        predecessors of its vertices (every v with v % size == rank), the visited mask (global
+        ids on both), its vertices of the frontier. Returns the levels run (0 if none ran)."""
+        whole = self.start(replica, source, state.preds is not None)
+        levels = self.run_small_levels(replica, whole, 0, max_frontier)
+        if levels == 0:
+            return 0
+        rank, size = graph.rank, graph.size
+        state.labels[:] = whole.labels[rank::size]
+        if state.preds is not None:
+            state.preds[:] = whole.preds[rank::size]
+        state.visited_mask[:] = whole.visited_mask
+        frontier = whole.vertex_frontier  # global ids (one rank: local == global)
+        mine = frontier[frontier % size == rank] // size
+        queues = self._queues(state)
+        queues.frontier[: mine.shape[0]] = mine
+        state.frontier_size = int(mine.shape[0])
+        state.vertex_frontier = queues.frontier[: state.frontier_size]
         queues.generation += 1
         return levels
 

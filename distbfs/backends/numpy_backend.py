@@ -73,6 +73,7 @@ class NumpyBackend:
     name = "numpy"
     xp = np
     small_frontier_limit = 0  # the host stages have no launch cost to save
+    replica_limit_bytes = 0  # so no replicated small-frontier path either
 
     def run_small_levels(
         self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
