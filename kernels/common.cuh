@@ -35,7 +35,8 @@
     !defined(DISTBFS_COUNTER_FILTERED) || !defined(DISTBFS_COUNTER_FRONTIER) ||         \
     !defined(DISTBFS_COUNTER_FUSED_LEVELS) || !defined(DISTBFS_COUNTER_BINS) ||         \
     !defined(DISTBFS_COUNTER_FRONTIER_EDGES) || !defined(DISTBFS_COUNTER_INSPECTED) ||  \
-    !defined(DISTBFS_COUNTER_CURSORS)
+    !defined(DISTBFS_COUNTER_FUSED_LABELED) ||                                          \
+    !defined(DISTBFS_COUNTER_FUSED_LABELED_EDGES) || !defined(DISTBFS_COUNTER_CURSORS)
 #error "compile the distbfs kernels through distbfs.backends.kernels (it passes the -D options)"
 #endif
 
@@ -88,6 +89,8 @@ constexpr int kCounterFusedLevels = DISTBFS_COUNTER_FUSED_LEVELS;  // levels the
 constexpr int kCounterFrontierEdges = DISTBFS_COUNTER_FRONTIER_EDGES;  // out-edges of the next
                                                                       // frontier (when asked)
 constexpr int kCounterInspected = DISTBFS_COUNTER_INSPECTED;  // slots a bottom-up level tested
+constexpr int kCounterFusedLabeled = DISTBFS_COUNTER_FUSED_LABELED;  // vertices a fused run labeled
+constexpr int kCounterFusedLabeledEdges = DISTBFS_COUNTER_FUSED_LABELED_EDGES;  // their out-edges
 constexpr int kCounterBins = DISTBFS_COUNTER_BINS;                // + b: items of owner bin b
 constexpr int kCounterCursors = DISTBFS_COUNTER_CURSORS;          // + b: items placed in bin b
 

@@ -231,11 +231,18 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     vertex_t* next_heavy = spare_heavy;
     int levels = 0;
     size_type size = 0;
+    size_type edges = 0;
+    size_type labeled = 0;        // vertices this run labeled (every frontier after the entry)
+    size_type labeled_edges = 0;  // and their out-edges
     for (;; ++levels) {
         const size_type* counts = scratch + kRingFields * (levels % kRingSlots);
         size = __ldcg(counts + kRingVertices);
-        const size_type edges = __ldcg(counts + kRingEdges);
+        edges = __ldcg(counts + kRingEdges);
         const size_type heavy_size = __ldcg(counts + kRingHeavy);
+        if (levels > 0) {
+            labeled += size;
+            labeled_edges += edges;
+        }
         if (size == 0 || size > max_frontier || size > frontier_capacity ||
             edges > kFusedMaxEdges || heavy_size > heavy_capacity) {
             break;  // the same decision in every thread of the grid
@@ -307,5 +314,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     if (blockIdx.x == 0 && tid == 0) {
         counters[distbfs::kCounterFusedLevels] = levels;
         counters[distbfs::kCounterFrontier] = size;
+        counters[distbfs::kCounterFrontierEdges] = edges;
+        counters[distbfs::kCounterFusedLabeled] = labeled;
+        counters[distbfs::kCounterFusedLabeledEdges] = labeled_edges;
     }
 }

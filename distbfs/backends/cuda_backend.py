@@ -159,6 +159,19 @@ class _Queues:
     bitmap_generation: int = -1  # the frontier bitmaps[0] holds
     frontier_edges: tuple[int, int] = (-1, 0)  # (generation, m_f of that frontier)
     track_frontier_edges: bool = False  # contract sums m_f (set by the first frontier_edges)
+    unexplored: tuple[int, int, int] | None = None  # (generation, n_u, m_u) of this rank
+
+    def advance(self, discovered: int, discovered_edges: int | None) -> None:
+        """The vertex frontier changed to ``discovered`` newly labeled vertices with
+        ``discovered_edges`` out-edges (None: not counted): bump the generation and carry
+        n_u and m_u along, so the heuristic never needs a pass over all vertices for them."""
+        known = self.unexplored
+        self.generation += 1
+        if known is None or known[0] != self.generation - 1 or discovered_edges is None:
+            self.unexplored = None
+        else:
+            unlabeled, edges = known[1] - discovered, known[2] - discovered_edges
+            self.unexplored = (self.generation, unlabeled, edges)
 
     def __post_init__(self) -> None:
         # Device pointers to the two counters kernels read a queue length from.
@@ -517,9 +530,10 @@ class CudaBackend:
         size = int(host[Counter.FRONTIER])
         state.frontier_size = size
         state.vertex_frontier = queues.frontier[:size]
-        queues.generation += 1
-        if queues.track_frontier_edges:
-            queues.frontier_edges = (queues.generation, int(host[Counter.FRONTIER_EDGES]))
+        edges = int(host[Counter.FRONTIER_EDGES]) if queues.track_frontier_edges else None
+        queues.advance(size, edges)
+        if edges is not None:
+            queues.frontier_edges = (queues.generation, edges)
 
     # -- direction-optimizing levels (kernels/bottom_up.cu) ---------------------------------
 
@@ -548,6 +562,9 @@ class CudaBackend:
             )
             edges = int(tally[0].get())
         queues.frontier_edges = (queues.generation, edges)
+        if queues.generation == 0:  # the source's frontier: n_u and m_u follow
+            unlabeled = graph.nlocal - size
+            queues.unexplored = (0, unlabeled, graph.num_local_edges - edges)
         return edges
 
     def frontier_bitmap(self, graph: DistGraph, state: SearchState) -> Any:
@@ -624,16 +641,21 @@ class CudaBackend:
         size = int(host[Counter.FRONTIER])
         state.frontier_size = size
         state.vertex_frontier = queues.frontier[:size]
-        queues.generation += 1
+        edges = int(host[Counter.FRONTIER_EDGES])
+        queues.advance(size, edges)
         queues.bitmap_generation = queues.candidates_generation = queues.generation
-        queues.frontier_edges = (queues.generation, int(host[Counter.FRONTIER_EDGES]))
+        queues.frontier_edges = (queues.generation, edges)
         return int(host[Counter.INSPECTED])
 
     def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:
-        """(unlabeled owned vertices, their out-edges): n_u and m_u of this rank, recounted
-        from the labels (after fused levels, which keep no per-level counts). One kernel, one
+        """(unlabeled owned vertices, their out-edges): n_u and m_u of this rank. Carried from
+        level to level once ``frontier_edges`` was asked for the source (every stage counts
+        what it labels and their edges); otherwise recounted from the labels: one kernel, one
         read."""
         queues = self._queues(state)
+        known = queues.unexplored
+        if known is not None and known[0] == queues.generation:
+            return known[1], known[2]
         tally = self._tally(queues)
         nlocal = graph.nlocal
         if nlocal > 0:
@@ -737,7 +759,8 @@ class CudaBackend:
         size = int(host[Counter.FRONTIER])
         state.frontier_size = size
         state.vertex_frontier = queues.frontier[:size]
-        queues.generation += 1
+        queues.advance(int(host[Counter.FUSED_LABELED]), int(host[Counter.FUSED_LABELED_EDGES]))
+        queues.frontier_edges = (queues.generation, int(host[Counter.FRONTIER_EDGES]))
         return levels
 
     def run_replicated_levels(
@@ -767,7 +790,7 @@ class CudaBackend:
         queues.frontier[: mine.shape[0]] = mine
         state.frontier_size = int(mine.shape[0])
         state.vertex_frontier = queues.frontier[: state.frontier_size]
-        queues.generation += 1
+        queues.advance(0, None)  # n_u, m_u: recounted when asked
         return levels
 
     def _ensure_fused_queues(self, queues: _Queues) -> None:

@@ -60,9 +60,11 @@ class Counter(IntEnum):
     FILTERED = 1  # items filter_partition kept, all bins together
     FRONTIER = 2  # vertices labeled by contract (or the fused kernel): next frontier length
     FUSED_LEVELS = 3  # levels the fused small-frontier kernel ran
-    FRONTIER_EDGES = 4  # out-edges of the next frontier (contract when asked, bottom_up)
+    FRONTIER_EDGES = 4  # out-edges of the next frontier (contract when asked, bottom_up, fused)
     INSPECTED = 5  # in-neighbour slots a bottom-up level tested
-    BINS = 6
+    FUSED_LABELED = 6  # vertices the fused kernel labeled (all its levels)
+    FUSED_LABELED_EDGES = 7  # their out-edges
+    BINS = 8
 
 
 def counter_slots(policy: LaunchPolicy) -> int:
