@@ -56,10 +56,13 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=24)
     parser.add_argument("--strategy", default=None)
     parser.add_argument("--roots", type=int, default=4)
+    parser.add_argument("--alpha", type=float, default=None, help="direction heuristic alpha")
     args = parser.parse_args()
     graph = distbfs.Graph.generate(args.graph, scale=args.scale, backend="cuda")
     roots = choose_roots(graph.dist, graph.comm, args.roots)
     options = {"predecessors": True, "gather": False, "strategy": args.strategy}
+    if args.alpha is not None:
+        options["alpha"] = args.alpha
     plain = [distbfs.bfs(graph, root, **options).seconds for root in roots * 2][len(roots) :]
     totals: dict[str, list[float]] = collections.defaultdict(list)
     instrument(graph.backend, totals)
