@@ -58,6 +58,11 @@ from .cuda_timing import CudaEventTimer
 from .kernels import FUSED_SCRATCH_SLOTS, Counter, counter_slots, get_kernel
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
+UNREACHED_BYTE = 0xFF
+"""Every byte of UNREACHED (-1) in two's complement: labels and predecessors start as a memset,
+which runs at copy bandwidth (an elementwise fill of the int64 predecessors ran at half)."""
+assert UNREACHED == -1, "UNREACHED_BYTE assumes UNREACHED is -1"
+
 MASK_DTYPE = np.dtype(np.uint32)
 """Word of the visited bitmask: bit ``v % 32`` of word ``v // 32`` is vertex v."""
 MASK_WORD_BITS = 32
@@ -75,6 +80,12 @@ KERNELS = {
     "bottom_up": ("bottom_up", "bottom_up_kernel"),
 }
 """Kernel handles of a search by role: (stage file, ``extern "C"`` name)."""
+
+
+def _fill_bytes(array: Any, byte: int) -> None:
+    """Set every byte of ``array`` to ``byte`` (cudaMemsetAsync on the current stream)."""
+    stream = cupy.cuda.get_current_stream()
+    cupy.cuda.runtime.memsetAsync(array.data.ptr, byte, array.nbytes, stream.ptr)
 
 
 class _LevelCounts:
@@ -333,12 +344,12 @@ class CudaBackend:
             for what, (length, dtype) in plan.items()
         }
         labels = buffers["labels"]
-        labels.fill(UNREACHED)
+        _fill_bytes(labels, UNREACHED_BYTE)
         preds = buffers.get("predecessors")
         if preds is not None:
-            preds.fill(UNREACHED)
+            _fill_bytes(preds, UNREACHED_BYTE)
         visited_mask = buffers["visited bitmask"]
-        visited_mask.fill(0)
+        _fill_bytes(visited_mask, 0)
         # Every rank knows the source is labeled.
         visited_mask[source // MASK_WORD_BITS] = MASK_DTYPE.type(1 << (source % MASK_WORD_BITS))
         frontier = buffers["vertex frontier"]
