@@ -15,20 +15,24 @@ The two-phase strategy (section 5.3) with the multi-GPU fused filter+partition (
 - direction-optimizing levels (``kernels/bottom_up.cu``, Beamer et al. 2012): frontier_bitmap
   (queue -> this rank's bitmap, on the device), bottom_up (a thread per unlabeled vertex scans
   its in-neighbours against the gathered bitmap; the warp's ballot is a word of the next
-  frontier's bitmap and reserves its queue slots, one atomic a warp), frontier_edges (m_f:
-  summed by contract and bottom_up while they label, so it costs no extra read).
+  frontier's bitmap and reserves its queue slots, one atomic per 32 words), frontier_edges
+  (m_f: summed by contract, bottom_up and the fused kernel while they label, no extra read).
 
-Host protocol. ``start`` allocates every queue of the search, sized from the graph: the edge
-queue holds ``queue_sizing`` x the local edge count items (never more than that count: each
-vertex enters a frontier once, so no level expands more edges than the rank stores); the bin
-queue holds min(edge queue, n); the vertex frontier nlocal. No level allocates (but the first
-with several bins, or the first fused run, allocates its extra queues once). Kernels append to
-queues with one atomicAdd per block on a small per-level counter array (``kernels.Counter``),
-and store nothing past a queue's capacity; the host reads the counters through pinned memory
-and raises ``DeviceError`` on overflow, naming the queue, the size needed and the setting to
-raise. Launch grids come from host-known bounds (frontier length x maximum degree, capped by a
-persistent grid); kernels grid-stride over the lengths they read on the device, so no launch
-waits for a length. No Python work is proportional to a frontier.
+Host protocol. ``start`` allocates the search's per-vertex arrays and small queues: the bin queue
+holds min(``queue_sizing`` x the local edge count, n) items, the vertex frontier nlocal. The edge
+queue belongs to the graph (kept from one search to the next): every expansion's length is known
+exactly beforehand (m_f, the frontier's out-edges, which contract, bottom_up and the fused kernel
+sum while they label), and the queue grows to it, at least 1.5x at a time, never past
+``queue_sizing`` x the local edge count; so a graph's first searches allocate it a few times,
+later ones never, and it holds the largest level, not the whole graph. Otherwise no level
+allocates (but the first with several bins, the first fused run or the first bottom-up level
+allocates its extra queues once). Kernels append to queues with one atomicAdd per block on a
+small per-level counter array (``kernels.Counter``), and store nothing past a queue's capacity;
+the host reads the counters through pinned memory and raises ``DeviceError`` on overflow, naming
+the queue, the size needed and the setting to raise. Launch grids come from host-known bounds
+(the exact edge count, capped by a persistent grid); kernels grid-stride over the lengths they
+read on the device, so no launch waits for a length. No Python work is proportional to a
+frontier.
 
 Reads per level: one rank (one bin): ONE small read, in ``contract``; the bin's length, still
 on the device when ``filter_partition`` returns, is written into the bins' host ``offsets`` by
@@ -135,6 +139,20 @@ class _LevelCounts:
 
 
 @dataclass
+class _EdgeQueue:
+    """The edge queue of one graph on one rank, kept from one search to the next: it grows to
+    the largest edge frontier a level has needed (known exactly before expansion: m_f, the
+    frontier's out-edges), at most to ``limit`` (``queue_sizing`` x the rank's stored edges).
+    A search that expands fewer edges than the graph stores (every direction-optimizing one,
+    and every search's largest level is well below it) never holds a queue of that size."""
+
+    limit: int
+    vertices: Any | None = None
+    parents: Any | None = None
+    capacity: int = 0
+
+
+@dataclass
 class _Queues:
     """Device buffers of one search on one rank (``SearchState.scratch["cuda"]``)."""
 
@@ -142,10 +160,9 @@ class _Queues:
     vertex_dtype: np.dtype
     queue_sizing: float
     max_degree: int
-    edge_capacity: int
+    edge: _EdgeQueue  # the graph's edge queue (shared by its searches, one at a time)
+    keep_parents: bool
     kept_capacity: int
-    edge_vertices: Any
-    edge_parents: Any | None
     bin_vertices: Any
     bin_parents: Any | None
     frontier: Any
@@ -169,7 +186,6 @@ class _Queues:
     generation: int = 0  # bumped whenever the vertex frontier changes
     bitmap_generation: int = -1  # the frontier bitmaps[0] holds
     frontier_edges: tuple[int, int] = (-1, 0)  # (generation, m_f of that frontier)
-    track_frontier_edges: bool = False  # contract sums m_f (set by the first frontier_edges)
     unexplored: tuple[int, int, int] | None = None  # (generation, n_u, m_u) of this rank
 
     def advance(self, discovered: int, discovered_edges: int | None) -> None:
@@ -183,6 +199,18 @@ class _Queues:
         else:
             unlabeled, edges = known[1] - discovered, known[2] - discovered_edges
             self.unexplored = (self.generation, unlabeled, edges)
+
+    @property
+    def edge_capacity(self) -> int:
+        return self.edge.capacity
+
+    @property
+    def edge_vertices(self) -> Any:
+        return self.edge.vertices
+
+    @property
+    def edge_parents(self) -> Any | None:
+        return self.edge.parents if self.keep_parents else None
 
     def __post_init__(self) -> None:
         # Device pointers to the two counters kernels read a queue length from.
@@ -208,7 +236,7 @@ class _Queues:
         if edges > self.edge_capacity:
             raise DeviceError(
                 f"edge queue overflow on rank {self.graph.rank}: expand produced {edges} items "
-                f"but the edge queue holds {self.edge_capacity} (queue_sizing "
+                f"but the edge queue holds at most {self.edge.limit} (queue_sizing "
                 f"{self.queue_sizing} x {local_edges} local edges); raise the CUDA backend's "
                 f"queue_sizing to at least {edges / max(local_edges, 1):.3g}"
             )
@@ -311,6 +339,7 @@ class CudaBackend:
         self._heavy_vertices: dict[tuple[int, int, int], int] = {}
         self._persistent: dict[int, int] = {}
         self._resident: dict[tuple[int, int], int] = {}
+        self._edge_queues: dict[int, _EdgeQueue] = {}
         self._fused_grids: dict[int, int] = {}
 
     # -- interface shared with the other backends ------------------------------------------
@@ -324,19 +353,16 @@ class CudaBackend:
     def start(self, graph: DistGraph, source: int, predecessors: bool) -> SearchState:
         vertex_dtype = self._check_graph(graph)
         nlocal, n = graph.nlocal, graph.n
-        edge_capacity = self._edge_capacity(graph)
-        kept_capacity = max(1, min(edge_capacity, n))
+        kept_capacity = max(1, min(self._edge_capacity(graph), n))
         plan: dict[str, tuple[int, np.dtype]] = {
             "labels": (nlocal, np.dtype(DISTANCE_DTYPE)),
             "visited bitmask": (-(-n // MASK_WORD_BITS), MASK_DTYPE),
             "vertex frontier": (max(1, nlocal), vertex_dtype),
-            "edge queue": (edge_capacity, vertex_dtype),
             "bin queue": (kept_capacity, vertex_dtype),
             "level counters": (counter_slots(self.policy), COUNTER_DTYPE),
         }
         if predecessors:
             plan["predecessors"] = (nlocal, np.dtype(PREDECESSOR_DTYPE))
-            plan["edge parent queue"] = (edge_capacity, vertex_dtype)
             plan["bin parent queue"] = (kept_capacity, vertex_dtype)
         total = sum(length * dtype.itemsize for length, dtype in plan.values())
         buffers = {
@@ -368,10 +394,9 @@ class CudaBackend:
             vertex_dtype=vertex_dtype,
             queue_sizing=self.queue_sizing,
             max_degree=self._graph_max_degree(graph),
-            edge_capacity=edge_capacity,
+            edge=self._graph_edge_queue(graph),
+            keep_parents=predecessors,
             kept_capacity=kept_capacity,
-            edge_vertices=buffers["edge queue"],
-            edge_parents=buffers.get("edge parent queue"),
             bin_vertices=buffers["bin queue"],
             bin_parents=buffers.get("bin parent queue"),
             frontier=frontier,
@@ -383,6 +408,7 @@ class CudaBackend:
             },
             persistent_grid=self._persistent_grid(),
         )
+        self._grow_edge_queue(queues, 1)
         queues.begin_level(edge_bound=0)
         return SearchState(
             labels,
@@ -396,7 +422,9 @@ class CudaBackend:
     def expand(self, graph: DistGraph, state: SearchState) -> EdgeFrontier:
         queues = self._queues(state)
         size = int(state.frontier_size)
-        counts = queues.begin_level(edge_bound=min(queues.edge_capacity, size * queues.max_degree))
+        need = self.frontier_edges(graph, state) if size > 0 else 0  # exact: m_f
+        self._grow_edge_queue(queues, need)
+        counts = queues.begin_level(edge_bound=min(queues.edge_capacity, need))
         if size > 0 and counts.edge_bound > 0:
             frontier = self._vertices(state.vertex_frontier, queues)
             queues.kernels["expand"](
@@ -533,7 +561,7 @@ class CudaBackend:
                     queues.frontier,
                     np.int64(queues.frontier.shape[0]),
                     queues.counters,
-                    graph.row_offsets if queues.track_frontier_edges else None,
+                    graph.row_offsets,  # m_f of the next frontier: its expansion's size
                 ),
             )
         host = counts.read(int(Counter.BINS))  # the level's one read (one rank)
@@ -541,19 +569,17 @@ class CudaBackend:
         size = int(host[Counter.FRONTIER])
         state.frontier_size = size
         state.vertex_frontier = queues.frontier[:size]
-        edges = int(host[Counter.FRONTIER_EDGES]) if queues.track_frontier_edges else None
+        edges = int(host[Counter.FRONTIER_EDGES])
         queues.advance(size, edges)
-        if edges is not None:
-            queues.frontier_edges = (queues.generation, edges)
+        queues.frontier_edges = (queues.generation, edges)
 
     # -- direction-optimizing levels (kernels/bottom_up.cu) ---------------------------------
 
     def frontier_edges(self, graph: DistGraph, state: SearchState) -> int:
-        """m_f on this rank: out-edges of the vertex frontier. Free after ``contract`` and
-        ``bottom_up`` (they sum it while labeling, once asked here the first time); otherwise
-        (the source, after fused levels) one kernel and one read."""
+        """m_f on this rank: out-edges of the vertex frontier. Free after ``contract``,
+        ``bottom_up`` and fused levels (they sum it while labeling); otherwise (the source's
+        frontier, after replicated levels) one kernel and one read."""
         queues = self._queues(state)
-        queues.track_frontier_edges = True
         generation, edges = queues.frontier_edges
         if generation == queues.generation:
             return edges
@@ -923,6 +949,42 @@ class CudaBackend:
     def _vertices(array: Any, queues: _Queues) -> Any:
         """``array`` as a device array of the graph's vertex dtype (no copy when it is one)."""
         return cupy.asarray(array).astype(queues.vertex_dtype, copy=False)
+
+    def _graph_edge_queue(self, graph: DistGraph) -> _EdgeQueue:
+        """The edge queue of ``graph`` on this rank (empty at first), freed with the graph."""
+        key = id(graph)
+        if key not in self._edge_queues:
+            self._edge_queues[key] = _EdgeQueue(limit=self._edge_capacity(graph))
+            weakref.finalize(graph, self._edge_queues.pop, key, None)
+        return self._edge_queues[key]
+
+    def _grow_edge_queue(self, queues: _Queues, need: int) -> None:
+        """Make the edge queue (and its parent queue, when the search keeps predecessors) hold
+        ``need`` items, up to its limit: at least 1.5x the old capacity when it grows, so a
+        graph's first searches reallocate it a few times at most, later ones never. A need past
+        the limit is left to the kernels' overflow check (which names ``queue_sizing``)."""
+        edge = queues.edge
+        wanted = min(edge.limit, max(need, 1))
+        if wanted > edge.capacity:
+            capacity = min(edge.limit, max(wanted, edge.capacity + edge.capacity // 2))
+            keep = edge.parents is not None or queues.keep_parents
+            nbytes = capacity * queues.vertex_dtype.itemsize * (2 if keep else 1)
+            edge.vertices = edge.parents = None  # freed before the larger ones are taken
+            edge.capacity = 0
+            allocate = self._allocate
+            edge.vertices = allocate(
+                queues.graph, "edge queue", capacity, queues.vertex_dtype, nbytes
+            )
+            if keep:
+                edge.parents = allocate(
+                    queues.graph, "edge parent queue", capacity, queues.vertex_dtype, nbytes
+                )
+            edge.capacity = capacity
+        elif queues.keep_parents and edge.parents is None:
+            nbytes = edge.capacity * queues.vertex_dtype.itemsize
+            edge.parents = self._allocate(
+                queues.graph, "edge parent queue", edge.capacity, queues.vertex_dtype, nbytes
+            )
 
     def _ensure_kept_queue(self, queues: _Queues, keep_parents: bool) -> None:
         """Allocate, once per search, the queue of survivors that binning reads."""
