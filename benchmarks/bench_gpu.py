@@ -137,15 +137,18 @@ def search_graph(graph: distbfs.Graph, roots: list, strategy: str | None, args) 
         times.append(result.seconds)
         nedges.append(result.edges_traversed)
         levels.append(sum(row.span for row in result.levels))
-    pool.free_all_blocks()  # the peak of one search with predecessors, validation excluded
+    del result  # the peak of one search alone, with predecessors, validation excluded
+    phases_profile = profile.levels
+    del profile
+    pool.free_all_blocks()
     distbfs.bfs(graph, roots[0], predecessors=True, gather=False, strategy=strategy)
     peak = pool.total_bytes()
     phases: dict[str, float] = {}
-    for row in profile.levels:
+    for row in phases_profile:
         for phase, seconds in row.seconds.items():
             phases[phase] = phases.get(phase, 0.0) + seconds
-    sent = sum(row.items_sent for row in profile.levels if row.span == 1)
-    discovered = sum(row.discovered for row in profile.levels if row.span == 1)
+    sent = sum(row.items_sent for row in phases_profile if row.span == 1)
+    discovered = sum(row.discovered for row in phases_profile if row.span == 1)
     stats = graph500_statistics(times, nedges)
     mean_time = sum(times) / len(times)
     return {
@@ -167,9 +170,9 @@ def search_graph(graph: distbfs.Graph, roots: list, strategy: str | None, args) 
                 "edges_inspected": row.edges_inspected,
                 "ms": sum(row.seconds.values()) * 1e3,
             }
-            for row in profile.levels
+            for row in phases_profile
         ],
-        "edges_inspected": sum(row.edges_inspected for row in profile.levels),
+        "edges_inspected": sum(row.edges_inspected for row in phases_profile),
         "peak_pool_bytes": peak,
         "csr_bytes": dist.nbytes(),
         "memory_ratio": peak / dist.nbytes(),

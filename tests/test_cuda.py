@@ -767,7 +767,7 @@ def test_edge_queue_holds_the_largest_expansion_and_is_reused():
     levels = bfs_levels(graph, source, backend, ONE_RANK, **search).levels
     largest = max(lv.edges_expanded for lv in levels)
     queue = backend._edge_queues[id(graph)]
-    assert largest <= queue.capacity <= max(2 * largest, 1) < graph.num_local_edges
+    assert queue.capacity == largest < graph.num_local_edges
     vertices, parents = queue.vertices, queue.parents
     for strategy in ("two_phase", "hybrid", DO):
         bfs_levels(graph, source, backend, ONE_RANK, predecessors=True, strategy=strategy)

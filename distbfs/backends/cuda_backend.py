@@ -22,9 +22,9 @@ Host protocol. ``start`` allocates the search's per-vertex arrays and small queu
 holds min(``queue_sizing`` x the local edge count, n) items, the vertex frontier nlocal. The edge
 queue belongs to the graph (kept from one search to the next): every expansion's length is known
 exactly beforehand (m_f, the frontier's out-edges, which contract, bottom_up and the fused kernel
-sum while they label), and the queue grows to it, at least 1.5x at a time, never past
-``queue_sizing`` x the local edge count; so a graph's first searches allocate it a few times,
-later ones never, and it holds the largest level, not the whole graph. Otherwise no level
+sum while they label), and the queue grows to it, never past ``queue_sizing`` x the local edge
+count; so a graph's first searches allocate it a few times, later ones rarely, and it holds
+the largest level, not the whole graph. Otherwise no level
 allocates (but the first with several bins, the first fused run or the first bottom-up level
 allocates its extra queues once). Kernels append to queues with one atomicAdd per block on a
 small per-level counter array (``kernels.Counter``), and store nothing past a queue's capacity;
@@ -143,8 +143,8 @@ class _EdgeQueue:
     """The edge queue of one graph on one rank, kept from one search to the next: it grows to
     the largest edge frontier a level has needed (known exactly before expansion: m_f, the
     frontier's out-edges), at most to ``limit`` (``queue_sizing`` x the rank's stored edges).
-    A search that expands fewer edges than the graph stores (every direction-optimizing one,
-    and every search's largest level is well below it) never holds a queue of that size."""
+    No level expands all the stored edges, so the queue stays below their count: a
+    direction-optimizing search's top-down levels far below it."""
 
     limit: int
     vertices: Any | None = None
@@ -960,13 +960,14 @@ class CudaBackend:
 
     def _grow_edge_queue(self, queues: _Queues, need: int) -> None:
         """Make the edge queue (and its parent queue, when the search keeps predecessors) hold
-        ``need`` items, up to its limit: at least 1.5x the old capacity when it grows, so a
-        graph's first searches reallocate it a few times at most, later ones never. A need past
+        ``need`` items, up to its limit. It grows to exactly what a level needs (growing by a
+        factor would overshoot: a Kronecker graph's largest level holds over half its edges),
+        so a graph's first searches reallocate it a few times, later ones rarely. A need past
         the limit is left to the kernels' overflow check (which names ``queue_sizing``)."""
         edge = queues.edge
         wanted = min(edge.limit, max(need, 1))
         if wanted > edge.capacity:
-            capacity = min(edge.limit, max(wanted, edge.capacity + edge.capacity // 2))
+            capacity = wanted
             keep = edge.parents is not None or queues.keep_parents
             nbytes = capacity * queues.vertex_dtype.itemsize * (2 if keep else 1)
             edge.vertices = edge.parents = None  # freed before the larger ones are taken
