@@ -972,9 +972,6 @@ class CudaBackend:
             nbytes = capacity * queues.vertex_dtype.itemsize * (2 if keep else 1)
             edge.vertices = edge.parents = None  # freed before the larger ones are taken
             edge.capacity = 0
-            # ... and handed back to the device: cached in CuPy's pool, the old blocks would be
-            # split to serve small arrays and stay reserved (measured: 3.9x the CSR at kron26)
-            cupy.get_default_memory_pool().free_all_blocks()
             allocate = self._allocate
             edge.vertices = allocate(
                 queues.graph, "edge queue", capacity, queues.vertex_dtype, nbytes
