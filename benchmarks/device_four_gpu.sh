@@ -31,16 +31,7 @@ from distbfs.backends.cuda_backend import CudaBackend as B; raise SystemExit(not
   fi
 fi
 
-{
-  nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
-  nvidia-smi topo -m
-  python3 -c "import cupy, numpy; from cupy.cuda import nccl; print('cupy', cupy.__version__, \
-'numpy', numpy.__version__, 'nccl', nccl.get_version())"
-  mpirun --version | head -n 1
-  echo "NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE-<unset>}"
-  "${mpirun[@]}" python3 -m distbfs.device
-} >"$OUT/info.log" 2>&1
-cat "$OUT/info.log"
+device_info "${mpirun[@]}"
 
 if [[ $skip != *" tests "* ]]; then
   echo "== multi-GPU tests ($ngpus ranks)"

@@ -15,18 +15,10 @@ roots=${BENCH_ROOTS:-64}
 validate=${BENCH_VALIDATE:-16}
 limit=${BENCH_TIMEOUT:-120}
 
-{
-  nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
-  nvidia-smi topo -m
-  python3 -c "import cupy, numpy; from cupy.cuda import nccl; print('cupy', cupy.__version__, \
-'numpy', numpy.__version__, 'nccl', nccl.get_version())"
-  mpirun --version | head -n 1
-  echo "NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE-<unset>}"
-  "${mpirun[@]}" python3 -m distbfs.device
-  "${mpirun[@]}" python3 -c "from distbfs.comm.mpi_gpu import mpi_cuda_aware; \
-from mpi4py import MPI; print('rank', MPI.COMM_WORLD.rank, 'CUDA-aware MPI:', mpi_cuda_aware())"
-} >"$OUT/info.log" 2>&1
-cat "$OUT/info.log"
+device_info "${mpirun[@]}"
+"${mpirun[@]}" python3 -c "from distbfs.comm.mpi_gpu import mpi_cuda_aware; \
+from mpi4py import MPI; print('rank', MPI.COMM_WORLD.rank, 'CUDA-aware MPI:', mpi_cuda_aware())" \
+  2>&1 | tee -a "$OUT/info.log"
 
 echo "== multi-GPU tests (2 ranks)"
 timeout 120 "${mpirun[@]}" python3 -m pytest -q -rs --with-mpi -m "mpi and multi_gpu" \
