@@ -351,8 +351,8 @@ def in_neighbours(graph: DistGraph, comm: Communicator, xp: Any = np) -> DistGra
         return graph
     reverse = _IN_NEIGHBOURS.get(id(graph))
     if reverse is None:
-        heads, tails = _stored_edges(graph, xp)
-        reverse = build_graph(comm, tails, heads, graph.n, directed=True, xp=xp)
+        tails, heads = _stored_edges(graph, xp)
+        reverse = build_graph(comm, heads, tails, graph.n, directed=True, xp=xp)  # reversed
         _IN_NEIGHBOURS[id(graph)] = reverse
         weakref.finalize(graph, _IN_NEIGHBOURS.pop, id(graph), None)
     return reverse
@@ -381,9 +381,9 @@ def replicated(graph: DistGraph, comm: Communicator, backend: Backend) -> DistGr
         replica = None
         if whole <= backend.replica_limit_bytes:
             xp = backend.xp
-            heads, tails = _stored_edges(graph, xp)
-            heads, tails = comm.allgather_array(heads), comm.allgather_array(tails)
-            one = build_graph(_ONE_RANK, heads, tails, graph.n, directed=True, xp=xp)
+            tails, heads = _stored_edges(graph, xp)
+            tails, heads = comm.allgather_array(tails), comm.allgather_array(heads)
+            one = build_graph(_ONE_RANK, tails, heads, graph.n, directed=True, xp=xp)
             replica = DistGraph(
                 graph.n, graph.num_edges, graph.directed, 0, 1, one.row_offsets, one.column_indices
             )
