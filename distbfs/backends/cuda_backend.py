@@ -24,9 +24,9 @@ queue belongs to the graph (kept from one search to the next): every expansion's
 exactly beforehand (m_f, the frontier's out-edges, which contract, bottom_up and the fused kernel
 sum while they label), and the queue grows to it, never past ``queue_sizing`` x the local edge
 count; so a graph's first searches allocate it a few times, later ones rarely, and it holds
-the largest level, not the whole graph. Otherwise no level
-allocates (but the first with several bins, the first fused run or the first bottom-up level
-allocates its extra queues once). Kernels append to queues with one atomicAdd per block on a
+the largest level, not the whole graph. Otherwise no level allocates (but the first with
+several bins, the first fused run or the first bottom-up level allocates its extra queues
+once). Kernels append to queues with one atomicAdd per block on a
 small per-level counter array (``kernels.Counter``), and store nothing past a queue's capacity;
 the host reads the counters through pinned memory and raises ``DeviceError`` on overflow, naming
 the queue, the size needed and the setting to raise. Launch grids come from host-known bounds
