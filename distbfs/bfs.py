@@ -364,7 +364,8 @@ _ONE_RANK = SingleRankCommunicator()
 
 def replicated(graph: DistGraph, comm: Communicator, backend: Backend) -> DistGraph | None:
     """The whole graph as a one-rank CSR on every rank, for the replicated small-frontier path
-    (collective on first use; cached, also when the answer is None, while ``graph`` lives).
+    (collective on first use; cached, also when the answer is None, while ``graph`` lives: the
+    first backend's limit decides).
 
     On several ranks a level costs an exchange and a reduction (tens of microseconds), which
     high-diameter graphs pay thousands of times. When the whole CSR fits in

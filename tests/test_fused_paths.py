@@ -1,0 +1,179 @@
+"""The level loop's fused small-frontier paths (``distbfs.bfs``), on CPU ranks: a numpy backend
+that emulates a fused path (``FusedNumpy``: each "fused" run is plain two-phase levels while the
+frontier is small) drives the same orchestration as the CUDA backend's cooperative kernel: the
+fused spans on one rank, the replicated path on several (every rank runs the first levels on its
+copy of the whole graph and keeps its own vertices' labels), the hand-over to striped levels,
+and the direction heuristic's recount after a span. Distances equal scipy's, trees are valid,
+and the spans add up to the levels, at any rank count (tests marked ``mpi``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from distbfs.backends.base import SearchState
+from distbfs.backends.numpy_backend import NumpyBackend
+from distbfs.bfs import bfs_levels, replicated
+from distbfs.comm.single import SingleRankCommunicator
+from distbfs.constants import UNREACHED
+from distbfs.graph import DistGraph, build_graph
+
+import graphs
+
+ONE = SingleRankCommunicator()
+
+
+class FusedNumpy(NumpyBackend):
+    """The numpy stages with an emulated fused path: ``run_small_levels`` runs two-phase levels
+    on one rank while the frontier holds at most ``max_frontier`` vertices; several ranks get
+    the replicated path for graphs of at most ``replica_limit_bytes``."""
+
+    def __init__(self, small_frontier_limit: int = 64, replica_limit_bytes: int = 1 << 30):
+        self.small_frontier_limit = small_frontier_limit
+        self.replica_limit_bytes = replica_limit_bytes
+        self.runs: list[tuple[int, int]] = []  # (first level, levels) of every fused run
+
+    def run_small_levels(
+        self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
+    ) -> int:
+        if graph.size != 1 or not 0 < state.frontier_size <= max_frontier:
+            return 0
+        ran = 0
+        while 0 < state.frontier_size <= max_frontier:
+            bins = self.filter_partition(state, self.expand(graph, state), 1)
+            self.contract(graph, state, bins, level + ran + 1)
+            ran += 1
+        self.runs.append((level, ran))
+        return ran
+
+    def run_replicated_levels(
+        self,
+        graph: DistGraph,
+        replica: DistGraph,
+        state: SearchState,
+        source: int,
+        max_frontier: int,
+    ) -> int:
+        whole = self.start(replica, source, state.preds is not None)
+        levels = self.run_small_levels(replica, whole, 0, max_frontier)
+        if levels == 0:
+            return 0
+        rank, size = graph.rank, graph.size
+        state.labels[:] = whole.labels[rank::size]
+        if state.preds is not None:
+            state.preds[:] = whole.preds[rank::size]
+        state.visited_mask[:] = whole.visited_mask
+        frontier = whole.vertex_frontier
+        state.vertex_frontier = frontier[frontier % size == rank] // size
+        state.frontier_size = int(state.vertex_frontier.shape[0])
+        return levels
+
+
+CASES = {
+    "path": graphs.path(60),
+    "grid": graphs.grid(17, 13),
+    "components": graphs.components(),
+    "directed_with_sinks": graphs.directed_with_sinks(),
+    "random_undirected": graphs.random_graph(2000, 12000, 3, False),
+    "random_directed": graphs.random_graph(1500, 9000, 4, True),
+}
+STRATEGIES = ("hybrid", "contract_expand", "direction_optimizing")
+
+
+def check(comm, case, source, result):
+    src, dst, n, directed = case
+    distances = graphs.gather_global(comm, result.distances, n)
+    preds = graphs.gather_global(comm, result.predecessors, n)
+    expected = graphs.reference_distances(src, dst, n, directed, source)
+    np.testing.assert_array_equal(distances, expected)
+    reached = np.flatnonzero((expected != UNREACHED) & (np.arange(n) != source))
+    assert preds[source] == source and np.all(preds[expected == UNREACHED] == UNREACHED)
+    np.testing.assert_array_equal(expected[preds[reached]], expected[reached] - 1)
+    tails, heads = graphs.unique_edges(src, dst, n, directed)
+    assert np.isin(preds[reached] * n + reached, tails * n + heads).all()
+    assert sum(lv.span for lv in result.levels) == int(expected.max()) + 1
+    return expected
+
+
+def search(comm, case, source, backend, strategy, **options):
+    src, dst, n, directed = case
+    graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=directed)
+    result = bfs_levels(
+        graph, source, backend, comm, predecessors=True, strategy=strategy, **options
+    )
+    return graph, result
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fused_and_replicated_levels(comm, name, strategy):
+    """Generous limits: the whole search is one fused run (one rank) or one replicated run
+    (several ranks); tight limits: fused runs and striped levels alternate (one rank), or the
+    replicated run hands over to striped levels for good (several ranks)."""
+    case = CASES[name]
+    n = case[2]
+    for limit in (10**9, 3):
+        for source in sorted({0, n // 2, n - 1}):
+            backend = FusedNumpy(small_frontier_limit=limit)
+            _, result = search(comm, case, source, backend, strategy)
+            expected = check(comm, case, source, result)
+            spans = [lv.span for lv in result.levels]
+            if limit > n:
+                assert spans == [int(expected.max()) + 1]
+            if comm.size > 1 and backend.runs:  # only from the source, only once
+                assert backend.runs[0][0] == 0 and len(backend.runs) == 1
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
+def test_direction_optimizing_after_fused_levels(comm, forcing):
+    """The heuristic's numbers are recounted after a fused span; later levels still switch
+    (the limit stops the fused start early, so bottom-up levels follow) and stay exact."""
+    case = CASES["random_undirected"]
+    alpha, beta = graphs.FORCINGS[forcing]
+    backend = FusedNumpy(small_frontier_limit=40)
+    _, result = search(comm, case, 0, backend, "direction_optimizing", alpha=alpha, beta=beta)
+    check(comm, case, 0, result)
+    directions = {lv.direction for lv in result.levels}
+    assert result.levels[0].span >= 1
+    if forcing == "stay_bottom_up":
+        assert "bottom_up" in directions
+    if forcing == "top_down_only":
+        assert directions == {"top_down"}
+
+
+@pytest.mark.mpi
+def test_no_replica_above_the_limit(comm):
+    """A graph larger than replica_limit_bytes is not copied: several ranks run every level
+    striped; one rank still fuses."""
+    case = CASES["random_undirected"]
+    src, dst, n, directed = case
+    graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=directed)
+    small = FusedNumpy(replica_limit_bytes=graph.nbytes())  # a rank's share, not the whole
+    result = bfs_levels(graph, 0, small, comm, predecessors=True, strategy="hybrid")
+    check(comm, case, 0, result)
+    if comm.size > 1:
+        assert replicated(graph, comm, small) is None
+        assert not small.runs and all(lv.span == 1 for lv in result.levels)
+    else:
+        assert small.runs
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", ["random_directed", "components"])
+def test_replica_is_the_whole_graph_built_once(comm, name):
+    """On several ranks every rank's copy is the one-rank CSR of the whole graph, built once;
+    on one rank there is nothing to copy."""
+    src, dst, n, directed = CASES[name]
+    graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=directed)
+    replica = replicated(graph, comm, FusedNumpy())
+    if comm.size == 1:
+        assert replica is None
+        return
+    whole = build_graph(ONE, src, dst, n, directed=directed)
+    assert (replica.rank, replica.size, replica.n) == (0, 1, n)
+    np.testing.assert_array_equal(replica.row_offsets, whole.row_offsets)
+    np.testing.assert_array_equal(replica.column_indices, whole.column_indices)
+    assert replicated(graph, comm, FusedNumpy()) is replica
+    assert replicated(graph, comm, NumpyBackend()) is None  # no fused path, no copy
