@@ -11,7 +11,8 @@
  *   frontier_degrees_kernel  out-edges of the frontier's vertices (m_f of the direction
  *                            heuristic), summed into one counter.
  *   unexplored_kernel        unlabeled owned vertices and their out-edges (n_u, m_u), summed
- *                            into two counters (after fused levels, which keep no counts).
+ *                            into two counters (when the counts carried from level to level
+ *                            are lost: after the replicated levels of several ranks).
  *   bottom_up_kernel         a warp per 32 bitmap words, a thread per vertex: an unlabeled
  *                            vertex scans its in-neighbours and stops at the first one in the
  *                            global frontier, which becomes its parent. The warp's ballot of
