@@ -79,6 +79,21 @@ def gather_global(comm, local: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
+ANY_RANK_COUNT = {
+    "path": path(40),
+    "star": star(2000),
+    "grid": grid(13, 9),
+    "components": components(),
+    "loops_and_duplicates": loops_and_duplicates(),
+    "directed_with_sinks": directed_with_sinks(),
+    "fewer_vertices_than_ranks": (np.array([0], np.int64), np.array([1], np.int64), 2, False),
+    "one_vertex": (np.zeros(0, np.int64), np.zeros(0, np.int64), 1, False),
+    "random_undirected": random_graph(3000, 12000, 2, False),
+    "random_directed": random_graph(3000, 9000, 4, True),
+}
+"""Structured graphs the multi-rank searches (numpy on CPU ranks, CUDA on GPUs) are checked on,
+including fewer vertices than ranks."""
+
 # --- direction-optimizing search: forcings and the expected directions ---------------------
 
 # (alpha, beta): GAP's defaults; bottom-up as early as the safeguards allow and back only after

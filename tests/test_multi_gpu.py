@@ -40,18 +40,7 @@ FAMILIES = {
     "grid2d": {"shape": (64, 40)},
     "grid3d": {"shape": (12, 10, 9)},
 }
-STRUCTURED = {
-    "path": graphs.path(40),
-    "star": graphs.star(2000),
-    "grid": graphs.grid(13, 9),
-    "components": graphs.components(),
-    "loops_and_duplicates": graphs.loops_and_duplicates(),
-    "directed_with_sinks": graphs.directed_with_sinks(),
-    "fewer_vertices_than_ranks": (np.array([0], np.int64), np.array([1], np.int64), 2, False),
-    "one_vertex": (np.zeros(0, np.int64), np.zeros(0, np.int64), 1, False),
-    "random_undirected": graphs.random_graph(3000, 12000, 2, False),
-    "random_directed": graphs.random_graph(3000, 9000, 4, True),
-}
+STRUCTURED = graphs.ANY_RANK_COUNT
 
 
 def gpu_skip_reason(ranks: int) -> str | None:
