@@ -29,14 +29,15 @@
     !defined(DISTBFS_WARP_HASH_SLOTS) || !defined(DISTBFS_HISTORY_HASH_SLOTS) ||        \
     !defined(DISTBFS_MAX_BINS) || !defined(DISTBFS_FUSED_THREADS) ||                    \
     !defined(DISTBFS_FUSED_MAX_EDGES) || !defined(DISTBFS_VERTEX_BITS) ||               \
-    !defined(DISTBFS_FUSED_BLOCKS_PER_SM) || !defined(DISTBFS_FUSED_HEAVY_DEGREE) ||    \
+    !defined(DISTBFS_FUSED_BLOCKS_PER_SM) || !defined(DISTBFS_HEAVY_DEGREE) ||    \
     !defined(DISTBFS_FUSED_SCRATCH_SLOTS) ||                                            \
     !defined(DISTBFS_UNREACHED) || !defined(DISTBFS_COUNTER_EDGES) ||                   \
     !defined(DISTBFS_COUNTER_FILTERED) || !defined(DISTBFS_COUNTER_FRONTIER) ||         \
     !defined(DISTBFS_COUNTER_FUSED_LEVELS) || !defined(DISTBFS_COUNTER_BINS) ||         \
     !defined(DISTBFS_COUNTER_FRONTIER_EDGES) || !defined(DISTBFS_COUNTER_INSPECTED) ||  \
     !defined(DISTBFS_COUNTER_FUSED_LABELED) ||                                          \
-    !defined(DISTBFS_COUNTER_FUSED_LABELED_EDGES) || !defined(DISTBFS_COUNTER_CURSORS)
+    !defined(DISTBFS_COUNTER_FUSED_LABELED_EDGES) || !defined(DISTBFS_COUNTER_CURSORS) ||  \
+    !defined(DISTBFS_COUNTER_HEAVY)
 #error "compile the distbfs kernels through distbfs.backends.kernels (it passes the -D options)"
 #endif
 
@@ -66,7 +67,7 @@ constexpr int kHistoryHashSlots = DISTBFS_HISTORY_HASH_SLOTS;
 constexpr int kMaxBins = DISTBFS_MAX_BINS;
 constexpr int kFusedThreads = DISTBFS_FUSED_THREADS;
 constexpr int kFusedBlocksPerSm = DISTBFS_FUSED_BLOCKS_PER_SM;
-constexpr size_type kFusedHeavyDegree = DISTBFS_FUSED_HEAVY_DEGREE;
+constexpr size_type kHeavyDegree = DISTBFS_HEAVY_DEGREE;
 constexpr size_type kFusedMaxEdges = DISTBFS_FUSED_MAX_EDGES;
 constexpr unsigned int kFullWarp = 0xffffffffu;
 
@@ -91,6 +92,7 @@ constexpr int kCounterFrontierEdges = DISTBFS_COUNTER_FRONTIER_EDGES;  // out-ed
 constexpr int kCounterInspected = DISTBFS_COUNTER_INSPECTED;  // slots a bottom-up level tested
 constexpr int kCounterFusedLabeled = DISTBFS_COUNTER_FUSED_LABELED;  // vertices a fused run labeled
 constexpr int kCounterFusedLabeledEdges = DISTBFS_COUNTER_FUSED_LABELED_EDGES;  // their out-edges
+constexpr int kCounterHeavy = DISTBFS_COUNTER_HEAVY;              // hubs expand queued
 constexpr int kCounterBins = DISTBFS_COUNTER_BINS;                // + b: items of owner bin b
 constexpr int kCounterCursors = DISTBFS_COUNTER_CURSORS;          // + b: items placed in bin b
 

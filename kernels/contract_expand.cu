@@ -15,8 +15,8 @@
  *     a time; an inclusive scan of their degrees lays their lists end to end and every thread
  *     takes edges of that concatenation, finding the list of an edge by binary search over the
  *     scan (balanced inside the block whatever the degrees). Lists longer than
- *     fused_heavy_degree count as empty here:
- *   heavy lists: F's vertices with more than fused_heavy_degree neighbours are also kept in a
+ *     heavy_degree count as empty here:
+ *   heavy lists: F's vertices with more than heavy_degree neighbours are also kept in a
  *     small heavy queue; every block scans it fused_threads at a time and the edges of the
  *     concatenation are dealt over every thread of the grid (grid gathering), so a hub never
  *     serialises a level on one multiprocessor.
@@ -64,7 +64,7 @@
 namespace {
 
 using distbfs::kFusedBlocksPerSm;
-using distbfs::kFusedHeavyDegree;
+using distbfs::kHeavyDegree;
 using distbfs::kFusedMaxEdges;
 using distbfs::kFusedThreads;
 
@@ -73,7 +73,7 @@ constexpr int kRingSlots = 3;
 constexpr int kRingFields = 3;
 constexpr int kRingVertices = 0;  // vertices in the frontier
 constexpr int kRingEdges = 1;     // the sum of their out-degrees
-constexpr int kRingHeavy = 2;     // those of them with more than fused_heavy_degree neighbours
+constexpr int kRingHeavy = 2;     // those of them with more than heavy_degree neighbours
 static_assert(kRingSlots * kRingFields == distbfs::kFusedScratchSlots,
               "the fused scratch array is the ring of per-level counts");
 static_assert(distbfs::kFusedScratchSlots <= kFusedThreads, "block 0 zeroes the ring in one step");
@@ -159,7 +159,7 @@ __device__ __forceinline__ void gather_lists(
                 if (preds != nullptr) preds[v] = static_cast<pred_t>(smem.list_vertex[low]);
                 const size_type degree = out_degree(row_offsets, v);
                 discovered_edges += degree;
-                if (degree > kFusedHeavyDegree) {  // rare: one atomic per heavy vertex
+                if (degree > kHeavyDegree) {  // rare: one atomic per heavy vertex
                     const size_type slot =
                         distbfs::reserve_slots(out.next_counts + kRingHeavy, 1);
                     if (slot < out.heavy_capacity) out.next_heavy[slot] = v;
@@ -216,7 +216,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         const vertex_t u = __ldcg(frontier + index);
         const size_type degree = out_degree(row_offsets, u);
         discovered_edges += degree;
-        if (degree > kFusedHeavyDegree) {
+        if (degree > kHeavyDegree) {
             const size_type slot = distbfs::reserve_slots(scratch + kRingHeavy, 1);
             if (slot < heavy_capacity) heavy[slot] = u;
         }
@@ -272,7 +272,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
                 u = __ldcg(current + index);
                 begin = row_offsets[u];
                 const size_type degree = row_offsets[u + 1] - begin;
-                if (degree <= kFusedHeavyDegree) length = degree;  // else: the grid gathers it
+                if (degree <= kHeavyDegree) length = degree;  // else: the grid gathers it
             }
             const size_type chunk_edges = load_lists(smem, u, begin, length);
             gather_lists(smem, 0, kFusedThreads, chunk_edges, row_offsets, column_indices, labels,

@@ -172,11 +172,11 @@ def check_predecessors(case, source: int, dist: np.ndarray, pred: np.ndarray) ->
 STAGE_LAYOUTS = [(0, 1), (1, 3)]  # (rank, size): one rank, and a middle rank of three
 
 
-def _states(case, rank, size, predecessors, source=0):
+def _states(case, rank, size, predecessors, source=0, policy=DEFAULT_POLICY):
     """(numpy graph, cupy graph, numpy state, cuda state, backend) for rank ``rank`` of ``size``."""
     full = build(case, np)
     g_np, g_cu = stripe(full, rank, size, np), stripe(full, rank, size, cupy)
-    cuda = CudaBackend()
+    cuda = CudaBackend(policy)
     return (
         g_np,
         g_cu,
@@ -186,14 +186,28 @@ def _states(case, rank, size, predecessors, source=0):
     )
 
 
+# Grid gathering of hubs (lists over heavy_degree): the default policy sends the "hubs" case's
+# lists of 3000 to it; a heavy_degree of 8 with tiles of 64 sends hundreds of lists through it
+# in several windows; a huge one sends none (CTA gathering takes every long list).
+EXPAND_POLICIES = {
+    "default": DEFAULT_POLICY,
+    "many-hubs": LaunchPolicy(block_threads=64, items_per_thread=1, heavy_degree=8),
+    "no-hubs": LaunchPolicy(heavy_degree=1 << 30),
+}
+
+
 @pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
 @pytest.mark.parametrize("predecessors", [False, True])
 @pytest.mark.parametrize("name", ["mixed-degrees", "hubs", "grid-40x50"])
-def test_expand_matches_numpy(name, rank, size, predecessors):
+@pytest.mark.parametrize("policy", list(EXPAND_POLICIES))
+def test_expand_matches_numpy(name, rank, size, predecessors, policy):
     case = SEARCH_CASES[name][0]
-    g_np, g_cu, s_np, s_cu, cuda = _states(case, rank, size, predecessors)
+    g_np, g_cu, s_np, s_cu, cuda = _states(
+        case, rank, size, predecessors, policy=EXPAND_POLICIES[policy]
+    )
     rng = np.random.default_rng(11)
-    frontier = np.sort(rng.choice(g_np.nlocal, size=min(g_np.nlocal, 900), replace=False))
+    frontier = rng.choice(g_np.nlocal, size=min(g_np.nlocal, 900), replace=False)
+    frontier = np.union1d(frontier, [0])  # local vertex 0: the first hub on one rank
     s_np.vertex_frontier, s_np.frontier_size = frontier.astype(np.int64), frontier.shape[0]
     s_cu.vertex_frontier, s_cu.frontier_size = cupy.asarray(frontier), frontier.shape[0]
     want = HOST.expand(g_np, s_np)
@@ -383,10 +397,11 @@ def test_search_with_int64_column_ids():
             block_threads=64, items_per_thread=1, warp_hash_slots=32, history_hash_slots=64
         ),
         LaunchPolicy(block_threads=1024, items_per_thread=2, blocks_per_sm=1),
+        EXPAND_POLICIES["many-hubs"],
     ],
 )
 def test_search_with_other_launch_policies(policy):
-    for name in ("mixed-degrees", "grid-40x50"):
+    for name in ("mixed-degrees", "grid-40x50", "hubs"):
         case, source = SEARCH_CASES[name]
         dist, pred, _ = _search(case, source, CudaBackend(policy), cupy)
         assert np.array_equal(dist, graphs.reference_distances(*case, source))
@@ -543,7 +558,7 @@ COOPERATIVE_CASES = {
     "random-directed": (graphs.random_graph(20_000, 60_000, 12, True), 3),
     "random-sparse": (graphs.random_graph(50_000, 30_000, 13, False), 0),  # 88 levels, 16 k
     "mixed-degrees": (mixed_degrees(), 27),  # 12 levels, reaches 5965 of 6000
-    "hubs": (hubs_undirected(), 2),  # lists of 3000 > fused_heavy_degree: grid gathering
+    "hubs": (hubs_undirected(), 2),  # lists of 3000 > heavy_degree: grid gathering
 }
 
 
@@ -590,13 +605,13 @@ def test_cooperative_grid_on_a_road_network(data_dir, strategy):
     assert backend.runs == [(0, int(want.max()) + 1)]
 
 
-SMALL_GRID = LaunchPolicy(fused_threads=64, fused_blocks_per_sm=1, fused_heavy_degree=8)
+SMALL_GRID = LaunchPolicy(fused_threads=64, fused_blocks_per_sm=1, heavy_degree=8)
 """Small blocks: a block's share of a frontier takes several chunks, lists > 8 go grid-wide."""
-GRID_GATHERING = LaunchPolicy(fused_heavy_degree=1)
+GRID_GATHERING = LaunchPolicy(heavy_degree=1)
 """Almost every list is gathered by the whole grid (degree 1 stays in its block)."""
-NO_GRID_GATHERING = LaunchPolicy(fused_heavy_degree=1 << 30)
+NO_GRID_GATHERING = LaunchPolicy(heavy_degree=1 << 30)
 """Every list is gathered inside its block, hubs included."""
-TIGHT_LIMITS = LaunchPolicy(fused_max_frontier=64, fused_max_edges=300, fused_heavy_degree=4)
+TIGHT_LIMITS = LaunchPolicy(fused_max_frontier=64, fused_max_edges=300, heavy_degree=4)
 """The grid stops often: hybrid alternates fused runs and two-phase levels."""
 
 
@@ -732,8 +747,8 @@ def test_cooperative_grid_fits_the_device():
 def test_launch_policy_refuses_a_fused_grid_that_cannot_be_resident():
     with pytest.raises(ValueError, match="fused_blocks_per_sm"):
         LaunchPolicy(fused_threads=1024, fused_blocks_per_sm=3)
-    with pytest.raises(ValueError, match="fused_heavy_degree"):
-        LaunchPolicy(fused_heavy_degree=0)
+    with pytest.raises(ValueError, match="heavy_degree"):
+        LaunchPolicy(heavy_degree=0)
 
 
 # ----------------------------------------------------------------------------- errors, timer

@@ -74,6 +74,7 @@ COUNTER_DTYPE = np.dtype(np.int64)
 
 KERNELS = {
     "expand": ("expand", "expand_kernel"),
+    "expand_heavy": ("expand", "expand_heavy_kernel"),
     "filter": ("filter_partition", "filter_kernel"),
     "partition": ("filter_partition", "partition_kernel"),
     "contract": ("contract", "contract_kernel"),
@@ -173,9 +174,10 @@ class _Queues:
     kept_vertices: Any | None = None  # survivors before binning (several bins only)
     kept_parents: Any | None = None
     spare_frontier: Any | None = None  # ping-pong partner of ``frontier`` (fused levels only)
-    heavy_vertices: Any | None = None  # fused levels: frontier vertices of long lists, ping
-    spare_heavy: Any | None = None  # and pong
-    heavy_capacity: int = 0  # vertices of this rank with more than fused_heavy_degree neighbours
+    heavy_vertices: Any | None = None  # frontier vertices of long lists (fused levels: ping)
+    spare_heavy: Any | None = None  # fused levels: pong
+    heavy_slots: Any | None = None  # expand: edge-queue slot of each heavy vertex's first edge
+    heavy_capacity: int = 0  # vertices of this rank with more than heavy_degree neighbours
     fused_scratch: Any | None = None  # fused levels: the kernel's ring of per-level counts
     level: _LevelCounts | None = None
     # Direction-optimizing searches only (allocated on first use):
@@ -427,22 +429,39 @@ class CudaBackend:
         counts = queues.begin_level(edge_bound=min(queues.edge_capacity, need))
         if size > 0 and counts.edge_bound > 0:
             frontier = self._vertices(state.vertex_frontier, queues)
+            threads = self.policy.block_threads
+            hubs = need > self.policy.heavy_degree and self._ensure_heavy_queue(queues) > 0
+            heavy = (queues.heavy_vertices, queues.heavy_slots) if hubs else (None, None)
+            edge_queue = (queues.edge_vertices, queues.edge_parents, np.int64(queues.edge_capacity))
+            graph_args = (graph.row_offsets, graph.column_indices)
+            where = (np.int32(graph.rank), np.int32(graph.size))
             queues.kernels["expand"](
-                (queues.grid(size, self.policy.block_threads),),
-                (self.policy.block_threads,),
+                (queues.grid(size, threads),),
+                (threads,),
                 (
                     frontier,
                     np.int64(size),
-                    graph.row_offsets,
-                    graph.column_indices,
-                    np.int32(graph.rank),
-                    np.int32(graph.size),
-                    queues.edge_vertices,
-                    queues.edge_parents,
-                    np.int64(queues.edge_capacity),
+                    *graph_args,
+                    *where,
+                    *edge_queue,
+                    *heavy,
+                    np.int64(queues.heavy_capacity if hubs else 0),
                     queues.counters,
                 ),
             )
+            if hubs:  # their edges, dealt over the whole grid (the hub count stays on the device)
+                queues.kernels["expand_heavy"](
+                    (queues.persistent_grid,),
+                    (threads,),
+                    (
+                        *heavy,
+                        np.int64(queues.heavy_capacity),
+                        *graph_args,
+                        *where,
+                        *edge_queue,
+                        queues.counters,
+                    ),
+                )
         return DeviceEdgeFrontier(counts)
 
     def filter_partition(self, state: SearchState, edges: EdgeFrontier, nbins: int) -> Bins:
@@ -833,7 +852,7 @@ class CudaBackend:
     def _ensure_fused_queues(self, queues: _Queues) -> None:
         """Allocate, once per search, the fused kernel's spare frontier, heavy queues, scratch.
 
-        A heavy queue holds one level's frontier vertices of more than ``fused_heavy_degree``
+        A heavy queue holds one level's frontier vertices of more than ``heavy_degree``
         neighbours; each vertex enters one frontier once, so the rank's count of such vertices
         is a capacity no level can exceed.
         """
@@ -841,17 +860,31 @@ class CudaBackend:
             return
         graph, dtype = queues.graph, queues.vertex_dtype
         length = queues.frontier.shape[0]
-        heavy = self._graph_heavy_vertices(graph)
-        nbytes = (length + 2 * max(1, heavy)) * dtype.itemsize
+        heavy = self._ensure_heavy_queue(queues)
+        nbytes = (length + max(1, heavy)) * dtype.itemsize
         nbytes += FUSED_SCRATCH_SLOTS * COUNTER_DTYPE.itemsize
         allocate = self._allocate
         queues.spare_frontier = allocate(graph, "spare vertex frontier", length, dtype, nbytes)
-        queues.heavy_vertices = allocate(graph, "heavy queue", max(1, heavy), dtype, nbytes)
         queues.spare_heavy = allocate(graph, "spare heavy queue", max(1, heavy), dtype, nbytes)
-        queues.heavy_capacity = heavy
         queues.fused_scratch = self._allocate(
             graph, "fused level counts", FUSED_SCRATCH_SLOTS, COUNTER_DTYPE, nbytes
         )
+
+    def _ensure_heavy_queue(self, queues: _Queues) -> int:
+        """Allocate, once per search, the heavy queue (vertices, and for ``expand`` the first
+        edge-queue slot of each); returns its capacity: the rank's vertices of more than
+        ``heavy_degree`` neighbours (each enters a level's frontier at most once)."""
+        if queues.heavy_vertices is None:
+            graph, dtype = queues.graph, queues.vertex_dtype
+            heavy = self._graph_heavy_vertices(graph)
+            length = max(1, heavy)
+            nbytes = length * (dtype.itemsize + COUNTER_DTYPE.itemsize)
+            queues.heavy_vertices = self._allocate(graph, "heavy queue", length, dtype, nbytes)
+            queues.heavy_slots = self._allocate(
+                graph, "heavy queue slots", length, COUNTER_DTYPE, nbytes
+            )
+            queues.heavy_capacity = heavy
+        return queues.heavy_capacity
 
     def _fused_grid(self, kernel: Any) -> int:
         """Blocks of the fused cooperative grid on the current device (memoized).
@@ -912,16 +945,17 @@ class CudaBackend:
         return self._max_degree[key]
 
     def _graph_heavy_vertices(self, graph: DistGraph) -> int:
-        """Vertices of this rank with more than ``fused_heavy_degree`` neighbours (memoized).
+        """Vertices of this rank with more than ``heavy_degree`` neighbours (memoized).
 
         Keyed like ``_graph_max_degree``; a stale entry would only misjudge the heavy queues'
         capacity, which the fused kernel checks before every level (it then stops, and the
-        two-phase path takes the level).
+        two-phase path takes the level) and ``expand`` on every hub (a hub that finds the
+        queue full is strip-mined by its own block).
         """
         key = (graph.row_offsets.data.ptr, graph.row_offsets.size, graph.num_local_edges)
         if key not in self._heavy_vertices:
             degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
-            heavy = degrees > self.policy.fused_heavy_degree
+            heavy = degrees > self.policy.heavy_degree
             self._heavy_vertices[key] = int(cupy.count_nonzero(heavy))
         return self._heavy_vertices[key]
 

@@ -64,7 +64,8 @@ class Counter(IntEnum):
     INSPECTED = 5  # in-neighbour slots a bottom-up level tested
     FUSED_LABELED = 6  # vertices the fused kernel labeled (all its levels)
     FUSED_LABELED_EDGES = 7  # their out-edges
-    BINS = 8
+    HEAVY = 8  # frontier vertices of more than heavy_degree neighbours that expand queued
+    BINS = 9
 
 
 def counter_slots(policy: LaunchPolicy) -> int:
@@ -168,7 +169,7 @@ CHECK_POLICIES = (
         max_bins=64,
         fused_threads=64,
         fused_blocks_per_sm=1,
-        fused_heavy_degree=8,
+        heavy_degree=8,
         fused_max_edges=1000,
         fused_max_frontier=100,
     ),
@@ -253,8 +254,8 @@ def _main() -> int:
     for policy in CHECK_POLICIES:
         print(
             f"policy: block_threads={policy.block_threads} fused_threads={policy.fused_threads} "
-            f"x {policy.fused_blocks_per_sm} per SM, fused_heavy_degree="
-            f"{policy.fused_heavy_degree}"
+            f"x {policy.fused_blocks_per_sm} per SM, heavy_degree="
+            f"{policy.heavy_degree}"
         )
         for name, code, output in nvcc_check(policy):
             print(f"{'ok  ' if code == 0 else 'FAIL'} {name}")

@@ -57,12 +57,13 @@ class LaunchPolicy:
         (396 blocks on an H200): the kernel needs 80 registers a thread (sm_90, no spills; 4
         blocks would cap it at 64 and spill); a grid barrier over 132 and 264 blocks measured
         1.0 us (396: not measured yet).
-    fused_heavy_degree : int
-        Adjacency lists longer than this are gathered by the whole grid in the fused kernel (grid
-        gathering: their edges are dealt out over every thread of every block); shorter lists are
-        gathered inside the block that owns their vertex. A block strip-mines at most this many
-        edges of one list (8 rounds of 256 threads by default), so no single hub serialises a
-        level on one multiprocessor.
+    heavy_degree : int
+        Adjacency lists longer than this (hubs) are gathered by the whole grid (grid gathering:
+        their edges are dealt out over every thread of every block), in the fused kernel and in
+        two-phase expansion (``expand_heavy_kernel``); shorter lists are gathered inside the
+        block that owns their vertex. A block strip-mines at most this many edges of one list
+        (8 rounds of 256 threads by default), so no single hub serialises a level on one
+        multiprocessor: a Kronecker frontier of 200 vertices can hold 2 M edges.
     fused_max_edges : int
         The fused grid stops before a level whose frontier has more edges than this.
     fused_max_frontier : int
@@ -77,7 +78,7 @@ class LaunchPolicy:
     (1.0 us across 132-264 blocks) besides its work, and its work is the two-phase level's minus
     the edge queue: one column read, a bitmask test and, for new vertices, a claim per edge,
     dealt over the whole device as a two-phase kernel's is (frontier split evenly over the blocks,
-    lists longer than ``fused_heavy_degree`` over every thread). So a fused level is not slower
+    lists longer than ``heavy_degree`` over every thread). So a fused level is not slower
     per edge at any size; the limits only bound what one launch can take: a level of 2**20
     edges costs the fused grid about 2**20 x 3 memory operations / ~100 G/s = ~30 us, still far
     under a two-phase level's fixed cost. The 300^3 3D grid searched from a corner (frontier up
@@ -97,7 +98,7 @@ class LaunchPolicy:
     max_bins: int = 1024
     fused_threads: int = 256
     fused_blocks_per_sm: int = 3
-    fused_heavy_degree: int = 2048
+    heavy_degree: int = 2048
     fused_max_edges: int = 1 << 20
     fused_max_frontier: int = 1 << 17
 
@@ -115,7 +116,7 @@ class LaunchPolicy:
             "blocks_per_sm",
             "max_bins",
             "fused_blocks_per_sm",
-            "fused_heavy_degree",
+            "heavy_degree",
             "fused_max_edges",
             "fused_max_frontier",
         ):
@@ -145,7 +146,7 @@ class LaunchPolicy:
             f"-DDISTBFS_MAX_BINS={self.max_bins}",
             f"-DDISTBFS_FUSED_THREADS={self.fused_threads}",
             f"-DDISTBFS_FUSED_BLOCKS_PER_SM={self.fused_blocks_per_sm}",
-            f"-DDISTBFS_FUSED_HEAVY_DEGREE={self.fused_heavy_degree}",
+            f"-DDISTBFS_HEAVY_DEGREE={self.heavy_degree}",
             f"-DDISTBFS_FUSED_MAX_EDGES={self.fused_max_edges}",
         )
 
