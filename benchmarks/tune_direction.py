@@ -42,7 +42,7 @@ def pattern(levels: list) -> str:
 
 def detail(graph, roots: list[int], options: dict, alpha: float, beta: float) -> None:
     """One timed search per distinct direction pattern: each level's frontier, direction,
-    edges expanded or slots inspected, and milliseconds."""
+    edges expanded or slots inspected, and milliseconds (in all, and per phase)."""
     seen = set()
     for root in roots:
         result = distbfs.bfs(graph, root, alpha=alpha, beta=beta, timing=True, **options)
@@ -53,9 +53,11 @@ def detail(graph, roots: list[int], options: dict, alpha: float, beta: float) ->
         print(f"  root {root}: {shape}, {1e3 * result.seconds:.3f} ms")
         for lv in result.levels:
             ms = 1e3 * sum(lv.seconds.values())
+            phases = " ".join(f"{k} {1e3 * v:.3f}" for k, v in lv.seconds.items() if v)
             print(
                 f"    level {lv.level} x{lv.span} {lv.direction:9s} frontier {lv.frontier:>10,} "
                 f"inspected {lv.edges_inspected:>13,} discovered {lv.discovered:>10,} {ms:.3f} ms"
+                f" ({phases})"
             )
 
 

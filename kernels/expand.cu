@@ -5,10 +5,10 @@
  * Each thread takes one vertex of the frontier and loads its adjacency range from the CSR. A
  * block-wide prefix sum of the range lengths gives every thread its slots in the edge queue,
  * and one atomicAdd per block reserves the block's slots. Then the block gathers:
- *   grid: lists of more than heavy_degree neighbours (hubs) go to a small heavy queue (their
- *         vertex and first slot), and expand_heavy_kernel, launched next, deals their edges
- *         over every thread of the grid: a hub never serialises a level on one block (a
- *         Kronecker frontier of 200 vertices can hold 2 M edges);
+ *   grid: lists of more than heavy_degree neighbours (hubs) are cut into pieces of
+ *         heavy_degree edges that go to a heavy queue, and expand_heavy_kernel, launched next,
+ *         hands the pieces to the blocks of the grid: a hub never serialises a level on one
+ *         block (a Kronecker frontier of 200 vertices can hold 2 M edges);
  *   CTA:  lists of >= block_threads neighbours: threads vie for the block and strip-mine them;
  *   warp: lists of >= 32 neighbours: threads vie for their warp and strip-mine them;
  *   scan: the rest (< 32 each) are packed into a shared gather buffer by a second prefix sum
@@ -24,8 +24,6 @@ namespace {
 using distbfs::kBlockThreads;
 using distbfs::kFullWarp;
 using distbfs::kHeavyDegree;
-using distbfs::kItemsPerThread;
-using distbfs::kTileItems;
 using distbfs::kWarpThreads;
 
 typedef cub::BlockScan<size_type, kBlockThreads> OffsetScan;
@@ -57,15 +55,6 @@ __device__ __forceinline__ void emit(const vertex_t* __restrict__ column_indices
     if (edge_parents != nullptr) edge_parents[slot] = parent;
 }
 
-// One window of the heavy queue, as every block of expand_heavy_kernel holds it.
-struct HeavyStorage {
-    typename OffsetScan::TempStorage scan;
-    size_type start[kTileItems];  // first edge of entry i among the window's edges
-    size_type begin[kTileItems];  // its first column index
-    size_type slot[kTileItems];   // its first edge-queue slot
-    vertex_t parent[kTileItems];  // its global id
-};
-
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_kernel(
@@ -78,11 +67,12 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_kernel(
     vertex_t* __restrict__ edge_vertices,          // out: edge frontier: neighbour global ids
     vertex_t* __restrict__ edge_parents,           // out: expanding vertex per item, or null
     size_type edge_capacity,                       // in: capacity of edge_vertices / edge_parents
-    vertex_t* __restrict__ heavy_vertices,         // out: local ids of the frontier's hubs
-    size_type* __restrict__ heavy_slots,           // out: edge-queue slot of each hub's first edge
-    size_type heavy_capacity,                      // in: capacity of heavy_vertices / heavy_slots
+    vertex_t* __restrict__ heavy_vertices,         // out: per hub piece: the hub's local id,
+    size_type* __restrict__ heavy_columns,         //   its first column-indices position,
+    size_type* __restrict__ heavy_slots,           //   and its first edge-queue slot
+    size_type heavy_capacity,                      // in: capacity of the heavy queue (pieces)
     size_type* __restrict__ counters)              // in/out: level counters; [edges] += items,
-                                                   // [heavy] += hubs
+                                                   // [heavy] += hub pieces
 {
     __shared__ ExpandStorage smem;
     const int tid = threadIdx.x;
@@ -113,15 +103,21 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_kernel(
         __syncthreads();
         slot += smem.base;
 
-        // Grid gathering, deferred: a hub's list goes to expand_heavy_kernel (rare: one atomic
-        // per hub). A full heavy queue (a bug) leaves the list to CTA gathering below.
+        // Grid gathering, deferred: a hub's list goes to expand_heavy_kernel in pieces of
+        // heavy_degree edges (rare: one atomic per hub). A heavy queue too short for them (a
+        // stale capacity) leaves the list to CTA gathering below, and its pieces that did fit
+        // are written empty (expand_heavy_kernel reads every piece below the capacity).
         if (length > kHeavyDegree) {
-            const size_type entry = distbfs::reserve_slots(counters + distbfs::kCounterHeavy, 1);
-            if (entry < heavy_capacity) {
-                heavy_vertices[entry] = local;
-                heavy_slots[entry] = slot;
-                length = 0;
+            const size_type pieces = (length + kHeavyDegree - 1) / kHeavyDegree;
+            const size_type entry =
+                distbfs::reserve_slots(counters + distbfs::kCounterHeavy, pieces);
+            const bool fits = entry + pieces <= heavy_capacity;
+            for (size_type piece = 0; piece < pieces && entry + piece < heavy_capacity; ++piece) {
+                heavy_vertices[entry + piece] = local;
+                heavy_columns[entry + piece] = fits ? begin + piece * kHeavyDegree : begin + length;
+                heavy_slots[entry + piece] = slot + piece * kHeavyDegree;
             }
+            if (fits) length = 0;
         }
 
         // CTA gathering: one list at a time, strip-mined by the whole block.
@@ -189,16 +185,14 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_kernel(
     }
 }
 
-// Grid gathering of the hubs expand_kernel queued: the heavy queue is taken in windows of
-// tile_items entries; every block scans a window's list lengths (the same scan in every block)
-// and the grid's threads take consecutive edges of the window, each finding its list by a
-// binary search of the scanned starts in shared memory. Consecutive threads read consecutive
-// column indices and write consecutive slots. The edges of every hub land in the slots
-// expand_kernel reserved for them.
+// Grid gathering of the hubs expand_kernel queued: each block takes one piece of heavy_degree
+// edges at a time (grid-stride over the pieces) and strip-mines it with all its threads, into
+// the slots expand_kernel reserved for them. The piece count stays on the device.
 extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_heavy_kernel(
-    const vertex_t* __restrict__ heavy_vertices,  // in: local ids of the frontier's hubs
-    const size_type* __restrict__ heavy_slots,    // in: edge-queue slot of each hub's first edge
-    size_type heavy_capacity,                     // in: capacity of the heavy queue
+    const vertex_t* __restrict__ heavy_vertices,  // in: per hub piece: the hub's local id,
+    const size_type* __restrict__ heavy_columns,  //   its first column-indices position,
+    const size_type* __restrict__ heavy_slots,    //   and its first edge-queue slot
+    size_type heavy_capacity,                     // in: capacity of the heavy queue (pieces)
     const size_type* __restrict__ row_offsets,    // in: CSR row-offsets array (nlocal + 1)
     const vertex_t* __restrict__ column_indices,  // in: CSR column-indices array (global ids)
     int rank,                                     // in: this rank: global id = local * size + rank
@@ -206,51 +200,19 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_heavy_kernel(
     vertex_t* __restrict__ edge_vertices,         // out: edge frontier: neighbour global ids
     vertex_t* __restrict__ edge_parents,          // out: expanding vertex per item, or null
     size_type edge_capacity,                      // in: capacity of edge_vertices / edge_parents
-    const size_type* __restrict__ counters)       // in: level counters ([heavy]: hubs queued)
+    const size_type* __restrict__ counters)       // in: level counters ([heavy]: pieces queued)
 {
-    __shared__ HeavyStorage smem;
-    const int tid = threadIdx.x;
-    const size_type hubs = distbfs::queue_length(counters + distbfs::kCounterHeavy, heavy_capacity);
-    const size_type first = static_cast<size_type>(blockIdx.x) * kBlockThreads + tid;
-    const size_type stride = static_cast<size_type>(gridDim.x) * kBlockThreads;
-    for (size_type window = 0; window < hubs; window += kTileItems) {
-        size_type length[kItemsPerThread];
-#pragma unroll
-        for (int i = 0; i < kItemsPerThread; ++i) {
-            const int entry = tid * kItemsPerThread + i;
-            length[i] = 0;
-            if (window + entry < hubs) {
-                const vertex_t local = heavy_vertices[window + entry];
-                const size_type begin = row_offsets[local];
-                length[i] = row_offsets[local + 1] - begin;
-                smem.begin[entry] = begin;
-                smem.slot[entry] = heavy_slots[window + entry];
-                smem.parent[entry] = local * static_cast<vertex_t>(size) + static_cast<vertex_t>(rank);
-            }
+    const size_type pieces = distbfs::queue_length(counters + distbfs::kCounterHeavy, heavy_capacity);
+    for (size_type piece = blockIdx.x; piece < pieces; piece += gridDim.x) {
+        const vertex_t local = heavy_vertices[piece];
+        const size_type begin = heavy_columns[piece];
+        const size_type list_end = row_offsets[local + 1];
+        const size_type end = list_end - begin < kHeavyDegree ? list_end : begin + kHeavyDegree;
+        const size_type slot = heavy_slots[piece];
+        const vertex_t parent = local * static_cast<vertex_t>(size) + static_cast<vertex_t>(rank);
+        for (size_type column = begin + threadIdx.x; column < end; column += kBlockThreads) {
+            emit(column_indices, column, slot + (column - begin), parent, edge_vertices,
+                 edge_parents, edge_capacity);
         }
-        size_type start[kItemsPerThread];
-        size_type total = 0;
-        OffsetScan(smem.scan).ExclusiveSum(length, start, total);
-#pragma unroll
-        for (int i = 0; i < kItemsPerThread; ++i) smem.start[tid * kItemsPerThread + i] = start[i];
-        __syncthreads();
-        const size_type remaining = hubs - window;
-        const int entries = remaining < kTileItems ? static_cast<int>(remaining) : kTileItems;
-        for (size_type edge = first; edge < total; edge += stride) {
-            int low = 0;  // the last entry whose start <= edge
-            int high = entries - 1;
-            while (low < high) {
-                const int middle = (low + high + 1) / 2;
-                if (smem.start[middle] <= edge) {
-                    low = middle;
-                } else {
-                    high = middle - 1;
-                }
-            }
-            const size_type offset = edge - smem.start[low];
-            emit(column_indices, smem.begin[low] + offset, smem.slot[low] + offset,
-                 smem.parent[low], edge_vertices, edge_parents, edge_capacity);
-        }
-        __syncthreads();  // every thread is done with this window before the next is loaded
     }
 }

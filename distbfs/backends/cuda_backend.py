@@ -174,10 +174,15 @@ class _Queues:
     kept_vertices: Any | None = None  # survivors before binning (several bins only)
     kept_parents: Any | None = None
     spare_frontier: Any | None = None  # ping-pong partner of ``frontier`` (fused levels only)
-    heavy_vertices: Any | None = None  # frontier vertices of long lists (fused levels: ping)
-    spare_heavy: Any | None = None  # fused levels: pong
-    heavy_slots: Any | None = None  # expand: edge-queue slot of each heavy vertex's first edge
+    heavy_vertices: Any | None = None  # fused levels: frontier vertices of long lists, ping
+    spare_heavy: Any | None = None  # and pong
     heavy_capacity: int = 0  # vertices of this rank with more than heavy_degree neighbours
+    # expand: pieces of heavy_degree edges of the frontier's long lists: vertex, first column
+    # position, first edge-queue slot; at most ``heavy_pieces`` (the rank's lists cut so)
+    piece_vertices: Any | None = None
+    heavy_columns: Any | None = None
+    heavy_slots: Any | None = None
+    heavy_pieces: int = 0
     fused_scratch: Any | None = None  # fused levels: the kernel's ring of per-level counts
     level: _LevelCounts | None = None
     # Direction-optimizing searches only (allocated on first use):
@@ -338,7 +343,7 @@ class CudaBackend:
         self.replica_limit_bytes = int(replica_limit_bytes)
         self.small_frontier_limit = policy.fused_max_frontier
         self._max_degree: dict[tuple[int, int, int], int] = {}
-        self._heavy_vertices: dict[tuple[int, int, int], int] = {}
+        self._heavy: dict[tuple[int, int, int], tuple[int, int]] = {}
         self._persistent: dict[int, int] = {}
         self._resident: dict[tuple[int, int], int] = {}
         self._edge_queues: dict[int, _EdgeQueue] = {}
@@ -430,8 +435,12 @@ class CudaBackend:
         if size > 0 and counts.edge_bound > 0:
             frontier = self._vertices(state.vertex_frontier, queues)
             threads = self.policy.block_threads
-            hubs = need > self.policy.heavy_degree and self._ensure_heavy_queue(queues) > 0
-            heavy = (queues.heavy_vertices, queues.heavy_slots) if hubs else (None, None)
+            hubs = need > self.policy.heavy_degree and self._ensure_heavy_pieces(queues) > 0
+            heavy = (
+                (queues.piece_vertices, queues.heavy_columns, queues.heavy_slots)
+                if hubs
+                else (None, None, None)
+            )
             edge_queue = (queues.edge_vertices, queues.edge_parents, np.int64(queues.edge_capacity))
             graph_args = (graph.row_offsets, graph.column_indices)
             where = (np.int32(graph.rank), np.int32(graph.size))
@@ -445,17 +454,17 @@ class CudaBackend:
                     *where,
                     *edge_queue,
                     *heavy,
-                    np.int64(queues.heavy_capacity if hubs else 0),
+                    np.int64(queues.heavy_pieces if hubs else 0),
                     queues.counters,
                 ),
             )
-            if hubs:  # their edges, dealt over the whole grid (the hub count stays on the device)
+            if hubs:  # their pieces, over the whole grid (the piece count stays on the device)
                 queues.kernels["expand_heavy"](
                     (queues.persistent_grid,),
                     (threads,),
                     (
                         *heavy,
-                        np.int64(queues.heavy_capacity),
+                        np.int64(queues.heavy_pieces),
                         *graph_args,
                         *where,
                         *edge_queue,
@@ -860,31 +869,35 @@ class CudaBackend:
             return
         graph, dtype = queues.graph, queues.vertex_dtype
         length = queues.frontier.shape[0]
-        heavy = self._ensure_heavy_queue(queues)
-        nbytes = (length + max(1, heavy)) * dtype.itemsize
+        heavy = self._graph_heavy(graph)[0]
+        nbytes = (length + 2 * max(1, heavy)) * dtype.itemsize
         nbytes += FUSED_SCRATCH_SLOTS * COUNTER_DTYPE.itemsize
         allocate = self._allocate
         queues.spare_frontier = allocate(graph, "spare vertex frontier", length, dtype, nbytes)
+        queues.heavy_vertices = allocate(graph, "heavy queue", max(1, heavy), dtype, nbytes)
         queues.spare_heavy = allocate(graph, "spare heavy queue", max(1, heavy), dtype, nbytes)
+        queues.heavy_capacity = heavy
         queues.fused_scratch = self._allocate(
             graph, "fused level counts", FUSED_SCRATCH_SLOTS, COUNTER_DTYPE, nbytes
         )
 
-    def _ensure_heavy_queue(self, queues: _Queues) -> int:
-        """Allocate, once per search, the heavy queue (vertices, and for ``expand`` the first
-        edge-queue slot of each); returns its capacity: the rank's vertices of more than
-        ``heavy_degree`` neighbours (each enters a level's frontier at most once)."""
-        if queues.heavy_vertices is None:
+    def _ensure_heavy_pieces(self, queues: _Queues) -> int:
+        """Allocate, once per search, ``expand``'s queue of hub pieces; returns its capacity:
+        the rank's lists of more than ``heavy_degree`` neighbours cut into pieces of that many
+        (each list enters a level's frontier at most once)."""
+        if queues.piece_vertices is None:
             graph, dtype = queues.graph, queues.vertex_dtype
-            heavy = self._graph_heavy_vertices(graph)
-            length = max(1, heavy)
-            nbytes = length * (dtype.itemsize + COUNTER_DTYPE.itemsize)
-            queues.heavy_vertices = self._allocate(graph, "heavy queue", length, dtype, nbytes)
-            queues.heavy_slots = self._allocate(
-                graph, "heavy queue slots", length, COUNTER_DTYPE, nbytes
+            pieces = self._graph_heavy(graph)[1]
+            length = max(1, pieces)
+            nbytes = length * (dtype.itemsize + 2 * COUNTER_DTYPE.itemsize)
+            allocate = self._allocate
+            queues.piece_vertices = allocate(graph, "hub pieces", length, dtype, nbytes)
+            queues.heavy_columns = allocate(
+                graph, "hub piece columns", length, COUNTER_DTYPE, nbytes
             )
-            queues.heavy_capacity = heavy
-        return queues.heavy_capacity
+            queues.heavy_slots = allocate(graph, "hub piece slots", length, COUNTER_DTYPE, nbytes)
+            queues.heavy_pieces = pieces
+        return queues.heavy_pieces
 
     def _fused_grid(self, kernel: Any) -> int:
         """Blocks of the fused cooperative grid on the current device (memoized).
@@ -944,20 +957,23 @@ class CudaBackend:
             self._max_degree[key] = int(degrees.max()) if degrees.size else 0
         return self._max_degree[key]
 
-    def _graph_heavy_vertices(self, graph: DistGraph) -> int:
-        """Vertices of this rank with more than ``heavy_degree`` neighbours (memoized).
+    def _graph_heavy(self, graph: DistGraph) -> tuple[int, int]:
+        """(vertices of this rank with more than ``heavy_degree`` neighbours, their lists cut
+        into pieces of ``heavy_degree``), memoized.
 
         Keyed like ``_graph_max_degree``; a stale entry would only misjudge the heavy queues'
-        capacity, which the fused kernel checks before every level (it then stops, and the
-        two-phase path takes the level) and ``expand`` on every hub (a hub that finds the
-        queue full is strip-mined by its own block).
+        capacities, which the fused kernel checks before every level (it then stops, and the
+        two-phase path takes the level) and ``expand`` on every hub (a hub whose pieces do not
+        fit is strip-mined by its own block).
         """
         key = (graph.row_offsets.data.ptr, graph.row_offsets.size, graph.num_local_edges)
-        if key not in self._heavy_vertices:
+        if key not in self._heavy:
             degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
-            heavy = degrees > self.policy.heavy_degree
-            self._heavy_vertices[key] = int(cupy.count_nonzero(heavy))
-        return self._heavy_vertices[key]
+            cut = self.policy.heavy_degree
+            heavy = degrees[degrees > cut]
+            pieces = int(((heavy + cut - 1) // cut).sum()) if heavy.size else 0
+            self._heavy[key] = (int(heavy.size), pieces)
+        return self._heavy[key]
 
     def _persistent_grid(self) -> int:
         """Blocks that fill the current device: ``blocks_per_sm`` per multiprocessor."""
