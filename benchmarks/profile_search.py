@@ -4,7 +4,9 @@ where a search's time goes beyond the kernels' own (allocation, launches, host r
     python benchmarks/profile_search.py --graph kronecker --scale 26 --strategy direction_optimizing
 
 Prints, per backend method, its calls and total milliseconds, then the search's own time
-(without the extra synchronization) for comparison.
+(without the extra synchronization) for comparison. ``--memory``: the peak of the device bytes
+the search's own arrays held at once (CuPy's pool hook: allocations live at the same time,
+cached free blocks excluded), and what was live at that peak, by the line that allocated it.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from __future__ import annotations
 import argparse
 import collections
 import time
+import traceback
 from typing import Any
 
 import cupy
+from cupy.cuda.memory_hook import MemoryHook
 
 import distbfs
 from distbfs.roots import choose_roots
@@ -50,6 +54,54 @@ def instrument(backend: Any, totals: dict[str, list[float]]) -> None:
         setattr(backend, name, timed)
 
 
+class PeakHook(MemoryHook):
+    """Live bytes of pool allocations, their peak, and at the peak the live bytes per site (the
+    innermost distbfs line of the allocation's stack)."""
+
+    name = "PeakHook"
+
+    def __init__(self) -> None:
+        self.live: dict[int, tuple[int, str]] = {}
+        self.bytes = self.peak = 0
+        self.at_peak: dict[str, int] = {}
+
+    def malloc_postprocess(self, **kwargs: Any) -> None:
+        frames = [f for f in traceback.extract_stack()[:-1] if "distbfs" in f.filename]
+        site = f"{frames[-1].filename.split('distbfs')[-1]}:{frames[-1].lineno}" if frames else "?"
+        self.live[kwargs["pmem_id"]] = (kwargs["mem_size"], site)
+        self.bytes += kwargs["mem_size"]
+        if self.bytes > self.peak:
+            self.peak = self.bytes
+            self.at_peak = collections.Counter()
+            for size, where in self.live.values():
+                self.at_peak[where] += size
+
+    def free_postprocess(self, **kwargs: Any) -> None:
+        size, _ = self.live.pop(kwargs["pmem_id"], (0, ""))
+        self.bytes -= size
+
+
+def memory_report(graph: Any, roots: list[int], options: dict[str, Any]) -> None:
+    """The search's peak live bytes against the CSR, and what was live then."""
+    csr = graph.dist.nbytes()
+    pool = cupy.get_default_memory_pool()
+    for root in roots[:2]:
+        pool.free_all_blocks()
+        held = pool.used_bytes()
+        hook = PeakHook()
+        with hook:
+            result = distbfs.bfs(graph, root, **options)
+            del result
+        print(
+            f"  root {root}: CSR {csr / 1e9:.2f} GB; held before the search {held / 1e9:.2f} GB "
+            f"(the CSR, the graph's edge queue, caches); peak live during it +{hook.peak / 1e9:.2f}"
+            f" GB: {(held + hook.peak) / csr:.2f}x the CSR; pool after {pool.total_bytes() / 1e9:.2f}"
+            " GB"
+        )
+        for where, size in sorted(hook.at_peak.items(), key=lambda kv: -kv[1])[:8]:
+            print(f"    {size / 1e9:8.3f} GB  {where}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graph", default="kronecker")
@@ -57,6 +109,7 @@ def main() -> None:
     parser.add_argument("--strategy", default=None)
     parser.add_argument("--roots", type=int, default=4)
     parser.add_argument("--alpha", type=float, default=None, help="direction heuristic alpha")
+    parser.add_argument("--memory", action="store_true", help="peak live bytes of a search")
     args = parser.parse_args()
     graph = distbfs.Graph.generate(args.graph, scale=args.scale, backend="cuda")
     roots = choose_roots(graph.dist, graph.comm, args.roots)
@@ -75,6 +128,8 @@ def main() -> None:
             f"  {name:18s} {len(seconds) / len(roots):6.1f} calls/search "
             f"{1e3 * sum(seconds) / len(roots):9.3f} ms/search"
         )
+    if args.memory:
+        memory_report(graph, roots, options)
 
 
 if __name__ == "__main__":
