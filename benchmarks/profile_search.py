@@ -95,8 +95,8 @@ def memory_report(graph: Any, roots: list[int], options: dict[str, Any]) -> None
         print(
             f"  root {root}: CSR {csr / 1e9:.2f} GB; held before the search {held / 1e9:.2f} GB "
             f"(the CSR, the graph's edge queue, caches); peak live during it +{hook.peak / 1e9:.2f}"
-            f" GB: {(held + hook.peak) / csr:.2f}x the CSR; pool after {pool.total_bytes() / 1e9:.2f}"
-            " GB"
+            f" GB: {(held + hook.peak) / csr:.2f}x the CSR; pool after "
+            f"{pool.total_bytes() / 1e9:.2f} GB"
         )
         for where, size in sorted(hook.at_peak.items(), key=lambda kv: -kv[1])[:8]:
             print(f"    {size / 1e9:8.3f} GB  {where}")
