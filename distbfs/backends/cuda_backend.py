@@ -789,6 +789,9 @@ class CudaBackend:
         size = int(state.frontier_size)
         if graph.size != 1 or size == 0 or size > max_frontier:
             return 0
+        generation, edges = queues.frontier_edges
+        if generation == queues.generation and edges > self.policy.fused_max_edges:
+            return 0  # m_f is known and over the budget: the grid would stop at once
         self._ensure_fused_queues(queues)
         frontier = self._vertices(state.vertex_frontier, queues)
         if frontier.data.ptr != queues.frontier.data.ptr:  # a frontier set from elsewhere
