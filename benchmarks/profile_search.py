@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import argparse
 import collections
+import sys
 import time
-import traceback
+from pathlib import Path
 from typing import Any
 
 import cupy
-from cupy.cuda.memory_hook import MemoryHook
 
 import distbfs
 from distbfs.roots import choose_roots
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gpu import PeakHook
 
 METHODS = (
     "start",
@@ -52,33 +55,6 @@ def instrument(backend: Any, totals: dict[str, list[float]]) -> None:
             return out
 
         setattr(backend, name, timed)
-
-
-class PeakHook(MemoryHook):
-    """Live bytes of pool allocations, their peak, and at the peak the live bytes per site (the
-    innermost distbfs line of the allocation's stack)."""
-
-    name = "PeakHook"
-
-    def __init__(self) -> None:
-        self.live: dict[int, tuple[int, str]] = {}
-        self.bytes = self.peak = 0
-        self.at_peak: dict[str, int] = {}
-
-    def malloc_postprocess(self, **kwargs: Any) -> None:
-        frames = [f for f in traceback.extract_stack()[:-1] if "distbfs" in f.filename]
-        site = f"{frames[-1].filename.split('distbfs')[-1]}:{frames[-1].lineno}" if frames else "?"
-        self.live[kwargs["pmem_id"]] = (kwargs["mem_size"], site)
-        self.bytes += kwargs["mem_size"]
-        if self.bytes > self.peak:
-            self.peak = self.bytes
-            self.at_peak = collections.Counter()
-            for size, where in self.live.values():
-                self.at_peak[where] += size
-
-    def free_postprocess(self, **kwargs: Any) -> None:
-        size, _ = self.live.pop(kwargs["pmem_id"], (0, ""))
-        self.bytes -= size
 
 
 def memory_report(graph: Any, roots: list[int], options: dict[str, Any]) -> None:
