@@ -41,14 +41,14 @@ from __future__ import annotations
 import math
 import operator
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from .comm.base import Communicator
 from .errors import InputError
-from .graph import DistGraph, build_graph
+from .graph import DistGraph, build_graph, build_graph_streamed
 
 GENERATORS = ("kronecker", "uniform", "grid2d", "grid3d")
 DEFAULT_SEED = 20120225
@@ -70,6 +70,9 @@ CHUNK_EDGES_DEVICE = 2**22
 
 Progress = Callable[[int, int], Any]
 """``progress(done, total)``: this rank's tuples made so far and its share's size."""
+
+EdgeChunk = Callable[[int, int], tuple[Any, Any]]
+"""``chunk(lo, hi)``: tuples [lo, hi) of a generator's list, as (src, dst) int64 arrays."""
 
 _MASK64 = 2**64 - 1
 _GOLDEN = 0x9E3779B97F4A7C15  # splitmix64 increment: 2**64 / golden ratio, odd
@@ -323,6 +326,20 @@ def _make_share(
     return src, dst
 
 
+def _replay(
+    xp: Any, total: int, chunk: EdgeChunk, progress: Progress | None
+) -> Iterator[tuple[Any, Any]]:
+    """Tuples ``[0, total)``, ``chunk(lo, hi)`` at a time (one rank's whole list, never held)."""
+    if progress is not None:
+        progress(0, total)
+    step = _chunk_size(xp)
+    for lo in range(0, total, step):
+        hi = min(total, lo + step)
+        yield chunk(lo, hi)
+        if progress is not None:
+            progress(hi, total)
+
+
 # ----------------------------------------------------------------------------- Kronecker
 
 
@@ -431,17 +448,30 @@ def kronecker_edges(
     (src, dst) : int64 arrays
         Self-loops and duplicates included.
     """
+    rank, size = _check_share(rank, size)
+    total, chunk = _kronecker_source(scale, edgefactor, seed, xp, initiator, permute)
+    return _make_share(xp, total, rank, size, chunk, progress)
+
+
+def _kronecker_source(
+    scale: int,
+    edgefactor: int,
+    seed: int,
+    xp: Any,
+    initiator: Sequence[float] = GRAPH500_INITIATOR,
+    permute: bool = True,
+) -> tuple[int, EdgeChunk]:
+    """(tuples in all, ``chunk(lo, hi)`` making tuples [lo, hi)), the arguments checked."""
     scale = _check_scale(scale, "kronecker")
     edgefactor = _check_edgefactor(edgefactor, scale)
     seed = _check_seed(seed)
     thresholds = _check_initiator(initiator)
-    rank, size = _check_share(rank, size)
     total = edgefactor << scale
 
     def chunk(lo: int, hi: int) -> tuple[Any, Any]:
         return _kronecker_chunk(xp, lo, hi, scale, total, seed, thresholds, permute)
 
-    return _make_share(xp, total, rank, size, chunk, progress)
+    return total, chunk
 
 
 # ----------------------------------------------------------------------------- uniform
@@ -478,15 +508,21 @@ def uniform_edges(
     ``rank`` makes tuples ``[rank*M//size, (rank+1)*M//size)``. Parameters and result as
     ``kronecker_edges`` (int64 arrays in ``xp``, self-loops and duplicates included).
     """
+    rank, size = _check_share(rank, size)
+    total, chunk = _uniform_source(scale, edgefactor, seed, xp)
+    return _make_share(xp, total, rank, size, chunk, progress)
+
+
+def _uniform_source(scale: int, edgefactor: int, seed: int, xp: Any) -> tuple[int, EdgeChunk]:
+    """As ``_kronecker_source``, for uniform tuples."""
     scale = _check_scale(scale, "uniform")
     edgefactor = _check_edgefactor(edgefactor, scale)
     seed = _check_seed(seed)
-    rank, size = _check_share(rank, size)
 
     def chunk(lo: int, hi: int) -> tuple[Any, Any]:
         return _uniform_chunk(xp, lo, hi, scale, seed)
 
-    return _make_share(xp, edgefactor << scale, rank, size, chunk, progress)
+    return edgefactor << scale, chunk
 
 
 # ----------------------------------------------------------------------------- grids
@@ -532,11 +568,16 @@ def _grid_edges(
     shape: tuple[int, ...], rank: int, size: int, xp: Any, progress: Progress | None
 ) -> tuple[Any, Any]:
     rank, size = _check_share(rank, size)
+    return _make_share(xp, grid_num_edges(shape), rank, size, _grid_source(shape, xp), progress)
+
+
+def _grid_source(shape: tuple[int, ...], xp: Any) -> EdgeChunk:
+    """``chunk(lo, hi)`` making edges [lo, hi) of the grid of ``shape``."""
 
     def chunk(lo: int, hi: int) -> tuple[Any, Any]:
         return _grid_chunk(xp, lo, hi, shape)
 
-    return _make_share(xp, grid_num_edges(shape), rank, size, chunk, progress)
+    return chunk
 
 
 def grid2d_edges(
@@ -621,15 +662,19 @@ def generate(
         if shape is not None:
             raise InputError(f"shape does not apply to the {kind} generator (it takes scale)")
         scale = _check_scale(scale, kind)
-        if kind == "kronecker":
-            src, dst = kronecker_edges(scale, edgefactor, seed, rank, size, xp, progress=progress)
-        else:
-            src, dst = uniform_edges(scale, edgefactor, seed, rank, size, xp, progress=progress)
+        source = _kronecker_source if kind == "kronecker" else _uniform_source
+        total, chunk = source(scale, edgefactor, seed, xp)
         n = 2**scale
     else:
         if scale is not None:
             raise InputError(f"scale does not apply to the {kind} generator (it takes shape)")
         dims = _check_shape(shape, kind, 2 if kind == "grid2d" else 3)
-        src, dst = _grid_edges(dims, rank, size, xp, progress)
-        n = math.prod(dims)
+        total, chunk, n = grid_num_edges(dims), _grid_source(dims, xp), math.prod(dims)
+    if size == 1:  # made twice, never held: a graph about the size of its CSR fits one GPU
+
+        def chunks(first: bool) -> Iterator[tuple[Any, Any]]:
+            return _replay(xp, total, chunk, progress if first else None)
+
+        return build_graph_streamed(chunks, n, directed=False, xp=xp)
+    src, dst = _make_share(xp, total, rank, size, chunk, progress)
     return build_graph(comm, src, dst, n, directed=False, xp=xp)

@@ -1,7 +1,9 @@
 """The distributed graph: each rank holds the CSR rows of the vertices it owns (striping,
 section 6.1), with global neighbour ids. Construction is distributed: each rank contributes a
 share of the edges, edges travel to the owner of their source through one all-to-all, then each
-owner drops self-loops and duplicates and builds its rows.
+owner drops self-loops and duplicates and builds its rows. One rank can instead build from an
+edge source it can replay (``build_graph_streamed``: a counting sort by tail that never holds
+the edge list, so a generated graph takes about the memory of its CSR).
 
 Invariants of a ``DistGraph``: ``row_offsets`` is int64 of length ``nlocal + 1``;
 ``column_indices`` holds global ids (int32 when n < 2**31), sorted and unique within each row,
@@ -11,6 +13,8 @@ same, row for row, whatever the number of ranks.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -202,3 +206,93 @@ def build_graph(
     del keys
     num_edges = comm.allreduce(int(column_indices.shape[0]))
     return DistGraph(n, num_edges, directed, comm.rank, p, row_offsets, column_indices)
+
+
+EdgeChunks = Callable[[bool], Iterable[tuple[Any, Any]]]
+"""A replayable edge source: ``chunks(first)`` yields (src, dst) int64 arrays, the same edges
+every call (``first``: the first pass, e.g. for progress reports)."""
+
+
+def build_graph_streamed(chunks: EdgeChunks, n: int, *, directed: bool, xp: Any = np) -> DistGraph:
+    """Build the one-rank CSR of the edges ``chunks`` yields, without holding the edge list:
+    the same graph as ``build_graph`` on one rank (rows and their columns sorted, duplicates
+    and self-loops dropped, both directions of an undirected edge).
+
+    A counting sort by tail in three passes: (1) count every row's edges (self-loops dropped;
+    both directions when undirected); (2) replay the edges and place each head in its tail's
+    row through per-row cursors (each chunk sorted by tail, so a row's slots come from its
+    cursor plus the edge's rank among the chunk's edges of that row); (3) sort each row and
+    drop duplicates, a span of rows at a time (about CHUNK edges: at most CHUNK plus one row's),
+    compacting to the front.
+    Peak memory: the columns with duplicates (vertex_dtype), two int64 arrays of n + 1, and one
+    chunk's or one span's temporaries.
+    """
+    if n < 0:
+        raise InputError(f"vertex count must be non-negative, got {n}")
+    if n > 0 and n * n >= 2**63:
+        raise InputError(f"graph too large to build: {n} vertices on 1 rank (use more ranks)")
+
+    def directed_edges(first: bool) -> Iterable[tuple[Any, Any]]:
+        for src, dst in chunks(first):
+            src, dst = xp.asarray(src, dtype=xp.int64), xp.asarray(dst, dtype=xp.int64)
+            loop_free = src != dst
+            src, dst = src[loop_free], dst[loop_free]
+            yield src, dst
+            if not directed:
+                yield dst, src
+
+    offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)  # pass 1: row lengths, then offsets
+    for tails, _ in directed_edges(True):
+        offsets[1:] += xp.bincount(tails, minlength=n)
+    offsets[1:] = xp.cumsum(offsets[1:])
+    columns = xp.empty(int(offsets[-1]), dtype=vertex_dtype(n))
+    cursors = offsets[:-1].copy()  # pass 2: the next free slot of every row
+    for tails, heads in directed_edges(False):
+        order = xp.argsort(tails)
+        tails, heads = tails[order], heads[order]
+        del order
+        index = xp.arange(len(tails), dtype=xp.int64)
+        run_start = xp.searchsorted(tails, tails, side="left")  # first edge of the tail's run
+        columns[cursors[tails] + (index - run_start)] = heads
+        starts = xp.flatnonzero(run_start == index)
+        lengths = xp.diff(xp.append(starts, len(tails)))
+        cursors[tails[starts]] += lengths  # one run per row: no repeated index
+    del cursors
+    degrees = xp.zeros(n, dtype=ROW_OFFSET_DTYPE)  # pass 3: per span of rows, sort and dedup
+    bounds = _row_spans(xp, offsets)
+    out = 0
+    for first_row, end_row in itertools.pairwise(bounds):
+        lo, hi = int(offsets[first_row]), int(offsets[end_row])
+        span_offsets = offsets[first_row : end_row + 1]
+        rows = xp.searchsorted(span_offsets, xp.arange(lo, hi, dtype=xp.int64), side="right") - 1
+        keys = rows * n + columns[lo:hi]
+        del rows
+        keys = _sort_unique_in_place(xp, keys)
+        span_rows = keys // n
+        degrees[first_row:end_row] = xp.bincount(span_rows, minlength=end_row - first_row)
+        columns[out : out + len(keys)] = keys - span_rows * n  # out <= lo: already read
+        out += len(keys)
+    row_offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)
+    xp.cumsum(degrees, out=row_offsets[1:])
+    del degrees, offsets
+    column_indices = columns[:out].copy()
+    del columns
+    return DistGraph(n, out, directed, 0, 1, row_offsets, column_indices)
+
+
+def _row_spans(xp: Any, offsets: Any) -> list[int]:
+    """Row boundaries [0, ..., n] of spans of at most CHUNK edges plus one row's (a span ends
+    at the last row starting at or before each multiple of CHUNK)."""
+    n = len(offsets) - 1
+    total = int(offsets[-1])
+    targets = xp.arange(CHUNK, total, CHUNK, dtype=offsets.dtype)
+    cuts = xp.searchsorted(offsets, targets, side="right") - 1  # last row starting at or before
+    cuts = cuts.get() if hasattr(cuts, "get") else cuts
+    bounds = [0]
+    for cut in cuts.tolist():
+        cut = max(cut, bounds[-1] + 1)  # at least one row per span
+        if cut < n and cut > bounds[-1]:
+            bounds.append(cut)
+    if bounds[-1] != n:
+        bounds.append(n)
+    return bounds

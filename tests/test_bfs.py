@@ -181,6 +181,36 @@ def test_contract_culls_duplicates_sent_by_several_ranks():
     assert state.visited_mask[[2, 4, 6]].all()
 
 
+@pytest.mark.parametrize("chunk", [1, 5, 10**9])
+@pytest.mark.parametrize("directed", [False, True])
+def test_streamed_construction_builds_the_same_csr(monkeypatch, directed, chunk):
+    """build_graph_streamed (one rank, the edges replayed in pieces): build_graph's CSR, with
+    self-loops, duplicates, isolated vertices (the last 20) and a hub, in spans of ``chunk``."""
+    import distbfs.graph as graph_module
+
+    src, dst, n, _ = graphs.random_graph(300, 2500, 13, directed)
+    src, dst = src % (n - 20), dst % (n - 20)
+    src[::50] = dst[::50]  # self-loops
+    src[::7] = 3  # a hub, longer than a span when chunk is small
+    reference = build(src, dst, n, directed)
+    monkeypatch.setattr(graph_module, "CHUNK", chunk)
+    pieces = [(src[i : i + 97], dst[i : i + 97]) for i in range(0, len(src), 97)]
+    passes = []
+
+    def chunks(first):
+        passes.append(first)
+        return iter(pieces)
+
+    streamed = graph_module.build_graph_streamed(chunks, n, directed=directed)
+    assert passes == [True, False]
+    np.testing.assert_array_equal(streamed.row_offsets, reference.row_offsets)
+    np.testing.assert_array_equal(streamed.column_indices, reference.column_indices)
+    assert streamed.column_indices.dtype == reference.column_indices.dtype
+    assert (streamed.num_edges, streamed.directed) == (reference.num_edges, directed)
+    empty = graph_module.build_graph_streamed(lambda first: iter([]), 4, directed=directed)
+    assert empty.row_offsets.tolist() == [0] * 5 and empty.num_edges == 0
+
+
 @pytest.mark.parametrize("directed", [False, True])
 def test_construction_in_small_chunks_builds_the_same_csr(monkeypatch, directed):
     import distbfs.graph as graph_module

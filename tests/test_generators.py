@@ -316,9 +316,34 @@ def test_generate_builds_the_graph_of_the_tuples():
     assert graph.n == 1024 and not graph.directed
     np.testing.assert_array_equal(graph.row_offsets, ref.row_offsets)
     np.testing.assert_array_equal(graph.column_indices, ref.column_indices)
+    assert graph.column_indices.dtype == ref.column_indices.dtype
     rows = np.repeat(np.arange(graph.n), np.diff(graph.row_offsets))
     assert np.all(rows != graph.column_indices)  # self-loops dropped
     assert graph.num_edges < 2 * src.shape[0]  # duplicates and self-loops were present
+
+
+@pytest.mark.parametrize(
+    "kind,params,make",
+    [
+        ("uniform", {"scale": 9, "edgefactor": 6}, lambda: uniform_edges(9, 6, DEFAULT_SEED, 0, 1)),
+        ("grid2d", {"shape": (13, 17)}, lambda: grid2d_edges(13, 17, 0, 1)),
+        ("grid3d", {"shape": (5, 6, 7)}, lambda: grid3d_edges(5, 6, 7, 0, 1)),
+    ],
+)
+def test_one_rank_generation_streams_the_same_graph(monkeypatch, kind, params, make):
+    """One rank builds from the replayed chunks (build_graph_streamed), in chunks and spans
+    smaller than a row: the CSR of the whole tuple list all the same."""
+    import distbfs.graph as graph_module
+
+    src, dst = make()
+    n = int(max(src.max(), dst.max())) + 1 if kind != "uniform" else 2**9
+    ref = build_graph(ONE, src, dst, n, directed=False)
+    monkeypatch.setattr(gen, "CHUNK_EDGES_HOST", 37)
+    monkeypatch.setattr(graph_module, "CHUNK", 5)
+    graph = generate(kind, ONE, **params)
+    np.testing.assert_array_equal(graph.row_offsets, ref.row_offsets)
+    np.testing.assert_array_equal(graph.column_indices, ref.column_indices)
+    assert graph.num_edges == ref.num_edges
 
 
 def test_progress_reports_this_ranks_tuples(monkeypatch):
