@@ -233,13 +233,22 @@ def build_graph_streamed(chunks: EdgeChunks, n: int, *, directed: bool, xp: Any 
         raise InputError(f"graph too large to build: {n} vertices on 1 rank (use more ranks)")
 
     def directed_edges(first: bool) -> Iterable[tuple[Any, Any]]:
-        for src, dst in chunks(first):
-            src, dst = xp.asarray(src, dtype=xp.int64), xp.asarray(dst, dtype=xp.int64)
-            loop_free = src != dst
-            src, dst = src[loop_free], dst[loop_free]
-            yield src, dst
-            if not directed:
-                yield dst, src
+        """The edges (tail, head), self-loops dropped, in batches of about CHUNK / 2."""
+        batch: list[tuple[Any, Any]] = []
+        held = 0
+        for src, dst in itertools.chain(chunks(first), [(None, None)]):
+            if src is not None:
+                src, dst = xp.asarray(src, dtype=xp.int64), xp.asarray(dst, dtype=xp.int64)
+                loop_free = src != dst
+                batch.append((src[loop_free], dst[loop_free]))
+                held += len(batch[-1][0])
+            if held and (held >= CHUNK // 2 or src is None):  # never an empty batch
+                src = xp.concatenate([s for s, _ in batch])
+                dst = xp.concatenate([d for _, d in batch])
+                batch, held = [], 0
+                yield src, dst
+                if not directed:
+                    yield dst, src
 
     offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)  # pass 1: row lengths, then offsets
     for tails, _ in directed_edges(True):
@@ -251,22 +260,34 @@ def build_graph_streamed(chunks: EdgeChunks, n: int, *, directed: bool, xp: Any 
         order = xp.argsort(tails)
         tails, heads = tails[order], heads[order]
         del order
-        index = xp.arange(len(tails), dtype=xp.int64)
-        run_start = xp.searchsorted(tails, tails, side="left")  # first edge of the tail's run
-        columns[cursors[tails] + (index - run_start)] = heads
-        starts = xp.flatnonzero(run_start == index)
-        lengths = xp.diff(xp.append(starts, len(tails)))
-        cursors[tails[starts]] += lengths  # one run per row: no repeated index
+        starts = xp.empty(len(tails), dtype=xp.bool_)  # the first edge of each tail's run
+        starts[:1] = True
+        starts[1:] = tails[1:] != tails[:-1]
+        run = xp.cumsum(starts) - 1
+        firsts = xp.flatnonzero(starts)
+        del starts
+        rank = xp.arange(len(tails), dtype=xp.int64) - firsts[run]  # rank within the run
+        del run
+        columns[cursors[tails] + rank] = heads
+        del rank
+        lengths = xp.diff(xp.append(firsts, len(tails)))
+        cursors[tails[firsts]] += lengths  # one run per row: no repeated index
     del cursors
     degrees = xp.zeros(n, dtype=ROW_OFFSET_DTYPE)  # pass 3: per span of rows, sort and dedup
     bounds = _row_spans(xp, offsets)
     out = 0
     for first_row, end_row in itertools.pairwise(bounds):
         lo, hi = int(offsets[first_row]), int(offsets[end_row])
-        span_offsets = offsets[first_row : end_row + 1]
-        rows = xp.searchsorted(span_offsets, xp.arange(lo, hi, dtype=xp.int64), side="right") - 1
-        keys = rows * n + columns[lo:hi]
-        del rows
+        if hi == lo:
+            continue  # rows without edges: degree 0 already
+        # each slot's row within the span: a mark at every later row's start, summed
+        later_starts = offsets[first_row + 1 : end_row] - lo
+        keys = xp.zeros(hi - lo, dtype=xp.int64)
+        if len(later_starts):
+            keys = xp.cumsum(xp.bincount(later_starts, minlength=hi - lo + 1)[: hi - lo])
+        del later_starts
+        keys *= n
+        keys += columns[lo:hi]
         keys = _sort_unique_in_place(xp, keys)
         span_rows = keys // n
         degrees[first_row:end_row] = xp.bincount(span_rows, minlength=end_row - first_row)
