@@ -1025,3 +1025,29 @@ def test_bottom_up_levels_allocate_nothing_once_warm():
         assert pool.used_bytes() == held
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    "kind,params",
+    [
+        ("kronecker", {"scale": 14}),
+        ("uniform", {"scale": 13, "edgefactor": 8}),
+        ("grid2d", {"shape": (60, 70)}),
+        ("grid3d", {"shape": (11, 12, 13)}),
+    ],
+)
+@pytest.mark.parametrize("chunk", [None, 1000])
+def test_generated_csr_on_the_device_is_the_host_one(monkeypatch, kind, params, chunk):
+    """One rank builds generated graphs streamed (build_graph_streamed), on the device as on
+    the host: the same CSR bit for bit, also in spans of 1000 edges (rows split over batches)."""
+    import distbfs.graph as graph_module
+    from distbfs.generators import generate
+
+    if chunk is not None:
+        monkeypatch.setattr(graph_module, "CHUNK", chunk)
+    host = generate(kind, ONE_RANK, xp=np, **params)
+    device = generate(kind, ONE_RANK, xp=cupy, **params)
+    assert device.column_indices.dtype == host.column_indices.dtype
+    np.testing.assert_array_equal(cupy.asnumpy(device.row_offsets), host.row_offsets)
+    np.testing.assert_array_equal(cupy.asnumpy(device.column_indices), host.column_indices)
+    assert device.num_edges == host.num_edges
