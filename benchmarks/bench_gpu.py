@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import gc
 import json
 import os
 import sys
@@ -69,7 +70,11 @@ class PeakHook(MemoryHook):
         self.at_peak: dict[str, int] = {}
 
     def malloc_postprocess(self, **kwargs: Any) -> None:
-        frames = [f for f in traceback.extract_stack()[:-1] if "distbfs" in f.filename]
+        frames = [
+            f
+            for f in traceback.extract_stack()[:-1]
+            if "distbfs" in f.filename and f.name != "_allocate"
+        ]
         site = f"{frames[-1].filename.split('distbfs')[-1]}:{frames[-1].lineno}" if frames else "?"
         self.live[kwargs["pmem_id"]] = (kwargs["mem_size"], site)
         self.bytes += kwargs["mem_size"]
@@ -173,6 +178,7 @@ def search_graph(graph: distbfs.Graph, roots: list, strategy: str | None, args) 
     del result  # the peak of one search alone, with predecessors, validation excluded
     phases_profile = profile.levels
     del profile
+    gc.collect()  # as CuPy does before it gives up an allocation
     pool.free_all_blocks()
     held = pool.used_bytes()  # the graph and its edge queue
     hook = PeakHook()
@@ -210,6 +216,8 @@ def search_graph(graph: distbfs.Graph, roots: list, strategy: str | None, args) 
         ],
         "edges_inspected": sum(row.edges_inspected for row in phases_profile),
         "peak_bytes": peak,
+        "held_bytes": held,
+        "live_at_peak": dict(sorted(hook.at_peak.items(), key=lambda kv: -kv[1])[:8]),
         "pool_bytes": pool.total_bytes(),
         "csr_bytes": dist.nbytes(),
         "memory_ratio": peak / dist.nbytes(),

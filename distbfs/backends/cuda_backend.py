@@ -72,6 +72,9 @@ MASK_DTYPE = np.dtype(np.uint32)
 MASK_WORD_BITS = 32
 COUNTER_DTYPE = np.dtype(np.int64)
 
+QUEUE_REGROWTH = 1.125
+"""Least factor by which a graph's edge queue grows once it exists (``_grow_edge_queue``)."""
+
 KERNELS = {
     "expand": ("expand", "expand_kernel"),
     "expand_heavy": ("expand", "expand_heavy_kernel"),
@@ -1013,14 +1016,17 @@ class CudaBackend:
 
     def _grow_edge_queue(self, queues: _Queues, need: int) -> None:
         """Make the edge queue (and its parent queue, when the search keeps predecessors) hold
-        ``need`` items, up to its limit. It grows to exactly what a level needs (growing by a
-        factor would overshoot: a Kronecker graph's largest level holds over half its edges),
-        so a graph's first searches reallocate it a few times, later ones rarely. A need past
-        the limit is left to the kernels' overflow check (which names ``queue_sizing``)."""
+        ``need`` items, up to its limit. Its first size is exactly what a level needs (growing
+        by a factor would overshoot: a Kronecker graph's largest level holds over half its
+        edges); later it grows by at least ``QUEUE_REGROWTH``, so searches from other roots,
+        whose largest levels differ by a few percent, do not reallocate it each time (near a
+        full device each reallocation frees and retries). A need past the limit is left to
+        the kernels' overflow check (which names ``queue_sizing``)."""
         edge = queues.edge
         wanted = min(edge.limit, max(need, 1))
         if wanted > edge.capacity:
-            capacity = wanted
+            grown = int(edge.capacity * QUEUE_REGROWTH)  # a regrowth leaves headroom
+            capacity = min(edge.limit, max(wanted, grown))
             keep = edge.parents is not None or queues.keep_parents
             nbytes = capacity * queues.vertex_dtype.itemsize * (2 if keep else 1)
             edge.vertices = edge.parents = None  # freed before the larger ones are taken
