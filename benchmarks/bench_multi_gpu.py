@@ -388,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grid-roots", type=int, default=4, help="roots of grid graphs")
     parser.add_argument("--comm", default="auto", choices=("auto", "nccl", "mpi"))
     parser.add_argument(
-        "--counts", default="nccl", choices=("nccl", "host"), help="NCCL: how bin counts travel"
+        "--counts", default="host", choices=("host", "nccl"), help="NCCL: how bin counts travel"
     )
     parser.add_argument(
         "--strategies",

@@ -320,7 +320,7 @@ def test_nccl_abort_aborts_nccl_then_the_job():
     comm.abort(3)
     assert lib.comms[0].aborted and host.aborted == [3]
     info = comm.describe()
-    assert info["kind"] == "nccl" and info["transport"] == "nccl" and info["counts"] == "nccl"
+    assert info["kind"] == "nccl" and info["transport"] == "nccl" and info["counts"] == "host"
 
 
 def test_mpi_gpu_needs_an_mpi_host():

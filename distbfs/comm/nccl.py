@@ -5,12 +5,15 @@ then joins one NCCL communicator on the GPU ``distbfs.device.bind_device`` chose
 
 Per level (``exchange_bins``), all on CuPy's current stream (the backend's):
 
-1. counts: the ``size`` int64 bin lengths are copied from pinned host memory to a small device
-   buffer, one grouped ncclSend/ncclRecv (one int64 to and from every other rank) exchanges them,
-   and ONE small device-to-host read brings what arrives back (the receive buffers must be sized
-   and the contract stage needs the offsets on the host). With ``counts="host"`` they travel
-   through the host communicator instead (an MPI all-to-all of host memory, no device
-   synchronization at all);
+1. counts: the ``size`` int64 bin lengths are on the host already (the receive buffers must be
+   sized and the contract stage needs the offsets there), so by default (``counts="host"``) they
+   travel through the host communicator: one MPI all-to-all of host memory, no device
+   synchronization. With ``counts="nccl"`` they are copied to a small device buffer, one grouped
+   ncclSend/ncclRecv (one int64 to and from every other rank) exchanges them, and one small
+   device-to-host read brings what arrives back. The host path is the default because it is
+   faster where it matters, levels with small frontiers: kron27 direction-optimizing on two
+   H200s, 301 and 303 GTEPS against 263 and 288 through NCCL, alternating in one call
+   (benchmarks/RESULTS.md);
 2. payloads: one ncclGroupStart/ncclGroupEnd holding, for every other rank, the send of its
    vertex segment (and parent segment: predecessors travel as (vertex, parent) pairs) and the
    receive of its segment, as bytes, into receive buffers that grow geometrically and are
@@ -35,7 +38,7 @@ from ..errors import DeviceError
 from .base import Communicator
 from .gpu import GPUCommunicator, Plan
 
-COUNTS_TRANSPORTS = ("nccl", "host")
+COUNTS_TRANSPORTS = ("host", "nccl")
 """How the bin lengths travel: NCCL on device buffers, or the host communicator."""
 
 _NCCL_TYPES = {
@@ -74,7 +77,7 @@ class NCCLCommunicator(GPUCommunicator):
     host : Communicator
         The job's host communicator (MPI; one rank works too): broadcasts the NCCL id and carries
         object collectives, scans, host arrays and host reductions.
-    counts : {"nccl", "host"}, default "nccl"
+    counts : {"host", "nccl"}, default "host"
         How the bin lengths of each exchange travel (see the module docstring).
     ops : CupyOps, optional
         Device operations (default: CuPy's; tests pass host stand-ins).
@@ -93,7 +96,7 @@ class NCCLCommunicator(GPUCommunicator):
         self,
         host: Communicator,
         *,
-        counts: str = "nccl",
+        counts: str = "host",
         ops: Any = None,
         nccl: Any = None,
     ) -> None:
