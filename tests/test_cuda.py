@@ -13,6 +13,7 @@ compared as sorted arrays or sets, bins bin by bin.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -374,15 +375,7 @@ def test_search_without_predecessors():
 def test_search_with_int64_column_ids():
     case, source = SEARCH_CASES["mixed-degrees"]
     graph = build(case, cupy)
-    wide = DistGraph(
-        graph.n,
-        graph.num_edges,
-        graph.directed,
-        graph.rank,
-        graph.size,
-        graph.row_offsets,
-        graph.column_indices.astype(cupy.int64),
-    )
+    wide = dataclasses.replace(graph, column_indices=graph.column_indices.astype(cupy.int64))
     backend = CudaBackend()
     result = bfs_levels(wide, source, backend, ONE_RANK, predecessors=True, strategy="two_phase")
     dist = backend.to_host(result.distances)
@@ -653,15 +646,7 @@ def test_cooperative_grid_alternates_with_two_phase_levels():
 def test_cooperative_grid_without_predecessors_and_with_int64_ids(predecessors):
     case, source = COOPERATIVE_CASES["mixed-degrees"]
     graph = build(case, cupy)
-    wide = DistGraph(
-        graph.n,
-        graph.num_edges,
-        graph.directed,
-        graph.rank,
-        graph.size,
-        graph.row_offsets,
-        graph.column_indices.astype(cupy.int64),
-    )
+    wide = dataclasses.replace(graph, column_indices=graph.column_indices.astype(cupy.int64))
     for g in (graph, wide):
         backend = FusedCounting(SMALL_GRID)
         result = bfs_levels(
