@@ -186,6 +186,10 @@ def bfs_levels(
         rows.append([level, frontier_size, 1, DIRECTIONS.index(direction), *counters])
         timer.next_level()
         level, frontier_size = level + 1, next_size
+    # The search's queues go back now (labels, predecessors and the visited mask stay), so what
+    # runs next (validation, statistics) has their memory.
+    state.scratch.clear()
+    state.vertex_frontier = backend.xp.empty(0, dtype=state.vertex_frontier.dtype)
     return SearchResult(source, state.labels, state.preds, _level_stats(comm, rows, timer), state)
 
 
@@ -222,18 +226,25 @@ def _top_down_level(
     timer: Any,
     level: int,
 ) -> list[int]:
-    """Expand, filter+partition, exchange bins, contract (section 6.1); this rank's COUNTERS."""
-    with timer.phase("expand"):
-        edge_frontier = backend.expand(graph, state)
-    with timer.phase("filter_partition"):
-        bins = backend.filter_partition(state, edge_frontier, comm.size)
+    """Expand, filter+partition, exchange bins, contract (section 6.1); this rank's COUNTERS.
+
+    A frontier with more out-edges than the backend's edge queue holds is expanded and filtered
+    in strips (``expansion_strips``); the survivors of every strip are binned after the last."""
+    edge_frontiers, bins = [], None
+    for strip in range(backend.expansion_strips(graph, state)):
+        with timer.phase("expand"):
+            edge_frontiers.append(backend.expand(graph, state, strip))
+        with timer.phase("filter_partition"):
+            bins = backend.filter_partition(state, edge_frontiers[-1], comm.size)
+    assert bins is not None, "filter_partition returns the bins after the last strip"
     with timer.phase("exchange"):
         received = comm.exchange_bins(bins)
     with timer.phase("contract"):
         backend.contract(graph, state, received, level + 1)
     sent = bins.counts
     remote = int(sent.sum() - sent[comm.rank])
-    expanded, received_count = edge_frontier.size, int(received.offsets[-1])
+    expanded = sum(edges.size for edges in edge_frontiers)
+    received_count = int(received.offsets[-1])
     return [expanded, int(sent.sum()), remote, received_count, state.frontier_size, expanded]
 
 

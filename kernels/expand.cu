@@ -14,8 +14,16 @@
  *   scan: the rest (< 32 each) are packed into a shared gather buffer by a second prefix sum
  *         and read by all threads, so no lane idles on short lists.
  *
+ * Strips (a frontier with more out-edges than the edge queue holds): frontier_lengths_kernel
+ * writes each frontier vertex's list length, a CUB scan (cupy.cumsum) makes them the end of each
+ * list in the frontier's edge sequence, and expand_kernel is launched once per window
+ * [window_begin, window_end) of that sequence: each thread clips its list to the window, and its
+ * slots are its list's position in the window (no reservation). Every edge of the frontier is in
+ * exactly one window; a hub's list may be cut between two.
+ *
  * Output order inside the edge queue is arbitrary (the level loop never depends on it).
- * Invariant: the block writes exactly the slots it reserved, and none at or past the capacity.
+ * Invariant: the block writes exactly the slots it reserved (a window: its edges' positions in
+ * the window), and none at or past the capacity.
  */
 #include "common.cuh"
 
@@ -55,11 +63,45 @@ __device__ __forceinline__ void emit(const vertex_t* __restrict__ column_indices
     if (edge_parents != nullptr) edge_parents[slot] = parent;
 }
 
+// First index i of the sorted ends[0, size) with ends[i] > value (size if none).
+__device__ __forceinline__ size_type first_above(const size_type* __restrict__ ends, size_type size,
+                                                 size_type value) {
+    size_type low = 0;
+    size_type high = size;
+    while (low < high) {
+        const size_type middle = low + (high - low) / 2;
+        if (ends[middle] > value) {
+            high = middle;
+        } else {
+            low = middle + 1;
+        }
+    }
+    return low;
+}
+
 }  // namespace
+
+// Strips: the list length of every frontier vertex (cupy.cumsum then makes them list ends).
+extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_lengths_kernel(
+    const vertex_t* __restrict__ vertex_frontier,  // in: local ids of the frontier's vertices
+    size_type frontier_size,                       // in: number of vertices in vertex_frontier
+    const size_type* __restrict__ row_offsets,     // in: CSR row-offsets array (nlocal + 1)
+    size_type* __restrict__ lengths)               // out: list length per frontier vertex
+{
+    for (size_type i = static_cast<size_type>(blockIdx.x) * kBlockThreads + threadIdx.x;
+         i < frontier_size; i += static_cast<size_type>(gridDim.x) * kBlockThreads) {
+        const vertex_t local = vertex_frontier[i];
+        lengths[i] = row_offsets[local + 1] - row_offsets[local];
+    }
+}
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_kernel(
     const vertex_t* __restrict__ vertex_frontier,  // in: local ids of the frontier's vertices
     size_type frontier_size,                       // in: number of vertices in vertex_frontier
+    const size_type* __restrict__ frontier_ends,   // in: strips: end of each vertex's list in the
+                                                   //     frontier's edge sequence; else null
+    size_type window_begin,                        // in: strips: the window of that sequence
+    size_type window_end,                          //     this launch expands (else unused)
     const size_type* __restrict__ row_offsets,     // in: CSR row-offsets array (nlocal + 1)
     const vertex_t* __restrict__ column_indices,   // in: CSR column-indices array (global ids)
     int rank,                                      // in: this rank: global id = local * size + rank
@@ -78,30 +120,52 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_kernel(
     const int tid = threadIdx.x;
     const int lane = tid & (kWarpThreads - 1);
     size_type* edge_count = counters + distbfs::kCounterEdges;
+    const bool windowed = frontier_ends != nullptr;  // the same for the whole grid
+
+    // The frontier vertices whose lists meet the window: from the first list ending past its
+    // begin to the first list ending at or past its end.
+    size_type first = 0;
+    size_type last = frontier_size;
+    if (windowed) {
+        first = first_above(frontier_ends, frontier_size, window_begin);
+        last = first_above(frontier_ends, frontier_size, window_end - 1) + 1;
+        if (last > frontier_size) last = frontier_size;
+    }
 
     // Grid-stride over tiles of block_threads vertices: the trip count is the same for every
     // thread of a block, so every barrier below is reached by all of them.
-    for (size_type tile = static_cast<size_type>(blockIdx.x) * kBlockThreads; tile < frontier_size;
+    for (size_type tile = first + static_cast<size_type>(blockIdx.x) * kBlockThreads; tile < last;
          tile += static_cast<size_type>(gridDim.x) * kBlockThreads) {
         const size_type index = tile + tid;
         size_type begin = 0;
         size_type length = 0;
+        size_type slot = 0;
         vertex_t parent = 0;
         vertex_t local = 0;
-        if (index < frontier_size) {
+        if (index < last) {
             local = vertex_frontier[index];
             begin = row_offsets[local];
             length = row_offsets[local + 1] - begin;
             parent = local * static_cast<vertex_t>(size) + static_cast<vertex_t>(rank);
+            if (windowed) {  // clip the list to the window; its slots are its place there
+                const size_type end = frontier_ends[index];
+                const size_type from = max(end - length, window_begin);
+                const size_type to = min(end, window_end);
+                begin += from - (end - length);
+                length = to > from ? to - from : 0;
+                slot = from - window_begin;
+            }
         }
 
-        // Edge-queue slots of every neighbour of the tile: one scan, one atomic per block.
-        size_type slot = 0;
-        size_type tile_edges = 0;
-        OffsetScan(smem.offset_scan).ExclusiveSum(length, slot, tile_edges);
-        if (tid == 0) smem.base = tile_edges > 0 ? distbfs::reserve_slots(edge_count, tile_edges) : 0;
-        __syncthreads();
-        slot += smem.base;
+        if (!windowed) {  // edge-queue slots of the tile's neighbours: a scan, a block atomic
+            size_type tile_edges = 0;
+            OffsetScan(smem.offset_scan).ExclusiveSum(length, slot, tile_edges);
+            if (tid == 0) {
+                smem.base = tile_edges > 0 ? distbfs::reserve_slots(edge_count, tile_edges) : 0;
+            }
+            __syncthreads();
+            slot += smem.base;
+        }
 
         // Grid gathering, deferred: a hub's list goes to expand_heavy_kernel in pieces of
         // heavy_degree edges (rare: one atomic per hub). A heavy queue too short for them (a

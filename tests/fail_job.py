@@ -42,8 +42,8 @@ class FailingBackend:
             message = f"planted failure on rank {self.rank} at level {self.level} in {stage}"
             raise DeviceError(message) if KIND == "device" else RuntimeError(message)
 
-    def expand(self, graph: Any, state: Any) -> Any:
-        return self.inner.expand(graph, state)
+    def expand(self, graph: Any, state: Any, strip: int = 0) -> Any:
+        return self.inner.expand(graph, state, strip)
 
     def filter_partition(self, state: Any, edges: Any, nbins: int) -> Any:
         self._maybe_fail("filter_partition")

@@ -187,6 +187,14 @@ def _states(case, rank, size, predecessors, source=0, policy=DEFAULT_POLICY):
     )
 
 
+def expand_filter(backend, graph, state, nbins):
+    """One level's expansion and filter+partition, strip by strip, as the level loop runs them."""
+    bins = None
+    for strip in range(backend.expansion_strips(graph, state)):
+        bins = backend.filter_partition(state, backend.expand(graph, state, strip), nbins)
+    return bins
+
+
 # Grid gathering of hubs (lists over heavy_degree): the default policy sends the "hubs" case's
 # lists of 3000 to it; a heavy_degree of 8 with tiles of 64 sends hundreds of lists through it
 # in several windows; a huge one sends none (CTA gathering takes every long list).
@@ -201,22 +209,34 @@ EXPAND_POLICIES = {
 @pytest.mark.parametrize("predecessors", [False, True])
 @pytest.mark.parametrize("name", ["mixed-degrees", "hubs", "grid-40x50"])
 @pytest.mark.parametrize("policy", list(EXPAND_POLICIES))
-def test_expand_matches_numpy(name, rank, size, predecessors, policy):
+@pytest.mark.parametrize("queue_sizing", [1.0, 0.1, 0.003])  # 1 strip, a few, very many
+def test_expand_matches_numpy(name, rank, size, predecessors, policy, queue_sizing):
+    """Expansion, whole or in strips (windows of the frontier's edge sequence that cut lists,
+    hub pieces too, anywhere): together the strips hold every edge exactly once."""
     case = SEARCH_CASES[name][0]
-    g_np, g_cu, s_np, s_cu, cuda = _states(
-        case, rank, size, predecessors, policy=EXPAND_POLICIES[policy]
-    )
+    g_np, g_cu, s_np, s_cu, _ = _states(case, rank, size, predecessors)
+    cuda = CudaBackend(EXPAND_POLICIES[policy], queue_sizing=queue_sizing)
+    s_cu = cuda.start(g_cu, 0, predecessors)
     rng = np.random.default_rng(11)
     frontier = rng.choice(g_np.nlocal, size=min(g_np.nlocal, 900), replace=False)
     frontier = np.union1d(frontier, [0])  # local vertex 0: the first hub on one rank
     s_np.vertex_frontier, s_np.frontier_size = frontier.astype(np.int64), frontier.shape[0]
     s_cu.vertex_frontier, s_cu.frontier_size = cupy.asarray(frontier), frontier.shape[0]
     want = HOST.expand(g_np, s_np)
-    got = cuda.expand(g_cu, s_cu)
-    assert got.size == want.size
-    vertices = cupy.asnumpy(got.vertices).astype(np.int64)
+    strips = cuda.expansion_strips(g_cu, s_cu)
+    limit = max(1, math.ceil(queue_sizing * g_np.num_local_edges))
+    assert strips == max(1, -(-want.size // limit))
+    pieces = []  # each strip overwrites the edge queue: copy it out before the next
+    for strip in range(strips):
+        got = cuda.expand(g_cu, s_cu, strip)
+        assert got.last == (strip == strips - 1)
+        assert got.size <= limit
+        parents = None if got.parents is None else cupy.asnumpy(got.parents)
+        pieces.append((cupy.asnumpy(got.vertices), parents))
+    assert sum(v.shape[0] for v, _ in pieces) == want.size
+    vertices = np.concatenate([v for v, _ in pieces]).astype(np.int64)
     if predecessors:
-        parents = cupy.asnumpy(got.parents).astype(np.int64)
+        parents = np.concatenate([p for _, p in pieces]).astype(np.int64)
         got_pairs = np.sort(vertices * g_np.n + parents)
         want_pairs = np.sort(want.vertices.astype(np.int64) * g_np.n + want.parents)
         assert np.array_equal(got_pairs, want_pairs)
@@ -350,11 +370,12 @@ def _search(case, source, backend, xp, predecessors=True, timer=None):
     return backend.to_host(result.distances), preds, result.levels
 
 
+@pytest.mark.parametrize("queue_sizing", [1.0, 0.25, 0.01])  # strips: none, some, many
 @pytest.mark.parametrize("name", sorted(SEARCH_CASES))
-def test_search_matches_numpy_and_scipy(name):
+def test_search_matches_numpy_and_scipy(name, queue_sizing):
     case, source = SEARCH_CASES[name]
     want_dist, _, want_levels = _search(case, source, HOST, np)
-    dist, pred, levels = _search(case, source, CudaBackend(), cupy)
+    dist, pred, levels = _search(case, source, CudaBackend(queue_sizing=queue_sizing), cupy)
     assert np.array_equal(dist, want_dist)
     assert np.array_equal(dist, graphs.reference_distances(*case, source))
     check_predecessors(case, source, dist, pred)
@@ -411,7 +432,7 @@ def _simulated_ranks(case, source, size, predecessors=True):
     while total > 0:
         sent = []
         for g, s in zip(parts, states, strict=True):
-            sent.append(backend.filter_partition(s, backend.expand(g, s), size))
+            sent.append(expand_filter(backend, g, s, size))
         for r, (g, s) in enumerate(zip(parts, states, strict=True)):
             vertices = cupy.concatenate([b.vertices[b.offsets[r] : b.offsets[r + 1]] for b in sent])
             parents = None
@@ -457,7 +478,7 @@ def _hybrid(case, source, backend, max_frontier, predecessors=True):
         if done:
             level, fused = level + done, fused + done
             continue
-        bins = backend.filter_partition(state, backend.expand(graph, state), 1)
+        bins = expand_filter(backend, graph, state, 1)
         received = ONE_RANK.exchange_bins(bins)
         backend.contract(graph, state, received, level + 1)
         level += 1
@@ -681,7 +702,7 @@ def test_cooperative_grid_leaves_the_exact_frontier(max_frontier):
     # The search goes on from there (two-phase, then fused again) to the right distances.
     level = levels
     while state.frontier_size > 0:
-        bins = backend.filter_partition(state, backend.expand(graph, state), 1)
+        bins = expand_filter(backend, graph, state, 1)
         backend.contract(graph, state, ONE_RANK.exchange_bins(bins), level + 1)
         level += 1
         level += backend.run_small_levels(graph, state, level, 10**9)
@@ -739,9 +760,34 @@ def test_launch_policy_refuses_a_fused_grid_that_cannot_be_resident():
 # ----------------------------------------------------------------------------- errors, timer
 
 
-def test_edge_queue_overflow_names_the_queue_and_the_setting():
+def test_levels_larger_than_the_edge_queue_run_in_strips():
+    """The star's second level expands 3000 edges through a queue of 60: 50 strips, and the
+    queue never grows past its limit."""
     case, source = SEARCH_CASES["star-3000"]
-    with pytest.raises(DeviceError, match=r"edge queue overflow.*queue_sizing"):
+    graph, backend = build(case, cupy), CudaBackend(queue_sizing=0.01)
+    calls = []
+    expand = backend.expand
+
+    def counted(graph, state, strip=0):
+        calls.append(strip)
+        return expand(graph, state, strip)
+
+    backend.expand = counted
+    result = bfs_levels(graph, source, backend, ONE_RANK, predecessors=True, strategy="two_phase")
+    dist = backend.to_host(result.distances)
+    assert np.array_equal(dist, graphs.reference_distances(*case, source))
+    check_predecessors(case, source, dist, backend.to_host(result.predecessors))
+    queue = backend._edge_queues[id(graph)]
+    assert queue.capacity <= queue.limit == 60
+    assert max(calls) == 49 and result.levels[1].edges_expanded == 3000
+
+
+def test_edge_queue_overflow_names_the_queue_and_the_setting(monkeypatch):
+    """A level that is not strip-mined to fit (forced here) overflows: expand stores nothing
+    past the queue, and the host names the queue, the size needed and the setting."""
+    case, source = SEARCH_CASES["star-3000"]
+    monkeypatch.setattr(CudaBackend, "expansion_strips", lambda self, graph, state: 1)
+    with pytest.raises(DeviceError, match=r"edge queue overflow.*3000 items.*queue_sizing"):
         _search(case, source, CudaBackend(queue_sizing=0.01), cupy)
 
 
@@ -922,7 +968,7 @@ def test_frontier_edges_after_contract_and_from_scratch():
     g_np, g_cu, s_np, s_cu, cuda = _states(case, 0, 1, True)
     assert cuda.frontier_edges(g_cu, s_cu) == HOST.frontier_edges(g_np, s_np)  # the source
     for level in range(1, 4):  # contract sums m_f while it labels, once asked
-        bins = cuda.filter_partition(s_cu, cuda.expand(g_cu, s_cu), 1)
+        bins = expand_filter(cuda, g_cu, s_cu, 1)
         cuda.contract(g_cu, s_cu, ONE_RANK.exchange_bins(bins), level)
         bins = HOST.filter_partition(s_np, HOST.expand(g_np, s_np), 1)
         HOST.contract(g_np, s_np, ONE_RANK.exchange_bins(bins), level)

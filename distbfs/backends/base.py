@@ -53,10 +53,12 @@ def supports_bottom_up(backend: Any) -> bool:
 
 @dataclass
 class EdgeFrontier:
-    """Neighbours gathered by expansion: global ids, and the expanding vertex of each (preds)."""
+    """Neighbours gathered by expansion: global ids, and the expanding vertex of each (preds).
+    ``last``: the level's last strip (see ``Backend.expansion_strips``)."""
 
     vertices: Any
     parents: Any | None = None
+    last: bool = True
 
     @property
     def size(self) -> int:
@@ -98,12 +100,20 @@ class Backend(Protocol):
         """Labels all UNREACHED, the source labeled 0 (and its own parent) on its owner."""
         ...
 
-    def expand(self, graph: DistGraph, state: SearchState) -> EdgeFrontier:
-        """Gather the neighbours of every vertex of the vertex frontier."""
+    def expansion_strips(self, graph: DistGraph, state: SearchState) -> int:
+        """How many strips the vertex frontier's expansion takes: 1 unless its out-edges exceed
+        what the backend's edge queue holds (CUDA), so memory stays bounded on any level."""
         ...
 
-    def filter_partition(self, state: SearchState, edges: EdgeFrontier, nbins: int) -> Bins:
-        """Drop neighbours marked in the visited mask and local duplicates; bin by owner."""
+    def expand(self, graph: DistGraph, state: SearchState, strip: int = 0) -> EdgeFrontier:
+        """Gather the neighbours of every vertex of the vertex frontier (of strip ``strip`` of
+        ``expansion_strips``: the strips together hold every edge once)."""
+        ...
+
+    def filter_partition(self, state: SearchState, edges: EdgeFrontier, nbins: int) -> Bins | None:
+        """Drop neighbours marked in the visited mask and local duplicates; bin by owner. Strips
+        are filtered in order, and the bins returned after the last hold the survivors of all
+        (a backend may return None before it)."""
         ...
 
     def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:

@@ -19,17 +19,20 @@ The two-phase strategy (section 5.3) with the multi-GPU fused filter+partition (
   (m_f: summed by contract, bottom_up and the fused kernel while they label, no extra read).
 
 Host protocol. ``start`` allocates the search's per-vertex arrays and small queues: the bin queue
-holds min(``queue_sizing`` x the local edge count, n) items, the vertex frontier nlocal. The edge
-queue belongs to the graph (kept from one search to the next): every expansion's length is known
-exactly beforehand (m_f, the frontier's out-edges, which contract, bottom_up and the fused kernel
-sum while they label), and the queue grows to it, never past ``queue_sizing`` x the local edge
-count; so a graph's first searches allocate it a few times, later ones rarely, and it holds
-the largest level, not the whole graph. Otherwise no level allocates (but the first with
-several bins, the first fused run or the first bottom-up level allocates its extra queues
-once). Kernels append to queues with one atomicAdd per block on a
-small per-level counter array (``kernels.Counter``), and store nothing past a queue's capacity;
-the host reads the counters through pinned memory and raises ``DeviceError`` on overflow, naming
-the queue, the size needed and the setting to raise. Launch grids come from host-known bounds
+holds min(local edges, n) items (filtering claims a vertex once), the vertex frontier nlocal. The
+edge queue belongs to the graph (kept from one search to the next): every expansion's length is
+known exactly beforehand (m_f, the frontier's out-edges, which contract, bottom_up and the fused
+kernel sum while they label), and the queue grows to it, never past ``queue_sizing`` x the local
+edge count (``DEFAULT_QUEUE_SIZING``); so a graph's first searches allocate it a few times,
+later ones rarely. A level with more edges than that is strip-mined (``expansion_strips``):
+expanded and filtered in equal windows of its edge sequence, survivors accumulating in the bin
+(or kept) queue, binned after the last, so the queue stays a fraction of the graph whatever the
+level. Otherwise no level allocates (but the first with several bins, the first striped level,
+the first fused run or the first bottom-up level allocates its extra queues once). Kernels
+append to queues with one atomicAdd per block on a small per-level counter array
+(``kernels.Counter``), and store nothing past a queue's capacity; the host reads the counters
+through pinned memory and raises ``DeviceError`` on overflow, naming the queue, the size needed
+and the setting to raise. Launch grids come from host-known bounds
 (the exact edge count, capped by a persistent grid); kernels grid-stride over the lengths they
 read on the device, so no launch waits for a length. No Python work is proportional to a
 frontier.
@@ -75,8 +78,14 @@ COUNTER_DTYPE = np.dtype(np.int64)
 QUEUE_REGROWTH = 1.125
 """Least factor by which a graph's edge queue grows once it exists (``_grow_edge_queue``)."""
 
+DEFAULT_QUEUE_SIZING = 0.25
+"""The edge queue's limit as a fraction of the rank's stored edges. A Kronecker level expands up
+to ~70% of them; with the queue that large the search held ~3x the CSR's bytes (a vertex and a
+parent per item: 2 x 0.7 x the column array), so such levels are expanded in strips instead."""
+
 KERNELS = {
     "expand": ("expand", "expand_kernel"),
+    "frontier_lengths": ("expand", "frontier_lengths_kernel"),
     "expand_heavy": ("expand", "expand_heavy_kernel"),
     "filter": ("filter_partition", "filter_kernel"),
     "partition": ("filter_partition", "partition_kernel"),
@@ -145,10 +154,10 @@ class _LevelCounts:
 @dataclass
 class _EdgeQueue:
     """The edge queue of one graph on one rank, kept from one search to the next: it grows to
-    the largest edge frontier a level has needed (known exactly before expansion: m_f, the
-    frontier's out-edges), at most to ``limit`` (``queue_sizing`` x the rank's stored edges).
-    No level expands all the stored edges, so the queue stays below their count: a
-    direction-optimizing search's top-down levels far below it."""
+    the largest edge frontier (or strip) a level has needed (known exactly before expansion:
+    m_f, the frontier's out-edges), at most to ``limit`` (``queue_sizing`` x the rank's stored
+    edges); a level with more edges is expanded and filtered in strips of at most ``limit``.
+    A direction-optimizing search's top-down levels stay far below it."""
 
     limit: int
     vertices: Any | None = None
@@ -186,6 +195,7 @@ class _Queues:
     heavy_columns: Any | None = None
     heavy_slots: Any | None = None
     heavy_pieces: int = 0
+    frontier_ends: Any | None = None  # strips: end of each frontier list in the edge sequence
     fused_scratch: Any | None = None  # fused levels: the kernel's ring of per-level counts
     level: _LevelCounts | None = None
     # Direction-optimizing searches only (allocated on first use):
@@ -266,17 +276,28 @@ class _Queues:
 
 
 class DeviceEdgeFrontier(EdgeFrontier):
-    """The edge frontier in the preallocated edge queue.
+    """The edge frontier (or one strip of it) in the preallocated edge queue.
 
-    Its length stays on the device until the level's counters are read (by ``contract``);
-    ``size``, ``vertices`` and ``parents`` read them first if that has not happened yet.
+    A whole level's length stays on the device until the level's counters are read (by
+    ``contract``); ``size``, ``vertices`` and ``parents`` read them first if that has not
+    happened yet. A strip's length is known on the host (``window``: its edges' range in the
+    frontier's edge sequence).
     """
 
-    def __init__(self, counts: _LevelCounts) -> None:  # no dataclass fields of its own
+    def __init__(  # no dataclass fields of its own
+        self,
+        counts: _LevelCounts,
+        window: tuple[int, int] | None = None,
+        last: bool = True,
+    ) -> None:
         self.counts = counts
+        self.window = window
+        self.last = last
 
     @property
     def size(self) -> int:  # type: ignore[override]
+        if self.window is not None:
+            return self.window[1] - self.window[0]
         return self.counts.value(Counter.EDGES)
 
     @property
@@ -318,9 +339,10 @@ class CudaBackend:
     policy : LaunchPolicy
         Block sizes and culling-hash sizes, compiled into the kernels.
     queue_sizing : float
-        Edge-queue capacity as a fraction of the rank's stored edges (0 < queue_sizing; values
-        above 1 change nothing, since no level expands more edges than the rank stores). Lower
-        it to save memory; a level that needs more raises ``DeviceError``.
+        The edge queue's limit as a fraction of the rank's stored edges (0 < queue_sizing;
+        values above 1 change nothing, since no level expands more edges than the rank stores).
+        A level whose frontier has more out-edges is expanded and filtered in strips of at most
+        that many (``expansion_strips``). Lower it to save memory, raise it for fewer launches.
     replica_limit_bytes : int
         Several ranks: a graph whose whole CSR takes at most this many bytes is copied to every
         rank once, and searches run their first levels fused on that copy while the frontier is
@@ -334,7 +356,7 @@ class CudaBackend:
     def __init__(
         self,
         policy: LaunchPolicy = DEFAULT_POLICY,
-        queue_sizing: float = 1.0,
+        queue_sizing: float = DEFAULT_QUEUE_SIZING,
         replica_limit_bytes: int = 1 << 30,
     ) -> None:
         if not queue_sizing > 0:
@@ -363,7 +385,9 @@ class CudaBackend:
     def start(self, graph: DistGraph, source: int, predecessors: bool) -> SearchState:
         vertex_dtype = self._check_graph(graph)
         nlocal, n = graph.nlocal, graph.n
-        kept_capacity = max(1, min(self._edge_capacity(graph), n))
+        # Filtering claims each vertex's bit once: a level keeps at most n items, and at most
+        # the rank's stored edges (strips accumulate in this queue).
+        kept_capacity = max(1, min(graph.num_local_edges, n))
         plan: dict[str, tuple[int, np.dtype]] = {
             "labels": (nlocal, np.dtype(DISTANCE_DTYPE)),
             "visited bitmask": (-(-n // MASK_WORD_BITS), MASK_DTYPE),
@@ -429,16 +453,40 @@ class CudaBackend:
             {"cuda": queues},
         )
 
-    def expand(self, graph: DistGraph, state: SearchState) -> EdgeFrontier:
+    def expansion_strips(self, graph: DistGraph, state: SearchState) -> int:
+        """Strips the current frontier's expansion takes: 1 unless its out-edges (m_f, known
+        exactly) exceed the edge queue's limit; then as few equal strips as fit it."""
+        queues = self._queues(state)
+        need = self.frontier_edges(graph, state) if state.frontier_size > 0 else 0
+        return max(1, -(-need // queues.edge.limit))
+
+    def expand(self, graph: DistGraph, state: SearchState, strip: int = 0) -> EdgeFrontier:
         queues = self._queues(state)
         size = int(state.frontier_size)
         need = self.frontier_edges(graph, state) if size > 0 else 0  # exact: m_f
-        self._grow_edge_queue(queues, need)
-        counts = queues.begin_level(edge_bound=min(queues.edge_capacity, need))
-        if size > 0 and counts.edge_bound > 0:
+        strips = self.expansion_strips(graph, state)
+        if not 0 <= strip < strips:
+            raise ValueError(f"strip {strip}: this frontier's expansion has {strips} strips")
+        window = None
+        if strips > 1:  # edges [begin, end) of the frontier's edge sequence
+            width = -(-need // strips)
+            window = (strip * width, min(need, (strip + 1) * width))
+        length = need if window is None else window[1] - window[0]
+        self._grow_edge_queue(queues, length)
+        if strip == 0:
+            counts = queues.begin_level(edge_bound=min(queues.edge_capacity, length))
+        else:  # the level's counts go on (kept items accumulate); this strip's hub pieces
+            counts = self._level(queues)
+            counts.edge_bound = length
+            self._zero_counter(queues, Counter.HEAVY)
+        if size > 0 and length > 0:
             frontier = self._vertices(state.vertex_frontier, queues)
             threads = self.policy.block_threads
-            hubs = need > self.policy.heavy_degree and self._ensure_heavy_pieces(queues) > 0
+            grid = queues.grid(size, threads)
+            if window is not None and strip == 0:  # the level's list ends, for every strip
+                self._scan_frontier_ends(queues, frontier, size, graph)
+            ends = None if window is None else queues.frontier_ends
+            hubs = length > self.policy.heavy_degree and self._ensure_heavy_pieces(queues) > 0
             heavy = (
                 (queues.piece_vertices, queues.heavy_columns, queues.heavy_slots)
                 if hubs
@@ -447,12 +495,16 @@ class CudaBackend:
             edge_queue = (queues.edge_vertices, queues.edge_parents, np.int64(queues.edge_capacity))
             graph_args = (graph.row_offsets, graph.column_indices)
             where = (np.int32(graph.rank), np.int32(graph.size))
+            begin, end = (0, 0) if window is None else window
             queues.kernels["expand"](
-                (queues.grid(size, threads),),
+                (grid,),
                 (threads,),
                 (
                     frontier,
                     np.int64(size),
+                    ends,
+                    np.int64(begin),
+                    np.int64(end),
                     *graph_args,
                     *where,
                     *edge_queue,
@@ -474,9 +526,38 @@ class CudaBackend:
                         queues.counters,
                     ),
                 )
-        return DeviceEdgeFrontier(counts)
+        return DeviceEdgeFrontier(counts, window, last=strip == strips - 1)
 
-    def filter_partition(self, state: SearchState, edges: EdgeFrontier, nbins: int) -> Bins:
+    def _scan_frontier_ends(
+        self, queues: _Queues, frontier: Any, size: int, graph: DistGraph
+    ) -> None:
+        """``queues.frontier_ends``: the end of each frontier vertex's list in the frontier's
+        edge sequence (an inclusive scan of the list lengths; allocated at the search's first
+        striped level)."""
+        if queues.frontier_ends is None:
+            length = queues.frontier.shape[0]
+            queues.frontier_ends = self._allocate(
+                graph, "frontier list ends", length, COUNTER_DTYPE, length * 8
+            )
+        ends = queues.frontier_ends[:size]
+        threads = self.policy.block_threads
+        queues.kernels["frontier_lengths"](
+            (queues.grid(size, threads),),
+            (threads,),
+            (frontier, np.int64(size), graph.row_offsets, ends),
+        )
+        cupy.cumsum(ends, out=ends)  # CUB's device scan, in place
+
+    @staticmethod
+    def _zero_counter(queues: _Queues, slot: int) -> None:
+        """Zero one level counter on the device (asynchronously)."""
+        stream = cupy.cuda.get_current_stream()
+        ptr = queues.counters.data.ptr + slot * COUNTER_DTYPE.itemsize
+        cupy.cuda.runtime.memsetAsync(ptr, 0, COUNTER_DTYPE.itemsize, stream.ptr)
+
+    def filter_partition(self, state: SearchState, edges: EdgeFrontier, nbins: int) -> Bins | None:
+        """Filter the edge frontier (or strip) into the kept queue; after a level's last strip,
+        bin what all its strips kept (None before it, with several bins)."""
         queues = self._queues(state)
         if not 1 <= nbins <= self.policy.max_bins:
             raise DeviceError(
@@ -487,7 +568,10 @@ class CudaBackend:
         keep_parents = state.preds is not None
         if isinstance(edges, DeviceEdgeFrontier) and edges.counts is counts:
             vertices, parents = queues.edge_vertices, queues.edge_parents
-            count, limit = queues.edge_count, queues.edge_capacity
+            if edges.window is None:  # the length is on the device
+                count, limit = queues.edge_count, queues.edge_capacity
+            else:
+                count, limit = None, edges.size
             bound = counts.edge_bound
         else:  # an edge frontier made elsewhere (tests): its length is known on the host
             vertices = self._vertices(edges.vertices, queues)
@@ -496,7 +580,7 @@ class CudaBackend:
             bound = limit
         if keep_parents and parents is None:
             raise ValueError("predecessors are kept: the edge frontier needs its parents")
-        counts.kept_bound = min(bound, queues.kept_capacity)
+        counts.kept_bound = min(counts.kept_bound + bound, queues.kept_capacity)
         if nbins == 1:
             kept_vertices, kept_parents = queues.bin_vertices, queues.bin_parents
         else:
@@ -529,9 +613,11 @@ class CudaBackend:
             )
             counts.pending = bins
             return bins
-        if bound > 0:
+        if not edges.last:  # binned once, after the level's last strip
+            return None
+        if counts.kept_bound > 0:
             queues.kernels["partition"](
-                (grid,),
+                (queues.grid(counts.kept_bound, self.policy.tile_items),),
                 (self.policy.block_threads,),
                 (
                     kept_vertices,

@@ -106,7 +106,12 @@ class NumpyBackend:
             frontier = np.array([src_local], dtype=np.int64)
         return SearchState(labels, preds, visited_mask, frontier, 1, scratch)
 
-    def expand(self, graph: DistGraph, state: SearchState) -> EdgeFrontier:
+    def expansion_strips(self, graph: DistGraph, state: SearchState) -> int:
+        return 1  # host memory: the whole edge frontier at once
+
+    def expand(self, graph: DistGraph, state: SearchState, strip: int = 0) -> EdgeFrontier:
+        if strip != 0:
+            raise ValueError(f"strip {strip}: the numpy backend expands in one strip")
         frontier = state.vertex_frontier
         starts, lengths, total = _frontier_rows(graph, state)
         if total > DENSE_EXPAND_FRACTION * graph.num_local_edges:
