@@ -78,10 +78,12 @@ COUNTER_DTYPE = np.dtype(np.int64)
 QUEUE_REGROWTH = 1.125
 """Least factor by which a graph's edge queue grows once it exists (``_grow_edge_queue``)."""
 
-DEFAULT_QUEUE_SIZING = 0.25
+DEFAULT_QUEUE_SIZING = 0.5
 """The edge queue's limit as a fraction of the rank's stored edges. A Kronecker level expands up
-to ~70% of them; with the queue that large the search held ~3x the CSR's bytes (a vertex and a
-parent per item: 2 x 0.7 x the column array), so such levels are expanded in strips instead."""
+to ~90% of them; with the queue that large a search held over 3x the CSR's bytes (a vertex and a
+parent per item: 2 x 0.9 x the column array), so such levels are expanded in strips instead.
+At 0.25 the peak was 1.7x the CSR but kron20 and kron22 lost 25% and 14% to the extra strips'
+launches (H200, benchmarks/RESULTS.md); at 0.5 only levels over half the edges take two."""
 
 KERNELS = {
     "expand": ("expand", "expand_kernel"),
