@@ -8,6 +8,9 @@
  *
  *   frontier_bitmap_kernel   vertex queue -> this rank's frontier bitmap (zeroed beforehand):
  *                            one atomicOr per frontier vertex.
+ *   mark_visited_kernel      the gathered frontier bitmaps -> the visited bitmask (global
+ *                            ids): a top-down level on several ranks then culls what the other
+ *                            ranks labeled before it is sent (distbfs.bfs, SHARE_FRONTIER).
  *   frontier_degrees_kernel  out-edges of the frontier's vertices (m_f of the direction
  *                            heuristic), summed into one counter.
  *   unexplored_kernel        unlabeled owned vertices and their out-edges (n_u, m_u), summed
@@ -61,6 +64,28 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_bitmap_kern
          i < frontier_size; i += stride) {
         const vertex_t v = vertex_frontier[i];
         atomicOr(&bitmap[v >> 5], 1u << (v & 31));
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
+    const mask_word_t* __restrict__ frontier,  // in: the gathered frontier bitmaps (rows)
+    size_type words,                           // in: words per rank's row
+    int size,                                  // in: number of ranks
+    size_type n,                               // in: number of vertices
+    mask_word_t* __restrict__ visited_mask,    // in/out: visited bitmask over all n vertices
+    size_type mask_words)                      // in: its length in words
+{
+    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    for (size_type w = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+         w < mask_words; w += stride) {
+        mask_word_t bits = 0;
+        for (int b = 0; b < 32; ++b) {
+            const size_type u = w * 32 + b;
+            if (u < n && in_frontier(frontier, words, size, static_cast<vertex_t>(u))) {
+                bits |= 1u << b;
+            }
+        }
+        if (bits != 0) visited_mask[w] |= bits;  // this kernel is the mask's only writer
     }
 }
 

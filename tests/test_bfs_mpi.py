@@ -72,3 +72,33 @@ def test_construction_in_small_chunks_at_any_rank_count(comm, monkeypatch):
     chunked = build_graph(comm, *mine, n, directed=False)
     np.testing.assert_array_equal(chunked.row_offsets, reference.row_offsets)
     np.testing.assert_array_equal(chunked.column_indices, reference.column_indices)
+
+
+def test_shared_frontiers_cull_what_other_ranks_labeled(comm, monkeypatch):
+    """After a level whose frontier grew past n / SHARE_FRONTIER, the ranks all-gather it into
+    their visited masks: the same distances, fewer items sent (several ranks), and every vertex
+    of a shared frontier is in every rank's mask."""
+    import sys
+
+    bfs_module = sys.modules["distbfs.bfs"]  # (distbfs.bfs the attribute is the function)
+    src, dst, n, _ = graphs.random_graph(3000, 24000, 21, False)
+    graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=False)
+    shared = bfs_levels(graph, 0, NUMPY, comm, predecessors=True, strategy="two_phase")
+    share = bfs_module.SHARE_FRONTIER
+    monkeypatch.setattr(bfs_module, "SHARE_FRONTIER", 0)  # never
+    alone = bfs_levels(graph, 0, NUMPY, comm, predecessors=True, strategy="two_phase")
+    expected = graphs.reference_distances(src, dst, n, False, 0)
+    for result in (shared, alone):
+        np.testing.assert_array_equal(graphs.gather_global(comm, result.distances, n), expected)
+    sent = [sum(lv.items_sent for lv in r.levels) for r in (shared, alone)]
+    if comm.size > 1:
+        assert sent[0] < sent[1]
+        gathered = [
+            lv.level + 1
+            for lv in shared.levels
+            if lv.frontier < lv.discovered and lv.discovered * share >= n
+        ]
+        assert gathered
+        assert shared.state.visited_mask[np.isin(expected, gathered)].all()
+    else:
+        assert sent[0] == sent[1]

@@ -919,6 +919,22 @@ def _gathered(case, size, frontier):
     return np.stack(rows)
 
 
+@pytest.mark.parametrize("rank,size", [(0, 1), (1, 3), (3, 4)])
+def test_mark_visited_matches_numpy(rank, size):
+    """The gathered frontier bitmaps OR-ed into the visited mask (SHARE_FRONTIER)."""
+    case = SEARCH_CASES["random-directed"][0]
+    g_np, g_cu, s_np, s_cu, cuda = _states(case, rank, size, False)
+    rng = np.random.default_rng(size)
+    before = rng.random(g_np.n) < 0.2
+    s_np.visited_mask[:] = before
+    s_cu.visited_mask = pack_mask(before)
+    gathered = _gathered(case, size, rng.random(g_np.n) < 0.3)
+    HOST.mark_visited(g_np, s_np, gathered)
+    cuda.mark_visited(g_cu, s_cu, cupy.asarray(gathered))
+    np.testing.assert_array_equal(unpack_mask(s_cu.visited_mask, g_np.n), s_np.visited_mask)
+    assert s_np.visited_mask.sum() > before.sum()
+
+
 @pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
 @pytest.mark.parametrize("name", ["mixed-degrees", "hubs", "random-directed", "grid-40x50"])
 def test_frontier_bitmap_and_bottom_up_match_numpy(name, rank, size):

@@ -131,6 +131,12 @@ class Backend(Protocol):
         (numpy sets one byte per vertex and packs them, which is faster there)."""
         ...
 
+    def mark_visited(self, graph: DistGraph, state: SearchState, frontier: Any) -> None:
+        """Mark every vertex of ``frontier`` (the all-gathered ``(size, bytes)`` bitmaps) in the
+        visited mask: the vertices all ranks labeled last level, so this rank's next top-down
+        filter culls them instead of sending them to their owners again."""
+        ...
+
     def bottom_up(
         self,
         graph: DistGraph,

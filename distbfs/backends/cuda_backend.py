@@ -94,6 +94,7 @@ KERNELS = {
     "contract": ("contract", "contract_kernel"),
     "contract_expand": ("contract_expand", "contract_expand_kernel"),
     "frontier_bitmap": ("bottom_up", "frontier_bitmap_kernel"),
+    "mark_visited": ("bottom_up", "mark_visited_kernel"),
     "frontier_degrees": ("bottom_up", "frontier_degrees_kernel"),
     "unexplored": ("bottom_up", "unexplored_kernel"),
     "bottom_up": ("bottom_up", "bottom_up_kernel"),
@@ -742,6 +743,37 @@ class CudaBackend:
             queues.bitmap_generation = queues.generation
         return current.view(np.uint8)
 
+    def mark_visited(self, graph: DistGraph, state: SearchState, frontier: Any) -> None:
+        """Set the visited-mask bits of every vertex of the gathered ``frontier`` (``(size,
+        bytes)`` uint8 bitmaps, on the device). One launch, no read."""
+        queues = self._queues(state)
+        gathered = self._gathered_words(graph, frontier)
+        mask_words = int(state.visited_mask.shape[0])
+        threads = self.policy.block_threads
+        queues.kernels["mark_visited"](
+            (queues.grid(mask_words, threads),),
+            (threads,),
+            (
+                gathered,
+                np.int64(gathered.shape[0] // graph.size),
+                np.int32(graph.size),
+                np.int64(graph.n),
+                state.visited_mask,
+                np.int64(mask_words),
+            ),
+        )
+
+    @staticmethod
+    def _gathered_words(graph: DistGraph, frontier: Any) -> Any:
+        """The all-gathered frontier bitmaps as one run of uint32 words, checked."""
+        gathered = cupy.ascontiguousarray(frontier).view(MASK_DTYPE).reshape(-1)
+        words = frontier_bitmap_bytes(graph.n, graph.size) // MASK_DTYPE.itemsize
+        if gathered.shape[0] != graph.size * words:
+            raise ValueError(
+                f"gathered frontier of {gathered.shape[0]} words, expected {graph.size} x {words}"
+            )
+        return gathered
+
     def bottom_up(
         self,
         graph: DistGraph,
@@ -758,11 +790,7 @@ class CudaBackend:
             raise TypeError("the in-neighbour graph must have the graph's column dtype")
         bitmaps = self._ensure_bitmaps(queues)
         words = int(bitmaps[0].shape[0])
-        gathered = cupy.ascontiguousarray(frontier).view(MASK_DTYPE).reshape(-1)
-        if gathered.shape[0] != graph.size * words:
-            raise ValueError(
-                f"gathered frontier of {gathered.shape[0]} words, expected {graph.size} x {words}"
-            )
+        gathered = self._gathered_words(graph, frontier)
         counts = queues.begin_level(edge_bound=0)
         kernel = queues.kernels["bottom_up"]
         words_per_block = MASK_WORD_BITS * (self.policy.block_threads // MASK_WORD_BITS)

@@ -169,6 +169,9 @@ class NumpyBackend:
         flags[state.vertex_frontier] = True
         return np.packbits(flags, bitorder="little")
 
+    def mark_visited(self, graph: DistGraph, state: SearchState, frontier: np.ndarray) -> None:
+        state.visited_mask |= _unpack_gathered(frontier, graph)
+
     def bottom_up(
         self,
         graph: DistGraph,
@@ -177,9 +180,8 @@ class NumpyBackend:
         frontier: np.ndarray,
         level: int,
     ) -> int:
-        size, n = graph.size, graph.n
-        bits = np.unpackbits(frontier, axis=1, bitorder="little")  # row r, bit k: v = k*size + r
-        in_frontier = (bits[0] if size == 1 else bits.T.reshape(-1))[:n].view(np.bool_)
+        size = graph.size
+        in_frontier = _unpack_gathered(frontier, graph)
         if size > 1:  # the vertices other ranks labeled last level, for later top-down filters
             state.visited_mask |= in_frontier
         candidates = self._candidates(in_graph, state, level)
@@ -290,3 +292,9 @@ def _scan_block(
         active, starts, degrees = active[keep], starts[keep], degrees[keep]
         first, width = first + width, 2 * width
     return np.concatenate(found_parts), np.concatenate(parent_parts), inspected
+
+
+def _unpack_gathered(frontier: np.ndarray, graph: DistGraph) -> np.ndarray:
+    """The all-gathered ``(size, bytes)`` frontier bitmaps as one bool per global vertex."""
+    bits = np.unpackbits(frontier, axis=1, bitorder="little")  # row r, bit k: v = k*size + r
+    return (bits[0] if graph.size == 1 else bits.T.reshape(-1))[: graph.n].view(np.bool_)
