@@ -38,6 +38,7 @@ class HostOps:
         self.copies: list[tuple[str, int]] = []
         self.allocations: list[tuple[str, int]] = []
         self.synchronizations = 0
+        self.events = self.waits = 0
 
     def is_device(self, array) -> bool:
         return isinstance(array, DeviceArray)
@@ -69,6 +70,19 @@ class HostOps:
 
     def synchronize(self) -> None:
         self.synchronizations += 1
+
+    # Streams and events: host copies and the fake NCCL finish before they return, so every
+    # ordering holds already; the calls are counted (waits must follow side-stream moves).
+    def side_stream(self) -> int:
+        return 1
+
+    def record(self, stream: int | None = None) -> tuple[str, int]:
+        self.events += 1
+        return ("event", self.events)
+
+    def wait(self, event, stream: int | None = None) -> None:
+        assert event[0] == "event"
+        self.waits += 1
 
     def contiguous(self, array):
         if array.flags.c_contiguous:

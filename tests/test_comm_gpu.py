@@ -95,6 +95,14 @@ def test_exchange_bins_equals_mpi(host, transport, dtype, parents):
     assert ops.copied("d2d") == int(sent[me]) * item
     if size > 1:
         assert comm.path["exchange"] == comm.transport
+    # NCCL moves the remote segments on a side stream, after the bins were written; the
+    # receiver waits for their arrival event. MPI moves them in order on the current stream.
+    if lib is not None and size > 1:
+        assert got.in_flight is not None and ops.waits == 1
+        got.in_flight.wait()
+        assert ops.waits == 2
+    else:
+        assert got.in_flight is None
     if lib is not None:  # the fake refuses sends to this rank itself
         counts_bytes = 8 * (size - 1) if transport == "nccl" else 0
         assert sum(n for _, n in lib.sent) == remote_sent + counts_bytes

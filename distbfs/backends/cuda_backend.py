@@ -75,6 +75,10 @@ MASK_DTYPE = np.dtype(np.uint32)
 MASK_WORD_BITS = 32
 COUNTER_DTYPE = np.dtype(np.int64)
 
+OVERLAP_MIN_ITEMS = 1 << 16
+"""Several ranks: received bins of at least this many items are contracted own bin first, while
+the other ranks' bins still travel (three launches); smaller ones in one launch once arrived."""
+
 QUEUE_REGROWTH = 1.125
 """Least factor by which a graph's edge queue grows once it exists (``_grow_edge_queue``)."""
 
@@ -664,26 +668,41 @@ class CudaBackend:
             count, limit, bound = None, total, total
         if keep_parents and parents is None:
             raise ValueError("predecessors are kept: the received bins need their parents")
-        if bound > 0:
-            queues.kernels["contract"](
-                (queues.grid(bound, self.policy.tile_items),),
-                (self.policy.block_threads,),
-                (
-                    vertices,
-                    parents if keep_parents else None,
-                    count,
-                    np.int64(limit),
-                    np.int32(graph.size),
-                    np.int32(level),
-                    state.labels,
-                    state.preds,
-                    state.visited_mask if graph.size > 1 else None,
-                    queues.frontier,
-                    np.int64(queues.frontier.shape[0]),
-                    queues.counters,
-                    graph.row_offsets,  # m_f of the next frontier: its expansion's size
-                ),
-            )
+
+        def launch(begin: int, end: int | None, count: Any, limit: int, bound: int) -> None:
+            if bound > 0:
+                queues.kernels["contract"](
+                    (queues.grid(bound, self.policy.tile_items),),
+                    (self.policy.block_threads,),
+                    (
+                        vertices[begin:end],
+                        parents[begin:end] if keep_parents else None,
+                        count,
+                        np.int64(limit),
+                        np.int32(graph.size),
+                        np.int32(level),
+                        state.labels,
+                        state.preds,
+                        state.visited_mask if graph.size > 1 else None,
+                        queues.frontier,
+                        np.int64(queues.frontier.shape[0]),
+                        queues.counters,
+                        graph.row_offsets,  # m_f of the next frontier: its expansion's size
+                    ),
+                )
+
+        in_flight = None if pending is not None else received.in_flight
+        if in_flight is not None and bound >= OVERLAP_MIN_ITEMS:
+            # The own bin is in place: contract it while the other ranks' bins arrive.
+            own = [int(x) for x in received.offsets[graph.rank : graph.rank + 2]]
+            launch(own[0], own[1], None, own[1] - own[0], own[1] - own[0])
+            in_flight.wait()
+            launch(0, own[0], None, own[0], own[0])
+            launch(own[1], bound, None, bound - own[1], bound - own[1])
+        else:
+            if in_flight is not None:
+                in_flight.wait()
+            launch(0, None, count, limit, bound)
         host = counts.read(int(Counter.BINS))  # the level's one read (one rank)
         counts.pending = None
         size = int(host[Counter.FRONTIER])

@@ -29,11 +29,15 @@ class Bins:
 
     ``offsets`` is a host int64 array of length ``size + 1``. ``vertices`` holds global vertex ids;
     ``parents`` (the vertex whose edge produced each item) travels only when predecessors are kept.
+    ``in_flight`` (received device bins only): the other ranks' segments may still be moving; its
+    ``wait()`` orders the current stream's later work after their arrival (the own segment is in
+    place already). None: everything is in place.
     """
 
     offsets: np.ndarray
     vertices: Any
     parents: Any | None = None
+    in_flight: Any | None = None
 
     @property
     def counts(self) -> np.ndarray:

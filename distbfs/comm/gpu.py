@@ -11,7 +11,10 @@ MPI); object collectives, scans and broadcasts go through the host communicator 
 rank, or MPI).
 
 Invariants: every device operation is issued on CuPy's current stream, the stream the backend's
-kernels run on, so no level needs a host synchronization besides the ones the counts require;
+kernels run on, except a transport's remote moves, which may run on a side stream ordered after
+the current stream's work so far (``Bins.in_flight`` says when they are done: the reader waits
+for it on the device), so no level needs a host synchronization besides the ones the counts
+require;
 ``exchange_bins`` returns views of the receive buffers, valid until the next ``exchange_bins``
 (the level loop contracts them before the next level); ``alltoallv`` and ``allgather_array``
 return fresh arrays. ``path`` records which transport each operation took, ``stats`` counts the
@@ -51,6 +54,7 @@ class CupyOps:
         import cupyx
 
         self._cupy = cupy
+        self._side: Any = None
         self._empty_pinned = cupyx.empty_pinned
         runtime = cupy.cuda.runtime
         self._memcpy_async = runtime.memcpyAsync
@@ -105,6 +109,24 @@ class CupyOps:
         """Wait for the current stream (before MPI reads or writes device or pinned memory)."""
         self._cupy.cuda.get_current_stream().synchronize()
 
+    def side_stream(self) -> int:
+        """Handle of this object's second stream (made once): transfers that may overlap the
+        current stream's kernels run there."""
+        if self._side is None:
+            self._side = self._cupy.cuda.Stream(non_blocking=True)
+        return int(self._side.ptr)
+
+    def record(self, stream: int | None = None) -> Any:
+        """An event marking the work issued so far on ``stream`` (None: the current stream)."""
+        event = self._cupy.cuda.Event(block=False, disable_timing=True)
+        self._cupy.cuda.runtime.eventRecord(event.ptr, self.stream() if stream is None else stream)
+        return event
+
+    def wait(self, event: Any, stream: int | None = None) -> None:
+        """Make ``stream`` (None: the current stream) run later work after ``event``."""
+        target = self.stream() if stream is None else stream
+        self._cupy.cuda.runtime.streamWaitEvent(target, event.ptr, 0)
+
     def contiguous(self, array: Any) -> Any:
         return self._cupy.ascontiguousarray(array)
 
@@ -139,6 +161,18 @@ class GrowingBuffer:
             self.array = self._allocate(wanted, self.what)
             self.allocations += 1
         return self.array[: int(nbytes)]
+
+
+class Arrival:
+    """``Bins.in_flight`` of received bins whose remote segments move on a side stream."""
+
+    def __init__(self, ops: Any, event: Any) -> None:
+        self._ops = ops
+        self._event = event
+
+    def wait(self) -> None:
+        """Order the current stream's later work after the segments' arrival (no host wait)."""
+        self._ops.wait(self._event)
 
 
 def _bytes(array: Any) -> Any:
@@ -184,8 +218,10 @@ class GPUCommunicator(Communicator):
         """Host int64 counts of what every rank sends to this one (entry ``rank`` included)."""
 
     @abstractmethod
-    def _move(self, plans: list[Plan]) -> None:
-        """Move every remote segment of every plan (the own segment is already in place)."""
+    def _move(self, plans: list[Plan]) -> Any:
+        """Move every remote segment of every plan (the own segment is already in place).
+        Returns None when they are in place on the current stream's order, or an event
+        (``ops.record``) after which they are: the current stream must ``ops.wait`` for it."""
 
     def _allreduce_device(self, array: Any, op: str) -> Any:
         """All-reduce of a device array (default: through host memory and the host comm)."""
@@ -213,11 +249,12 @@ class GPUCommunicator(Communicator):
         if hasattr(bins, "resolve"):  # the CUDA backend's PendingBins: read the length now
             bins = bins.resolve()
         payloads = [bins.vertices] if bins.parents is None else [bins.vertices, bins.parents]
-        offsets, received = self._exchange(
+        offsets, received, arrival = self._exchange(
             np.asarray(bins.offsets, dtype=np.int64), payloads, reuse=True
         )
         self.path["exchange"] = self.transport
-        return Bins(offsets, received[0], received[1] if len(received) > 1 else None)
+        in_flight = None if arrival is None else Arrival(self.ops, arrival)
+        return Bins(offsets, received[0], received[1] if len(received) > 1 else None, in_flight)
 
     def alltoallv(self, offsets: np.ndarray, *payloads: Any) -> tuple[np.ndarray, tuple[Any, ...]]:
         """Send segment ``r`` of each payload to rank ``r`` (device payloads GPU to GPU).
@@ -233,7 +270,9 @@ class GPUCommunicator(Communicator):
         moved = [
             p if dev else self.ops.to_device(p) for p, dev in zip(payloads, on_device, strict=True)
         ]
-        recv_offsets, received = self._exchange(offsets, moved, reuse=False)
+        recv_offsets, received, arrival = self._exchange(offsets, moved, reuse=False)
+        if arrival is not None:
+            self.ops.wait(arrival)
         self.path["alltoallv"] = self.transport
         out = [
             r if dev else self.ops.to_host(r) for r, dev in zip(received, on_device, strict=True)
@@ -242,8 +281,9 @@ class GPUCommunicator(Communicator):
 
     def _exchange(
         self, offsets: np.ndarray, payloads: list[Any], *, reuse: bool
-    ) -> tuple[np.ndarray, list[Any]]:
-        """Counts, then every payload; the own segment device to device (collective)."""
+    ) -> tuple[np.ndarray, list[Any], Any]:
+        """Counts, then every payload; the own segment device to device (collective). Returns
+        the offsets and payloads received, and ``_move``'s arrival event (or None)."""
         if offsets.shape != (self.size + 1,):
             raise ValueError(f"offsets: expected {self.size + 1} entries, got {offsets.shape}")
         send_counts = np.diff(offsets)
@@ -274,15 +314,14 @@ class GPUCommunicator(Communicator):
                     "d2d",
                 )
             plans.append(plan)
-        if self.size > 1:
-            self._move(plans)
+        arrival = self._move(plans) if self.size > 1 else None
         remote_sent = int(send_counts.sum() - send_counts[me])
         remote_received = total - int(recv_counts[me])
         item_bytes = sum(p.dtype.itemsize for p in received)
         self.stats["exchanges"] += 1
         self.stats["bytes_sent"] += remote_sent * item_bytes
         self.stats["bytes_received"] += remote_received * item_bytes
-        return recv_offsets, received
+        return recv_offsets, received, arrival
 
     # -- reductions and gathers -------------------------------------------------------------
 

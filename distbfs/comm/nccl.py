@@ -17,7 +17,10 @@ Per level (``exchange_bins``), all on CuPy's current stream (the backend's):
 2. payloads: one ncclGroupStart/ncclGroupEnd holding, for every other rank, the send of its
    vertex segment (and parent segment: predecessors travel as (vertex, parent) pairs) and the
    receive of its segment, as bytes, into receive buffers that grow geometrically and are
-   reused; the rank's own bin is a device-to-device copy and never goes through NCCL.
+   reused; the rank's own bin is a device-to-device copy and never goes through NCCL. The group
+   runs on a side stream that first waits for the bins to be written; the received ``Bins``
+   carry its arrival event (``in_flight``), so the CUDA contract stage labels the own bin while
+   the others travel and only then waits, on the device, for them.
 
 The level barrier is this exchange plus the termination all-reduce; nothing else waits for the
 device. Reductions of host values (the termination test, the statistics) go through the host
@@ -166,9 +169,12 @@ class NCCLCommunicator(GPUCommunicator):
         _, (received,) = self.host.alltoallv(np.arange(self.size + 1, dtype=np.int64), send)
         return np.asarray(received, dtype=np.int64)
 
-    def _move(self, plans: list[Plan]) -> None:
+    def _move(self, plans: list[Plan]) -> Any:
         size, me, ops, lib = self.size, self.rank, self.ops, self._lib
-        stream = ops.stream()
+        # On the side stream, once the bins are written: the receiver contracts its own bin
+        # meanwhile, and waits for the returned event before it reads the others.
+        stream = ops.side_stream()
+        ops.wait(ops.record(), stream)
         lib.groupStart()
         try:
             for send_bytes, send_offsets, recv_bytes, recv_offsets in plans:
@@ -185,6 +191,7 @@ class NCCLCommunicator(GPUCommunicator):
                         self._nccl.recv(start, nbytes, lib.NCCL_UINT8, peer, stream)
         finally:
             lib.groupEnd()
+        return ops.record(stream)
 
     def _allreduce_device(self, array: Any, op: str) -> Any:
         datatype = self._datatype(array.dtype)
