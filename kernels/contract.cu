@@ -6,7 +6,14 @@
  * its label; an unlabeled vertex is labeled with atomicCAS, so of several copies (sent by
  * different ranks) exactly one wins. The winner writes the predecessor, sets the vertex's bit
  * in this rank's visited bitmask (when asked: with one rank filter_partition already set it),
- * and enters the next frontier, compacted by a block scan and one atomicAdd per block. When
+ * and enters the next frontier, compacted by a block scan and one atomicAdd per block.
+ *
+ * Several ranks: an item from another rank (outside [own_begin, own_end)) is looked up in the
+ * visited bitmask instead, which answers from L2 where the label array would cost a DRAM
+ * access: an owned vertex's bit is set exactly when it is labeled or this rank's own bin holds
+ * it (filter_partition claimed it before this kernel runs; contract, bottom-up levels and
+ * shared frontiers set the bits of what they label), so a set bit drops the copy, and an
+ * atomicOr claim picks the one copy that labels the vertex. When
  * given the out-edge row offsets, it also sums the out-degrees of the vertices it labeled (m_f,
  * the direction-optimizing heuristic's input) into counters[frontier_edges], one atomic a warp.
  *
@@ -43,8 +50,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
     size_type frontier_capacity,                     // in: capacity of next_frontier
     size_type* __restrict__ counters,                // in/out: level counters; [frontier] +=
                                                      //     discovered
-    const size_type* __restrict__ out_offsets)       // in: out-edge row offsets, or null not
+    const size_type* __restrict__ out_offsets,       // in: out-edge row offsets, or null not
                                                      //     to sum [frontier_edges]
+    size_type own_begin,                             // in: the items of this rank's own bin;
+    size_type own_end)                               //     the others are claimed in the mask
 {
     __shared__ typename Compact::TempStorage compact;
     const int tid = threadIdx.x;
@@ -63,12 +72,18 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
             if (index >= items) continue;
             const vertex_t v = received_vertices[index];
             local[i] = v / static_cast<vertex_t>(size);
-            // Status lookup, then the one atomic that decides between concurrent discoverers.
-            if (labels[local[i]] != kUnreached) continue;
-            if (atomicCAS(&labels[local[i]], kUnreached, level) != kUnreached) continue;
+            const bool remote = visited_mask != nullptr && (index < own_begin || index >= own_end);
+            if (remote) {  // the mask's bit, then the one atomic that picks the labeling copy
+                if (distbfs::mask_test(visited_mask, v)) continue;
+                if (!distbfs::mask_claim(visited_mask, v)) continue;
+                labels[local[i]] = level;
+            } else {  // status lookup, then the one atomic that decides between discoverers
+                if (labels[local[i]] != kUnreached) continue;
+                if (atomicCAS(&labels[local[i]], kUnreached, level) != kUnreached) continue;
+                if (visited_mask != nullptr) distbfs::mask_claim(visited_mask, v);
+            }
             discovered[i] = 1;
             if (preds != nullptr) preds[local[i]] = static_cast<pred_t>(received_parents[index]);
-            if (visited_mask != nullptr) distbfs::mask_claim(visited_mask, v);
             if (out_offsets != nullptr) {
                 degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];
             }

@@ -303,6 +303,9 @@ def test_filter_partition_matches_numpy(nbins, predecessors, items, distinct):
 @pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
 @pytest.mark.parametrize("predecessors", [False, True])
 def test_contract_matches_numpy(rank, size, predecessors):
+    """Several ranks: the own bin is looked up in the labels, the other ranks' items in the
+    visited mask (set for every labeled owned vertex and for the own bin's, which this rank's
+    filter claimed), in one launch; the labels, frontier and mask equal the numpy stage's."""
     case = graphs.random_graph(30000, 10, 6, True)
     g_np, g_cu, s_np, s_cu, cuda = _states(case, rank, size, predecessors)
     rng = np.random.default_rng(8)
@@ -311,15 +314,24 @@ def test_contract_matches_numpy(rank, size, predecessors):
     s_np.labels[:] = labels
     s_cu.labels = cupy.asarray(labels)
     owned = np.arange(rank, g_np.n, size, dtype=np.int64)
-    # Items from `size` ranks: each rank sends a vertex at most once, so repeats across ranks.
-    received = np.concatenate(
-        [rng.choice(owned, owned.shape[0] // 2, replace=False) for _ in range(size)]
-    )
+    fresh = owned[~labeled]
+    own = rng.choice(fresh, fresh.shape[0] // 3, replace=False)  # claimed by this rank's filter
+    mask = np.zeros(g_np.n, dtype=bool)
+    mask[owned[labeled]] = mask[own] = True
+    s_np.visited_mask[:] = mask
+    s_cu.visited_mask = pack_mask(mask)
+    # One segment per source rank: the own bin, and from the others any owned vertex (labeled
+    # ones, the own bin's, repeats across ranks), each rank sending a vertex at most once.
+    segments = [
+        own if r == rank else rng.choice(owned, owned.shape[0] // 2, replace=False)
+        for r in range(size)
+    ]
+    received = np.concatenate(segments)
     parents = rng.integers(0, g_np.n, received.shape[0])
-    offsets = np.array([0, received.shape[0]], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum([seg.shape[0] for seg in segments])])
     HOST.contract(g_np, s_np, Bins(offsets, received, parents if predecessors else None), 2)
     bins = Bins(
-        offsets,
+        offsets.astype(np.int64),
         cupy.asarray(received.astype(np.int32)),
         cupy.asarray(parents.astype(np.int32)) if predecessors else None,
     )
@@ -336,8 +348,7 @@ def test_contract_matches_numpy(rank, size, predecessors):
         chosen = (new * size + rank) * g_np.n + preds[new]
         assert set(chosen.tolist()) <= offered
     if size > 1:  # the owner marks what it labels in its own visited mask
-        mask = unpack_mask(s_cu.visited_mask, g_np.n)
-        assert np.all(mask[new * size + rank])
+        assert np.array_equal(unpack_mask(s_cu.visited_mask, g_np.n), s_np.visited_mask)
 
 
 def test_contract_refuses_bins_other_than_the_pending_one():

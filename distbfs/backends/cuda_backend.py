@@ -75,6 +75,8 @@ MASK_DTYPE = np.dtype(np.uint32)
 MASK_WORD_BITS = 32
 COUNTER_DTYPE = np.dtype(np.int64)
 
+_UNBOUNDED = 2**62
+
 OVERLAP_MIN_ITEMS = 1 << 16
 """Several ranks: received bins of at least this many items are contracted own bin first, while
 the other ranks' bins still travel (three launches); smaller ones in one launch once arrived."""
@@ -669,7 +671,21 @@ class CudaBackend:
         if keep_parents and parents is None:
             raise ValueError("predecessors are kept: the received bins need their parents")
 
-        def launch(begin: int, end: int | None, count: Any, limit: int, bound: int) -> None:
+        everything = (0, _UNBOUNDED)
+        own = everything  # one rank: the one bin is this rank's
+        if pending is None and graph.size > 1:
+            if received.offsets.shape[0] != graph.size + 1:
+                raise ValueError(
+                    f"received bins with {received.offsets.shape[0]} offsets; {graph.size} "
+                    "ranks need one segment each"
+                )
+            own = (int(received.offsets[graph.rank]), int(received.offsets[graph.rank + 1]))
+
+        def launch(
+            begin: int, end: int | None, count: Any, bound: int, own: tuple[int, int]
+        ) -> None:
+            """Contract items [begin, end) (their number on the device when ``count`` is given,
+            at most ``bound``), the own bin at ``own`` among them."""
             if bound > 0:
                 queues.kernels["contract"](
                     (queues.grid(bound, self.policy.tile_items),),
@@ -678,7 +694,7 @@ class CudaBackend:
                         vertices[begin:end],
                         parents[begin:end] if keep_parents else None,
                         count,
-                        np.int64(limit),
+                        np.int64(limit if count is not None else bound),
                         np.int32(graph.size),
                         np.int32(level),
                         state.labels,
@@ -688,21 +704,23 @@ class CudaBackend:
                         np.int64(queues.frontier.shape[0]),
                         queues.counters,
                         graph.row_offsets,  # m_f of the next frontier: its expansion's size
+                        np.int64(own[0]),
+                        np.int64(own[1]),
                     ),
                 )
 
         in_flight = None if pending is not None else received.in_flight
         if in_flight is not None and bound >= OVERLAP_MIN_ITEMS:
             # The own bin is in place: contract it while the other ranks' bins arrive.
-            own = [int(x) for x in received.offsets[graph.rank : graph.rank + 2]]
-            launch(own[0], own[1], None, own[1] - own[0], own[1] - own[0])
+            start, stop = own
+            launch(start, stop, None, stop - start, everything)
             in_flight.wait()
-            launch(0, own[0], None, own[0], own[0])
-            launch(own[1], bound, None, bound - own[1], bound - own[1])
+            launch(0, start, None, start, (0, 0))
+            launch(stop, bound, None, bound - stop, (0, 0))
         else:
             if in_flight is not None:
                 in_flight.wait()
-            launch(0, None, count, limit, bound)
+            launch(0, None, count, bound, own)
         host = counts.read(int(Counter.BINS))  # the level's one read (one rank)
         counts.pending = None
         size = int(host[Counter.FRONTIER])
