@@ -59,8 +59,12 @@ class Communicator(ABC):
         ``s``. Payloads keep their dtypes and array module.
         """
 
-    def exchange_bins(self, bins: Bins) -> Bins:
-        """Exchange owner bins (section 6.1): counts first, then vertices (and parents)."""
+    def exchange_bins(self, bins: Bins, *, overlap: bool = False) -> Bins:
+        """Exchange owner bins (section 6.1): counts first, then vertices (and parents).
+
+        ``overlap``: the caller reads the own segment first and waits for ``in_flight`` before
+        the others (device transports may then return before the other segments arrive);
+        otherwise every segment is in place (in stream order) on return."""
         payloads = (bins.vertices,) if bins.parents is None else (bins.vertices, bins.parents)
         offsets, received = self.alltoallv(bins.offsets, *payloads)
         return Bins(offsets, received[0], received[1] if len(received) > 1 else None)

@@ -201,6 +201,7 @@ class GPUCommunicator(Communicator):
         self.ops = CupyOps() if ops is None else ops
         self.path: dict[str, str] = {}
         self.stats: dict[str, int] = {"exchanges": 0, "bytes_sent": 0, "bytes_received": 0}
+        self._arrival: Any = None  # the last side-stream move's event (``_after_moves``)
         self._receive = [
             GrowingBuffer(self.ops.empty, "bin exchange receive buffer (vertices)"),
             GrowingBuffer(self.ops.empty, "bin exchange receive buffer (parents)"),
@@ -235,10 +236,11 @@ class GPUCommunicator(Communicator):
 
     # -- the bin exchange -------------------------------------------------------------------
 
-    def exchange_bins(self, bins: Bins) -> Bins:
+    def exchange_bins(self, bins: Bins, *, overlap: bool = False) -> Bins:
         """Exchange owner bins (section 6.1): counts, then vertices (and parents) GPU to GPU.
 
-        The result's arrays are views of receive buffers reused by the next call.
+        The result's arrays are views of receive buffers reused by the next call. With
+        ``overlap`` the other ranks' segments may still be moving (``in_flight``).
         """
         if self.size == 1 or not self.ops.is_device(bins.vertices):
             # One rank: the single bin stays where it is (the CUDA backend's one-bin contract
@@ -253,7 +255,11 @@ class GPUCommunicator(Communicator):
             np.asarray(bins.offsets, dtype=np.int64), payloads, reuse=True
         )
         self.path["exchange"] = self.transport
-        in_flight = None if arrival is None else Arrival(self.ops, arrival)
+        in_flight = None
+        if arrival is not None and overlap:
+            in_flight = Arrival(self.ops, arrival)
+        elif arrival is not None:
+            self.ops.wait(arrival)
         return Bins(offsets, received[0], received[1] if len(received) > 1 else None, in_flight)
 
     def alltoallv(self, offsets: np.ndarray, *payloads: Any) -> tuple[np.ndarray, tuple[Any, ...]]:
@@ -279,11 +285,19 @@ class GPUCommunicator(Communicator):
         ]
         return recv_offsets, tuple(out)
 
+    def _after_moves(self) -> None:
+        """Order the current stream after the last side-stream move, before anything else
+        goes through the transport: NCCL deadlocks if its operations on one communicator run
+        in different orders on different ranks (idempotent; no host wait)."""
+        if self._arrival is not None:
+            self.ops.wait(self._arrival)
+
     def _exchange(
         self, offsets: np.ndarray, payloads: list[Any], *, reuse: bool
     ) -> tuple[np.ndarray, list[Any], Any]:
         """Counts, then every payload; the own segment device to device (collective). Returns
         the offsets and payloads received, and ``_move``'s arrival event (or None)."""
+        self._after_moves()
         if offsets.shape != (self.size + 1,):
             raise ValueError(f"offsets: expected {self.size + 1} entries, got {offsets.shape}")
         send_counts = np.diff(offsets)
@@ -315,6 +329,7 @@ class GPUCommunicator(Communicator):
                 )
             plans.append(plan)
         arrival = self._move(plans) if self.size > 1 else None
+        self._arrival = arrival
         remote_sent = int(send_counts.sum() - send_counts[me])
         remote_received = total - int(recv_counts[me])
         item_bytes = sum(p.dtype.itemsize for p in received)
@@ -334,6 +349,7 @@ class GPUCommunicator(Communicator):
         adds no device synchronization to the level. Device arrays are reduced on the device.
         """
         if self.ops.is_device(value):
+            self._after_moves()
             return self._allreduce_device(self.ops.contiguous(value), op)
         self.path["allreduce"] = self.host.kind
         return self.host.allreduce(value, op)
@@ -345,6 +361,7 @@ class GPUCommunicator(Communicator):
         self.stats["bytes_sent"] += crossing
         self.stats["bytes_received"] += crossing
         if self.ops.is_device(array):
+            self._after_moves()
             return self._allgather_equal_device(self.ops.contiguous(array.reshape(-1)))
         self.path["allgather_equal"] = self.host.kind
         gather = getattr(self.host, "allgather_equal", None)
@@ -362,6 +379,7 @@ class GPUCommunicator(Communicator):
     def allgather_array(self, array: Any) -> Any:
         """Concatenation of every rank's 1-d array in rank order (device arrays on the device)."""
         if self.ops.is_device(array):
+            self._after_moves()
             return self._allgather_device(self.ops.contiguous(array))
         self.path["allgather_array"] = self.host.kind
         return self.host.allgather_array(array)
