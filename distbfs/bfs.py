@@ -250,7 +250,7 @@ def _top_down_level(
             bins = backend.filter_partition(state, edge_frontiers[-1], comm.size)
     assert bins is not None, "filter_partition returns the bins after the last strip"
     with timer.phase("exchange"):
-        received = comm.exchange_bins(bins, overlap=True)  # own bin first: contract
+        received = comm.exchange_bins(bins, overlap=True)  # contract starts on the own bin
     with timer.phase("contract"):
         backend.contract(graph, state, received, level + 1)
     sent = bins.counts

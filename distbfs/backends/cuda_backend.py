@@ -9,6 +9,8 @@ The two-phase strategy (section 5.3) with the multi-GPU fused filter+partition (
   (each unvisited vertex is sent once); binning by owner (``v % nbins``) by counting sort.
 - contract (``kernels/contract.cu``): status lookup against the owned labels, labeling with
   atomicCAS (each vertex enters the next frontier once), predecessors, next vertex frontier.
+  Several ranks: other ranks' items are looked up in the visited mask instead (an L2 read, not
+  a DRAM one), and the own bin is contracted while the others still travel (``in_flight``).
 - run_small_levels (``kernels/contract_expand.cu``, one rank, sections 5.2/5.4): one
   persistent cooperative grid runs levels back to back, one grid barrier per level, while the
   frontier is small; one launch and one host read for the whole run.
