@@ -89,7 +89,7 @@ def main() -> int:
         from distbfs.backends.cuda_backend import CudaBackend
 
         backend = CudaBackend(queue_sizing=args.queue_sizing)
-    comm = get_communicator("auto", backend)
+    comm = get_communicator("auto", "cuda")
     graph = distbfs.Graph.generate(args.graph, backend=backend, comm=comm, scale=args.scale)
     dist = graph.dist
     roots = choose_roots(dist, comm, count=args.roots)
@@ -141,7 +141,7 @@ def main() -> int:
             profiler.disable()
             text = io.StringIO()
             pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(30)
-            print(text.getvalue()[-6000:])
+            print(text.getvalue()[:8000])
     return 0
 
 
