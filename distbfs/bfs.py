@@ -4,9 +4,11 @@ with the direction-optimizing levels of Beamer, Asanović & Patterson (SC 2012).
 Top-down level, every rank: expands its vertex frontier into an edge frontier; filters it against
 its visited mask and culls duplicates, binning the survivors by owner (fused filter+partition);
 exchanges bins with every other rank; contracts what it received (status lookup against its own
-labels) into the next vertex frontier. Bottom-up level, every rank: packs its frontier into a
-bitmap; all-gathers the bitmaps (n/8 bytes: the global frontier); every unlabeled owned vertex
-scans its in-neighbours and stops at the first one in the frontier, which becomes its parent.
+labels) into the next vertex frontier. The own bin never travels, so a backend may contract it
+before the exchange (``contract_local``) while the other bins move. Bottom-up level, every rank:
+packs its frontier into a bitmap; all-gathers the bitmaps (n/8 bytes: the global frontier);
+every unlabeled owned vertex scans its in-neighbours and stops at the first one in the
+frontier, which becomes its parent.
 One all-reduce per level is the level barrier and the termination test; under the
 direction-optimizing strategy it sums a small vector (frontier vertices n_f, frontier out-edges
 m_f, out-edges of unlabeled vertices m_u, slots tested bottom-up) that also feeds the direction
@@ -249,8 +251,10 @@ def _top_down_level(
         with timer.phase("filter_partition"):
             bins = backend.filter_partition(state, edge_frontiers[-1], comm.size)
     assert bins is not None, "filter_partition returns the bins after the last strip"
+    with timer.phase("contract"):  # the own bin never travels: it is labeled meanwhile
+        backend.contract_local(graph, state, bins, level + 1)
     with timer.phase("exchange"):
-        received = comm.exchange_bins(bins, overlap=True)  # contract starts on the own bin
+        received = comm.exchange_bins(bins, overlap=True)
     with timer.phase("contract"):
         backend.contract(graph, state, received, level + 1)
     sent = bins.counts

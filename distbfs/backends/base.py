@@ -2,8 +2,9 @@
 
 Stages follow Merrill et al. 2012, section 6.1, and the level loop in ``distbfs.bfs`` calls them
 in this order: ``expand`` (vertex frontier -> edge frontier), ``filter_partition`` (visited-mask
-and duplicate culling, binning by owner), [exchange by the communicator], ``contract`` (status
-lookup against owned labels; labels and the next vertex frontier). ``numpy`` implements them on
+and duplicate culling, binning by owner), ``contract_local`` (may label the own bin early),
+[exchange by the communicator], ``contract`` (status lookup against owned labels; labels and the
+next vertex frontier). ``numpy`` implements them on
 the host; ``cuda`` with CUDA kernels from ``kernels/``. Which backend runs is decided in exactly
 one place, ``distbfs.backends.get_backend``.
 
@@ -114,6 +115,12 @@ class Backend(Protocol):
         """Drop neighbours marked in the visited mask and local duplicates; bin by owner. Strips
         are filtered in order, and the bins returned after the last hold the survivors of all
         (a backend may return None before it)."""
+        ...
+
+    def contract_local(self, graph: DistGraph, state: SearchState, bins: Bins, level: int) -> None:
+        """Before the exchange of ``bins`` (this rank's, from ``filter_partition``): a backend
+        may contract their own-rank segment now, so it overlaps the exchange of the others, and
+        ``contract`` then skips it; or do nothing (numpy: nothing to overlap on the host)."""
         ...
 
     def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:

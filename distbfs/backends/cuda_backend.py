@@ -80,8 +80,9 @@ COUNTER_DTYPE = np.dtype(np.int64)
 _UNBOUNDED = 2**62
 
 OVERLAP_MIN_ITEMS = 1 << 16
-"""Several ranks: received bins of at least this many items are contracted own bin first, while
-the other ranks' bins still travel (three launches); smaller ones in one launch once arrived."""
+"""Several ranks: an own bin of at least this many items is contracted before the exchange
+(``contract_local``), while the host exchanges the counts and the other ranks' bins travel;
+smaller levels contract everything in one launch once it arrived."""
 
 QUEUE_REGROWTH = 1.125
 """Least factor by which a graph's edge queue grows once it exists (``_grow_edge_queue``)."""
@@ -121,7 +122,8 @@ class _LevelCounts:
 
     ``edge_bound`` bounds the edge frontier's length on the host (sizes launch grids);
     ``kept_bound`` bounds what filter_partition kept. ``pending`` is the one-bin ``Bins`` whose
-    offsets the next read fills.
+    offsets the next read fills; ``own_contracted``: ``contract_local`` already labeled the own
+    bin.
     """
 
     def __init__(self, queues: _Queues, edge_bound: int) -> None:
@@ -132,6 +134,7 @@ class _LevelCounts:
         self.kept_bound = 0
         self.host: np.ndarray | None = None
         self.pending: PendingBins | None = None
+        self.own_contracted = False  # ``contract_local`` labeled this level's own bin
 
     @property
     def queues(self) -> _Queues:
@@ -640,12 +643,32 @@ class CudaBackend:
                     np.int32(nbins),
                 ),
             )
+        ready = cupy.cuda.Event(block=False, disable_timing=True)
+        ready.record()  # the bins are written (contract_local may run before they are sent)
         host = counts.read(int(Counter.BINS) + nbins)
         offsets = np.zeros(nbins + 1, dtype=np.int64)
         np.cumsum(host[Counter.BINS : Counter.BINS + nbins], out=offsets[1:])
         total = int(offsets[-1])
         parents_out = queues.bin_parents[:total] if keep_parents else None
-        return Bins(offsets, queues.bin_vertices[:total], parents_out)
+        return Bins(offsets, queues.bin_vertices[:total], parents_out, ready=ready)
+
+    def contract_local(self, graph: DistGraph, state: SearchState, bins: Bins, level: int) -> None:
+        """Several ranks: contract this rank's own bin of ``bins`` (the bins about to be
+        exchanged) now, so the device labels it while the host exchanges counts and issues the
+        other segments' moves; ``contract`` then skips it. Own bins under
+        ``OVERLAP_MIN_ITEMS`` items are left to ``contract`` (one launch for everything)."""
+        if graph.size == 1 or isinstance(bins, PendingBins):
+            return
+        queues = self._queues(state)
+        counts = self._level(queues)
+        start, stop = int(bins.offsets[graph.rank]), int(bins.offsets[graph.rank + 1])
+        if stop - start < OVERLAP_MIN_ITEMS:
+            return
+        keep_parents = state.preds is not None
+        vertices = self._vertices(bins.vertices[start:stop], queues)
+        parents = self._vertices(bins.parents[start:stop], queues) if keep_parents else None
+        self._contract_items(graph, state, (vertices, parents), stop - start, level, own=True)
+        counts.own_contracted = True
 
     def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
         queues = self._queues(state)
@@ -654,9 +677,10 @@ class CudaBackend:
         pending = counts.pending
         if pending is not None and received.vertices is pending.vertices:
             # One bin that never left the device: its length is the filter's counter.
-            vertices, parents = queues.bin_vertices, queues.bin_parents
-            count, limit = queues.kept_count, queues.kept_capacity
-            bound = counts.kept_bound
+            items = (queues.bin_vertices, queues.bin_parents if keep_parents else None)
+            self._contract_items(
+                graph, state, items, counts.kept_bound, level, own=True, count=queues.kept_count
+            )
         elif pending is not None:
             raise DeviceError(
                 "contract got other bins than the one-bin filter_partition left on the device "
@@ -664,65 +688,7 @@ class CudaBackend:
                 "one-rank communicator unchanged"
             )
         else:
-            total = int(received.offsets[-1])
-            vertices = self._vertices(received.vertices[:total], queues)
-            parents = None
-            if keep_parents and received.parents is not None:
-                parents = self._vertices(received.parents[:total], queues)
-            count, limit, bound = None, total, total
-        if keep_parents and parents is None:
-            raise ValueError("predecessors are kept: the received bins need their parents")
-
-        everything = (0, _UNBOUNDED)
-        own = everything  # one rank: the one bin is this rank's
-        if pending is None and graph.size > 1:
-            if received.offsets.shape[0] != graph.size + 1:
-                raise ValueError(
-                    f"received bins with {received.offsets.shape[0]} offsets; {graph.size} "
-                    "ranks need one segment each"
-                )
-            own = (int(received.offsets[graph.rank]), int(received.offsets[graph.rank + 1]))
-
-        def launch(
-            begin: int, end: int | None, count: Any, bound: int, own: tuple[int, int]
-        ) -> None:
-            """Contract items [begin, end) (their number on the device when ``count`` is given,
-            at most ``bound``), the own bin at ``own`` among them."""
-            if bound > 0:
-                queues.kernels["contract"](
-                    (queues.grid(bound, self.policy.tile_items),),
-                    (self.policy.block_threads,),
-                    (
-                        vertices[begin:end],
-                        parents[begin:end] if keep_parents else None,
-                        count,
-                        np.int64(limit if count is not None else bound),
-                        np.int32(graph.size),
-                        np.int32(level),
-                        state.labels,
-                        state.preds,
-                        state.visited_mask if graph.size > 1 else None,
-                        queues.frontier,
-                        np.int64(queues.frontier.shape[0]),
-                        queues.counters,
-                        graph.row_offsets,  # m_f of the next frontier: its expansion's size
-                        np.int64(own[0]),
-                        np.int64(own[1]),
-                    ),
-                )
-
-        in_flight = None if pending is not None else received.in_flight
-        if in_flight is not None and bound >= OVERLAP_MIN_ITEMS:
-            # The own bin is in place: contract it while the other ranks' bins arrive.
-            start, stop = own
-            launch(start, stop, None, stop - start, everything)
-            in_flight.wait()
-            launch(0, start, None, start, (0, 0))
-            launch(stop, bound, None, bound - stop, (0, 0))
-        else:
-            if in_flight is not None:
-                in_flight.wait()
-            launch(0, None, count, bound, own)
+            self._contract_received(graph, state, received, level, counts.own_contracted)
         host = counts.read(int(Counter.BINS))  # the level's one read (one rank)
         counts.pending = None
         size = int(host[Counter.FRONTIER])
@@ -731,6 +697,79 @@ class CudaBackend:
         edges = int(host[Counter.FRONTIER_EDGES])
         queues.advance(size, edges)
         queues.frontier_edges = (queues.generation, edges)
+
+    def _contract_received(
+        self, graph: DistGraph, state: SearchState, received: Bins, level: int, own_done: bool
+    ) -> None:
+        """Contract bins received from the other ranks (their own bin too unless ``own_done``:
+        ``contract_local`` labeled it). Own items use the label lookup, the others the mask."""
+        queues = self._queues(state)
+        keep_parents = state.preds is not None
+        total = int(received.offsets[-1])
+        vertices = self._vertices(received.vertices[:total], queues)
+        parents = None
+        if keep_parents and received.parents is not None:
+            parents = self._vertices(received.parents[:total], queues)
+        if keep_parents and parents is None:
+            raise ValueError("predecessors are kept: the received bins need their parents")
+        own = (0, total)  # one rank: the one bin is this rank's
+        if graph.size > 1:
+            if received.offsets.shape[0] != graph.size + 1:
+                raise ValueError(
+                    f"received bins with {received.offsets.shape[0]} offsets; {graph.size} "
+                    "ranks need one segment each"
+                )
+            own = (int(received.offsets[graph.rank]), int(received.offsets[graph.rank + 1]))
+        if received.in_flight is not None:  # the other ranks' segments may still be moving
+            received.in_flight.wait()
+        if own_done:  # the segments before and after the own one
+            for begin, end in ((0, own[0]), (own[1], total)):
+                items = (vertices[begin:end], None if parents is None else parents[begin:end])
+                self._contract_items(graph, state, items, end - begin, level, own=False)
+        else:
+            items = (vertices, parents)
+            self._contract_items(graph, state, items, total, level, own=own)
+
+    def _contract_items(
+        self,
+        graph: DistGraph,
+        state: SearchState,
+        items: tuple[Any, Any | None],
+        bound: int,
+        level: int,
+        *,
+        own: bool | tuple[int, int],
+        count: Any = None,
+    ) -> None:
+        """One contract_kernel launch over ``items`` (vertices, parents): ``bound`` of them, or
+        as many as the device counter ``count`` says (at most ``bound``). ``own``: all of them
+        are this rank's own bin (True), none (False), or those in [begin, end)."""
+        if bound <= 0:
+            return
+        queues = self._queues(state)
+        vertices, parents = items
+        begin, end = (0, _UNBOUNDED) if own is True else (0, 0) if own is False else own
+        queues.kernels["contract"](
+            (queues.grid(bound, self.policy.tile_items),),
+            (self.policy.block_threads,),
+            (
+                vertices,
+                parents if state.preds is not None else None,
+                count,
+                np.int64(queues.kept_capacity if count is not None else bound),
+                np.int32(graph.size),
+                np.int32(level),
+                state.labels,
+                state.preds,
+                state.visited_mask if graph.size > 1 else None,
+                queues.frontier,
+                np.int64(queues.frontier.shape[0]),
+                queues.counters,
+                graph.row_offsets,  # m_f of the next frontier: its expansion's size
+                np.int64(begin),
+                np.int64(end),
+            ),
+        )
 
     # -- direction-optimizing levels (kernels/bottom_up.cu) ---------------------------------
 

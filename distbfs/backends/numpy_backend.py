@@ -138,6 +138,9 @@ class NumpyBackend:
         offsets, vertices, payload = bin_by_owner(np, vertices, nbins, *payload)
         return Bins(offsets, vertices, payload[0] if payload else None)
 
+    def contract_local(self, graph: DistGraph, state: SearchState, bins: Bins, level: int) -> None:
+        """Nothing: on the host the exchange has no device time to overlap."""
+
     def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
         local = local_id(received.vertices.astype(np.int64, copy=False), graph.size)
         unlabeled = np.flatnonzero(state.labels[local] == UNREACHED)

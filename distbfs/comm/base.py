@@ -31,13 +31,17 @@ class Bins:
     ``parents`` (the vertex whose edge produced each item) travels only when predecessors are kept.
     ``in_flight`` (received device bins only): the other ranks' segments may still be moving; its
     ``wait()`` orders the current stream's later work after their arrival (the own segment is in
-    place already). None: everything is in place.
+    place already). None: everything is in place. ``ready`` (device bins about to be sent): an
+    event after which they are written; a transport that moves them on a side stream waits for
+    it instead of for everything issued so far (the CUDA backend contracts the own bin between
+    writing the bins and exchanging them). None: the bins are written in stream order.
     """
 
     offsets: np.ndarray
     vertices: Any
     parents: Any | None = None
     in_flight: Any | None = None
+    ready: Any | None = None
 
     @property
     def counts(self) -> np.ndarray:

@@ -219,10 +219,12 @@ class GPUCommunicator(Communicator):
         """Host int64 counts of what every rank sends to this one (entry ``rank`` included)."""
 
     @abstractmethod
-    def _move(self, plans: list[Plan]) -> Any:
-        """Move every remote segment of every plan (the own segment is already in place).
-        Returns None when they are in place on the current stream's order, or an event
-        (``ops.record``) after which they are: the current stream must ``ops.wait`` for it."""
+    def _move(self, plans: list[Plan], ready: Any = None) -> Any:
+        """Move every remote segment of every plan (the own segment is already in place), once
+        ``ready`` (an event, ``Bins.ready``; None: the current stream's work so far) says the
+        sent bytes are written. Returns None when they are in place on the current stream's
+        order, or an event (``ops.record``) after which they are: the current stream must
+        ``ops.wait`` for it."""
 
     def _allreduce_device(self, array: Any, op: str) -> Any:
         """All-reduce of a device array (default: through host memory and the host comm)."""
@@ -252,7 +254,7 @@ class GPUCommunicator(Communicator):
             bins = bins.resolve()
         payloads = [bins.vertices] if bins.parents is None else [bins.vertices, bins.parents]
         offsets, received, arrival = self._exchange(
-            np.asarray(bins.offsets, dtype=np.int64), payloads, reuse=True
+            np.asarray(bins.offsets, dtype=np.int64), payloads, reuse=True, ready=bins.ready
         )
         self.path["exchange"] = self.transport
         in_flight = None
@@ -293,7 +295,7 @@ class GPUCommunicator(Communicator):
             self.ops.wait(self._arrival)
 
     def _exchange(
-        self, offsets: np.ndarray, payloads: list[Any], *, reuse: bool
+        self, offsets: np.ndarray, payloads: list[Any], *, reuse: bool, ready: Any = None
     ) -> tuple[np.ndarray, list[Any], Any]:
         """Counts, then every payload; the own segment device to device (collective). Returns
         the offsets and payloads received, and ``_move``'s arrival event (or None)."""
@@ -328,7 +330,7 @@ class GPUCommunicator(Communicator):
                     "d2d",
                 )
             plans.append(plan)
-        arrival = self._move(plans) if self.size > 1 else None
+        arrival = self._move(plans, ready) if self.size > 1 else None
         self._arrival = arrival
         remote_sent = int(send_counts.sum() - send_counts[me])
         remote_received = total - int(recv_counts[me])

@@ -117,7 +117,9 @@ class MPIGPUCommunicator(GPUCommunicator):
         self._mpi.Alltoall(send, received)
         return received
 
-    def _move(self, plans: list[Plan]) -> None:
+    def _move(self, plans: list[Plan], ready: Any = None) -> None:
+        # MPI moves the bytes from the host thread: it waits for the whole current stream (the
+        # work issued after ``ready`` too), then the moves are in place in stream order.
         me, ops = self.rank, self.ops
         if self.cuda_aware:
             ops.synchronize()  # MPI reads the bins and writes the receive buffers now

@@ -169,12 +169,12 @@ class NCCLCommunicator(GPUCommunicator):
         _, (received,) = self.host.alltoallv(np.arange(self.size + 1, dtype=np.int64), send)
         return np.asarray(received, dtype=np.int64)
 
-    def _move(self, plans: list[Plan]) -> Any:
+    def _move(self, plans: list[Plan], ready: Any = None) -> Any:
         size, me, ops, lib = self.size, self.rank, self.ops, self._lib
         # On the side stream, once the bins are written: the receiver contracts its own bin
         # meanwhile, and waits for the returned event before it reads the others.
         stream = ops.side_stream()
-        ops.wait(ops.record(), stream)
+        ops.wait(ops.record() if ready is None else ready, stream)
         lib.groupStart()
         try:
             for send_bytes, send_offsets, recv_bytes, recv_offsets in plans:
