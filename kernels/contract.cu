@@ -80,7 +80,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
             } else {  // status lookup, then the one atomic that decides between discoverers
                 if (labels[local[i]] != kUnreached) continue;
                 if (atomicCAS(&labels[local[i]], kUnreached, level) != kUnreached) continue;
-                if (visited_mask != nullptr) distbfs::mask_claim(visited_mask, v);
+                // The own bin's bits were set by this rank's filter: read before the atomic.
+                if (visited_mask != nullptr && !distbfs::mask_test(visited_mask, v)) {
+                    distbfs::mask_claim(visited_mask, v);
+                }
             }
             discovered[i] = 1;
             if (preds != nullptr) preds[local[i]] = static_cast<pred_t>(received_parents[index]);

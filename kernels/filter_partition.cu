@@ -10,11 +10,12 @@
  * Steps 1-3 are cheap heuristics that never cull every copy of a vertex; step 4 makes the result
  * exact: every vertex unvisited before the kernel survives exactly once, every other is culled.
  * Survivors are compacted (block scan, one atomicAdd per block) into the kept queue, and, when
- * there are several bins, counted per owner bin (v % nbins) per block, then once per bin.
+ * there are several bins, counted per owner bin (v % nbins) per block (warp-aggregated
+ * shared-memory atomics: one per distinct bin in a warp), then once per bin.
  *
  * partition_kernel (only when nbins > 1): the scatter of a counting sort by owner. Each block
  * derives the bin starts from the bin totals (an exclusive scan of nbins numbers), ranks its
- * tile's items within their bins with shared-memory atomics, reserves a range of each bin with
+ * tile's items within their bins with warp-aggregated shared-memory atomics, reserves a range of each bin with
  * one global atomic per bin, and scatters. With nbins == 1 the kept queue IS the single bin.
  *
  * Order inside a bin is arbitrary. Invariant: bin b holds exactly the survivors v with
@@ -26,6 +27,7 @@ namespace {
 
 using distbfs::kBlockThreads;
 using distbfs::kEmptySlot;
+using distbfs::kFullWarp;
 using distbfs::kHistoryHashSlots;
 using distbfs::kItemsPerThread;
 using distbfs::kMaxBins;
@@ -67,6 +69,21 @@ __device__ __forceinline__ bool warp_cull(vertex_t* table, vertex_t v, bool keep
     if (contender && table[slot] != static_cast<vertex_t>(lane)) keep = false;
     __syncwarp();  // the table is rewritten by the next call
     return keep;
+}
+
+// Warp-aggregated shared-memory count: every lane whose bin >= 0 adds one to counts[bin], with
+// one atomicAdd per distinct bin among the warp's lanes (with few bins, a plain atomicAdd per
+// item serializes up to 32 lanes on one address); returns this lane's rank among the items the
+// warp added to its bin before it (its place in the range that atomicAdd returned). Every lane
+// of the warp must call this.
+__device__ __forceinline__ int warp_bin_add(int* counts, int bin) {
+    const int lane = threadIdx.x & (kWarpThreads - 1);
+    const unsigned int peers = __match_any_sync(kFullWarp, bin);
+    const int leader = __ffs(peers) - 1;
+    int base = 0;
+    if (bin >= 0 && lane == leader) base = atomicAdd(&counts[bin], __popc(peers));
+    base = __shfl_sync(kFullWarp, base, leader);
+    return base + __popc(peers & ((1u << lane) - 1u));
 }
 
 }  // namespace
@@ -124,7 +141,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) filter_kernel(
             alive = warp_cull(warp_table, v, alive);
             if (alive) alive = distbfs::mask_claim(visited_mask, v);
             keep[i] = alive;
-            if (alive && nbins > 1) atomicAdd(&smem.bin_items[v % nbins], 1);
+            if (nbins > 1) warp_bin_add(smem.bin_items, alive ? static_cast<int>(v % nbins) : -1);
         }
 
         size_type slot[kItemsPerThread];
@@ -191,12 +208,11 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) partition_kernel(
             const size_type index = tile + i * kBlockThreads + tid;
             vertex[i] = kEmptySlot;
             bin[i] = -1;
-            rank[i] = 0;
             if (index < items) {
                 vertex[i] = kept_vertices[index];
                 bin[i] = static_cast<int>(vertex[i] % nbins);
-                rank[i] = atomicAdd(&smem.bin_items[bin[i]], 1);
             }
+            rank[i] = warp_bin_add(smem.bin_items, bin[i]);  // the whole warp, converged
         }
         __syncthreads();
         for (int b = tid; b < nbins; b += kBlockThreads) {
