@@ -9,9 +9,10 @@
  *   4. claim: atomicOr sets the vertex's bit; only the item whose atomicOr set it survives.
  * Steps 1-3 are cheap heuristics that never cull every copy of a vertex; step 4 makes the result
  * exact: every vertex unvisited before the kernel survives exactly once, every other is culled.
- * Survivors are compacted (block scan, one atomicAdd per block) into the kept queue, and, when
- * there are several bins, counted per owner bin (v % nbins) per block (warp-aggregated
- * shared-memory atomics: one per distinct bin in a warp), then once per bin.
+ * Each step runs over all of a thread's items before the next (their bitmask reads, then their
+ * claims, are in flight together). Survivors are compacted (block scan, one atomicAdd per
+ * block) into the kept queue, and, when there are several bins, counted per owner bin
+ * (v % nbins) per block, then once per bin.
  *
  * partition_kernel (only when nbins > 1): the scatter of a counting sort by owner. Each block
  * derives the bin starts from the bin totals (an exclusive scan of nbins numbers), ranks its
@@ -126,10 +127,17 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) filter_kernel(
             keep[i] = index < items;
             vertex[i] = keep[i] ? edge_vertices[index] : kEmptySlot;
         }
+        // Each step over all of the thread's items before the next, so their global memory
+        // operations are in flight together: warp culling's __syncwarp orders memory, and a
+        // bitmask read or claim per item between two of them waited out its whole latency.
 #pragma unroll
-        for (int i = 0; i < kItemsPerThread; ++i) {
+        for (int i = 0; i < kItemsPerThread; ++i) {  // 1. bitmask test (loads in flight together)
+            keep[i] = keep[i] && !distbfs::mask_test(visited_mask, vertex[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {  // 2-3. history and warp culling
             const vertex_t v = vertex[i];
-            bool alive = keep[i] && !distbfs::mask_test(visited_mask, v);
+            bool alive = keep[i];
             if (alive) {
                 const int slot = static_cast<int>(v & (kHistoryHashSlots - 1));
                 if (smem.history[slot] == v) {
@@ -138,10 +146,17 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) filter_kernel(
                     smem.history[slot] = v;
                 }
             }
-            alive = warp_cull(warp_table, v, alive);
-            if (alive) alive = distbfs::mask_claim(visited_mask, v);
-            keep[i] = alive;
-            if (nbins > 1) warp_bin_add(smem.bin_items, alive ? static_cast<int>(v % nbins) : -1);
+            keep[i] = warp_cull(warp_table, v, alive);
+        }
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {  // 4. claims (atomics in flight together)
+            if (keep[i]) keep[i] = distbfs::mask_claim(visited_mask, vertex[i]);
+        }
+        if (nbins > 1) {
+#pragma unroll
+            for (int i = 0; i < kItemsPerThread; ++i) {
+                if (keep[i]) atomicAdd(&smem.bin_items[vertex[i] % nbins], 1);
+            }
         }
 
         size_type slot[kItemsPerThread];

@@ -30,6 +30,7 @@ except Exception as exc:  # no driver, or a broken one
 if _DEVICES < 1:
     pytest.skip("no CUDA device is visible", allow_module_level=True)
 
+from distbfs.backends import cuda_backend  # noqa: E402
 from distbfs.backends.base import EdgeFrontier  # noqa: E402
 from distbfs.backends.cuda_backend import CudaBackend, PendingBins  # noqa: E402
 from distbfs.backends.launch_policy import DEFAULT_POLICY, LaunchPolicy  # noqa: E402
@@ -302,10 +303,12 @@ def test_filter_partition_matches_numpy(nbins, predecessors, items, distinct):
 
 @pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
 @pytest.mark.parametrize("predecessors", [False, True])
-def test_contract_matches_numpy(rank, size, predecessors):
+@pytest.mark.parametrize("early", [False, True])
+def test_contract_matches_numpy(rank, size, predecessors, early, monkeypatch):
     """Several ranks: the own bin is looked up in the labels, the other ranks' items in the
     visited mask (set for every labeled owned vertex and for the own bin's, which this rank's
-    filter claimed), in one launch; the labels, frontier and mask equal the numpy stage's."""
+    filter claimed), in one launch, or (``early``) the own bin first by ``contract_local`` and
+    the others by ``contract``; the labels, frontier and mask equal the numpy stage's."""
     case = graphs.random_graph(30000, 10, 6, True)
     g_np, g_cu, s_np, s_cu, cuda = _states(case, rank, size, predecessors)
     rng = np.random.default_rng(8)
@@ -335,6 +338,10 @@ def test_contract_matches_numpy(rank, size, predecessors):
         cupy.asarray(received.astype(np.int32)),
         cupy.asarray(parents.astype(np.int32)) if predecessors else None,
     )
+    if early:  # the same layout stands in for the bins this rank sent
+        monkeypatch.setattr(cuda_backend, "OVERLAP_MIN_ITEMS", 1)
+        cuda.contract_local(g_cu, s_cu, bins, 2)
+        assert cuda_backend.CudaBackend._queues(s_cu).level.own_contracted == (size > 1)
     cuda.contract(g_cu, s_cu, bins, 2)
     assert np.array_equal(cupy.asnumpy(s_cu.labels), s_np.labels)
     assert s_cu.frontier_size == s_np.frontier_size
