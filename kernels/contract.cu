@@ -63,42 +63,29 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
     for (size_type tile = static_cast<size_type>(blockIdx.x) * kTileItems; tile < items;
          tile += static_cast<size_type>(gridDim.x) * kTileItems) {
         vertex_t local[kItemsPerThread];
-        vertex_t vertex[kItemsPerThread];
         int discovered[kItemsPerThread];
-        bool remote[kItemsPerThread];
-        // Each step runs over all of the thread's items before the next, so their status reads,
-        // then their claims, are in flight together (one item at a time waited out each).
 #pragma unroll
-        for (int i = 0; i < kItemsPerThread; ++i) {  // status: the mask's bit or the label
+        for (int i = 0; i < kItemsPerThread; ++i) {
             const size_type index = tile + i * kBlockThreads + tid;
             discovered[i] = 0;
             local[i] = 0;
-            vertex[i] = 0;
-            remote[i] = false;
             if (index >= items) continue;
-            vertex[i] = received_vertices[index];
-            local[i] = vertex[i] / static_cast<vertex_t>(size);
-            remote[i] = visited_mask != nullptr && (index < own_begin || index >= own_end);
-            discovered[i] = remote[i] ? !distbfs::mask_test(visited_mask, vertex[i])
-                                      : labels[local[i]] == kUnreached;
-        }
-#pragma unroll
-        for (int i = 0; i < kItemsPerThread; ++i) {  // the one atomic that picks the labeler
-            if (!discovered[i]) continue;
-            discovered[i] = remote[i] ? distbfs::mask_claim(visited_mask, vertex[i])
-                                      : atomicCAS(&labels[local[i]], kUnreached, level) ==
-                                            kUnreached;
-        }
-#pragma unroll
-        for (int i = 0; i < kItemsPerThread; ++i) {
-            if (!discovered[i]) continue;
-            const size_type index = tile + i * kBlockThreads + tid;
-            if (remote[i]) {
+            const vertex_t v = received_vertices[index];
+            local[i] = v / static_cast<vertex_t>(size);
+            const bool remote = visited_mask != nullptr && (index < own_begin || index >= own_end);
+            if (remote) {  // the mask's bit, then the one atomic that picks the labeling copy
+                if (distbfs::mask_test(visited_mask, v)) continue;
+                if (!distbfs::mask_claim(visited_mask, v)) continue;
                 labels[local[i]] = level;
-            } else if (visited_mask != nullptr && !distbfs::mask_test(visited_mask, vertex[i])) {
+            } else {  // status lookup, then the one atomic that decides between discoverers
+                if (labels[local[i]] != kUnreached) continue;
+                if (atomicCAS(&labels[local[i]], kUnreached, level) != kUnreached) continue;
                 // The own bin's bits were set by this rank's filter: read before the atomic.
-                distbfs::mask_claim(visited_mask, vertex[i]);
+                if (visited_mask != nullptr && !distbfs::mask_test(visited_mask, v)) {
+                    distbfs::mask_claim(visited_mask, v);
+                }
             }
+            discovered[i] = 1;
             if (preds != nullptr) preds[local[i]] = static_cast<pred_t>(received_parents[index]);
             if (out_offsets != nullptr) {
                 degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];
