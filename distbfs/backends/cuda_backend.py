@@ -10,7 +10,9 @@ The two-phase strategy (section 5.3) with the multi-GPU fused filter+partition (
 - contract (``kernels/contract.cu``): status lookup against the owned labels, labeling with
   atomicCAS (each vertex enters the next frontier once), predecessors, next vertex frontier.
   Several ranks: other ranks' items are looked up in the visited mask instead (an L2 read, not
-  a DRAM one), and the own bin is contracted while the others still travel (``in_flight``).
+  a DRAM one), and the own bin is contracted before the exchange (``contract_local``), while
+  the host exchanges the counts and the others travel (``in_flight``; the moves wait on the
+  bins' ``ready`` event, not on that contraction).
 - run_small_levels (``kernels/contract_expand.cu``, one rank, sections 5.2/5.4): one
   persistent cooperative grid runs levels back to back, one grid barrier per level, while the
   frontier is small; one launch and one host read for the whole run.

@@ -18,9 +18,10 @@ Per level (``exchange_bins``), all on CuPy's current stream (the backend's):
    vertex segment (and parent segment: predecessors travel as (vertex, parent) pairs) and the
    receive of its segment, as bytes, into receive buffers that grow geometrically and are
    reused; the rank's own bin is a device-to-device copy and never goes through NCCL. The group
-   runs on a side stream that first waits for the bins to be written; the received ``Bins``
-   carry its arrival event (``in_flight``), so the CUDA contract stage labels the own bin while
-   the others travel and only then waits, on the device, for them.
+   runs on a side stream that first waits for the bins to be written (their ``ready`` event:
+   the CUDA backend has already launched the own bin's contraction, ``contract_local``, which
+   the moves need not wait for); the received ``Bins`` carry its arrival event
+   (``in_flight``), so the contract stage waits, on the device, only before the others.
 
 The level barrier is this exchange plus the termination all-reduce; nothing else waits for the
 device. Reductions of host values (the termination test, the statistics) go through the host
