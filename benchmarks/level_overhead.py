@@ -14,17 +14,19 @@ of one search (top functions by own time).
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
-import pstats
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import cupy
 import numpy as np
 
 import distbfs
 from distbfs.bfs import bfs_levels
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from profile_ranks import print_rank0_profile
 
 
 def per_call_us(action: Callable[[], object], repeat: int, comm: object) -> float:
@@ -110,16 +112,7 @@ def main() -> int:
             values = " ".join(f"{r[name]:7.1f}" for r in everyone)
             print(f"  {name:>28}: {values} us (per rank)")
     if args.cprofile:
-        profiler = cProfile.Profile() if comm.rank == 0 else None
-        if profiler:
-            profiler.enable()
-        bfs_levels(dist, 0, backend, comm, **options)
-        cupy.cuda.Device().synchronize()
-        if profiler:
-            profiler.disable()
-            text = io.StringIO()
-            pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(40)
-            print(text.getvalue()[:9000])
+        print_rank0_profile(comm, lambda: bfs_levels(dist, 0, backend, comm, **options), 40)
     return 0
 
 
