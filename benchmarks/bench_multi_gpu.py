@@ -268,6 +268,8 @@ def run_on(comm: Any, args: argparse.Namespace) -> int:
     if backend.name == "cuda":
         import cupy
 
+        backend.peer_levels = args.peer_levels
+
         device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
         device = device.decode() if isinstance(device, bytes) else str(device)
     else:
@@ -296,6 +298,7 @@ def run_on(comm: Any, args: argparse.Namespace) -> int:
                 "strategies": args.strategies,
                 "backend": args.backend,
                 "shrink": args.shrink,
+                "peer_levels": getattr(backend, "peer_levels", False),
                 "rows": rows,
             }
             args.json.write_text(json.dumps(document, indent=1))
@@ -409,6 +412,12 @@ def main(argv: list[str] | None = None) -> int:
         help="distances only (default: BFS trees, as Graph500)",
     )
     parser.add_argument("--no-validate", action="store_true")
+    parser.add_argument(
+        "--no-peer-levels",
+        dest="peer_levels",
+        action="store_false",
+        help="CUDA, several ranks: small frontiers as striped levels (not fused over peer memory)",
+    )
     parser.add_argument(
         "--validate-roots", type=int, default=None, help="validate the first K searches (all)"
     )

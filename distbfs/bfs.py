@@ -150,7 +150,10 @@ def bfs_levels(
         )
     fused_limit = _fused_frontier_limit(strategy, backend)
     replica = replicated(graph, comm, backend) if fused_limit and comm.size > 1 else None
-    if comm.size > 1 and replica is None:
+    peers = None
+    if fused_limit and comm.size > 1 and replica is None:
+        peers = peer_mailboxes(graph, comm, backend)
+    if comm.size > 1 and replica is None and peers is None:
         fused_limit = 0
     _check_thresholds(alpha, beta)
     timer = backend.make_timer(False) if timer is None else timer
@@ -167,11 +170,17 @@ def bfs_levels(
         if frontier_size <= fused_limit and direction == TOP_DOWN:
             with timer.phase("contract_expand"):
                 span = _fused_levels(
-                    graph, replica, state, backend, comm, (level, source), fused_limit
+                    graph,
+                    (replica, peers),
+                    state,
+                    backend,
+                    comm,
+                    (level, source, frontier_size),
+                    fused_limit,
                 )
             if span:
-                replicas = replica is not None
-                next_size = comm.allreduce(state.frontier_size) if replicas else state.frontier_size
+                several = comm.size > 1
+                next_size = comm.allreduce(state.frontier_size) if several else state.frontier_size
                 if optimizing and next_size:
                     with timer.phase("termination"):  # fused levels keep no counts: recount
                         unexplored = counts.resync(graph, state, backend, comm)
@@ -209,26 +218,33 @@ def bfs_levels(
 
 def _fused_levels(
     graph: DistGraph,
-    replica: DistGraph | None,
+    paths: tuple[DistGraph | None, Any],
     state: SearchState,
     backend: Backend,
     comm: Communicator,
-    at: tuple[int, int],
+    at: tuple[int, int, int],
     limit: int,
 ) -> int:
-    """Levels run by the backend's fused path: on this rank's graph (one rank), or on several
-    ranks from the source (level 0 only) by every rank alike on its replica of the whole graph.
-    ``at``: (level, source). Returns how many levels ran (0: none; the caller runs this level
-    in two phases)."""
-    level, source = at
-    if replica is None:
+    """Levels run by the backend's fused path: on this rank's graph (one rank); on several
+    ranks from the source (level 0 only) by every rank alike on its replica of the whole graph;
+    or on several ranks of one node together, through peer memory. ``paths``: (replica,
+    peer mailbox), at most one of them set; ``at``: (level, source, global frontier size).
+    Returns how many levels ran (0: none; the caller runs this level in two phases)."""
+    replica, peers = paths
+    level, source, frontier_size = at
+    if replica is None and peers is None:
         return backend.run_small_levels(graph, state, level, limit)
-    if level != 0:
+    if peers is not None:
+        edges = comm.allreduce(backend.frontier_edges(graph, state))  # m_f over all ranks
+        entry = (frontier_size, edges)
+        span = backend.run_peer_levels(graph, state, level, limit, peers, entry)
+    elif level != 0:
         return 0
-    span = backend.run_replicated_levels(graph, replica, state, source, limit)
+    else:
+        span = backend.run_replicated_levels(graph, replica, state, source, limit)
     most, fewest = comm.allreduce(np.array([span, -span], np.int64), op="max").tolist()
     if most != -fewest:  # every rank ran the same deterministic search: a bug otherwise
-        raise RuntimeError(f"replicated levels differ between ranks: {-fewest} to {most}")
+        raise RuntimeError(f"fused levels differ between ranks: {-fewest} to {most}")
     return span
 
 
@@ -418,6 +434,33 @@ def replicated(graph: DistGraph, comm: Communicator, backend: Backend) -> DistGr
         _REPLICAS[id(graph)] = replica
         weakref.finalize(graph, _REPLICAS.pop, id(graph), None)
     return _REPLICAS[id(graph)]
+
+
+_PEERS: dict[int, Any] = {}
+
+
+def peer_mailboxes(graph: DistGraph, comm: Communicator, backend: Backend) -> Any | None:
+    """The backend's mailbox for fused levels over peer memory, with every rank's mapped here
+    (collective on first use; cached, also when the answer is None, while ``graph`` lives).
+
+    Several ranks of one node whose GPUs reach each other's memory (the communicator maps the
+    mailboxes: ``map_peer_memory``) run small frontiers fused on every GPU at once
+    (``run_peer_levels``): a level costs two cross-GPU barriers instead of a host exchange and
+    a reduction. None on one rank, for a backend without the path or with it off, or when the
+    ranks cannot map each other's memory (several nodes, GPUs hidden from each other).
+    """
+    if comm.size == 1 or not getattr(backend, "peer_levels", False):
+        return None
+    if id(graph) not in _PEERS:
+        mailbox = backend.make_peer_mailbox(graph)
+        addresses = comm.map_peer_memory(mailbox.array)
+        if addresses is None:
+            mailbox = None
+        else:
+            mailbox.addresses = backend.xp.asarray(np.array(addresses, dtype=np.int64))
+        _PEERS[id(graph)] = mailbox
+        weakref.finalize(graph, _PEERS.pop, id(graph), None)
+    return _PEERS[id(graph)]
 
 
 def _stored_edges(graph: DistGraph, xp: Any) -> tuple[Any, Any]:

@@ -37,7 +37,8 @@
     !defined(DISTBFS_COUNTER_FRONTIER_EDGES) || !defined(DISTBFS_COUNTER_INSPECTED) ||  \
     !defined(DISTBFS_COUNTER_FUSED_LABELED) ||                                          \
     !defined(DISTBFS_COUNTER_FUSED_LABELED_EDGES) || !defined(DISTBFS_COUNTER_CURSORS) ||  \
-    !defined(DISTBFS_COUNTER_HEAVY)
+    !defined(DISTBFS_COUNTER_HEAVY) || !defined(DISTBFS_COUNTER_PEER_FAILURE) ||        \
+    !defined(DISTBFS_PEER_HEADER_WORDS)
 #error "compile the distbfs kernels through distbfs.backends.kernels (it passes the -D options)"
 #endif
 
@@ -93,6 +94,7 @@ constexpr int kCounterInspected = DISTBFS_COUNTER_INSPECTED;  // slots a bottom-
 constexpr int kCounterFusedLabeled = DISTBFS_COUNTER_FUSED_LABELED;  // vertices a fused run labeled
 constexpr int kCounterFusedLabeledEdges = DISTBFS_COUNTER_FUSED_LABELED_EDGES;  // their out-edges
 constexpr int kCounterHeavy = DISTBFS_COUNTER_HEAVY;              // hubs expand queued
+constexpr int kCounterPeerFailure = DISTBFS_COUNTER_PEER_FAILURE;  // fused peer levels failed
 constexpr int kCounterBins = DISTBFS_COUNTER_BINS;                // + b: items of owner bin b
 constexpr int kCounterCursors = DISTBFS_COUNTER_CURSORS;          // + b: items placed in bin b
 

@@ -126,19 +126,38 @@ __device__ __forceinline__ size_type load_lists(FusedStorage& smem, vertex_t u, 
     return total;
 }
 
+// A vertex v this rank owns (local id `local`, global parent `parent`) was just claimed in the
+// visited bitmask: label it, record its predecessor, count its out-edges and queue it if heavy.
+// Returns true (the caller appends it to the next frontier).
+__device__ __forceinline__ bool discover(vertex_t local, pred_t parent,
+                                         const size_type* __restrict__ row_offsets,
+                                         label_t* __restrict__ labels, pred_t* __restrict__ preds,
+                                         const LevelOutput& out, size_type& discovered_edges) {
+    labels[local] = out.label;
+    if (preds != nullptr) preds[local] = parent;
+    const size_type degree = out_degree(row_offsets, local);
+    discovered_edges += degree;
+    if (degree > kHeavyDegree) {  // rare: one atomic per heavy vertex
+        const size_type slot = distbfs::reserve_slots(out.next_counts + kRingHeavy, 1);
+        if (slot < out.heavy_capacity) out.next_heavy[slot] = local;
+    }
+    return true;
+}
+
 // Visit the edges first + threadIdx.x, first + stride + threadIdx.x, ... below `edges` of the
-// lists in the gather tables: claim, label, record the predecessor, append to the next queues.
+// lists in the gather tables: `visit(u, v, next)` handles the edge (u, v) (u: the list's vertex,
+// v: its neighbour) and returns true when `next` is to be appended to the next frontier.
 // `first`, `stride` and `edges` are the same in every thread of the block, so is the trip
 // count, and every thread reaches the barriers inside Compact::reserve.
-__device__ __forceinline__ void gather_lists(
-    FusedStorage& smem, size_type first, size_type stride, size_type edges,
-    const size_type* __restrict__ row_offsets, const vertex_t* __restrict__ column_indices,
-    label_t* __restrict__ labels, pred_t* __restrict__ preds, mask_word_t* visited_mask,
-    const LevelOutput& out, size_type& discovered_edges) {
+template <class Visit>
+__device__ __forceinline__ void gather_lists(FusedStorage& smem, size_type first,
+                                             size_type stride, size_type edges,
+                                             const vertex_t* __restrict__ column_indices,
+                                             const LevelOutput& out, Visit& visit) {
     for (size_type round = first; round < edges; round += stride) {
         const size_type edge = round + threadIdx.x;
         int keep[1] = {0};
-        vertex_t v = 0;
+        vertex_t next = 0;
         if (edge < edges) {
             // The list holding `edge`: the first one whose inclusive end exceeds it.
             int low = 0;
@@ -152,23 +171,82 @@ __device__ __forceinline__ void gather_lists(
                 }
             }
             const size_type list_start = low == 0 ? 0 : smem.list_end[low - 1];
-            v = column_indices[smem.list_begin[low] + (edge - list_start)];
-            if (!distbfs::mask_test(visited_mask, v) && distbfs::mask_claim(visited_mask, v)) {
-                keep[0] = 1;
-                labels[v] = out.label;
-                if (preds != nullptr) preds[v] = static_cast<pred_t>(smem.list_vertex[low]);
-                const size_type degree = out_degree(row_offsets, v);
-                discovered_edges += degree;
-                if (degree > kHeavyDegree) {  // rare: one atomic per heavy vertex
-                    const size_type slot =
-                        distbfs::reserve_slots(out.next_counts + kRingHeavy, 1);
-                    if (slot < out.heavy_capacity) out.next_heavy[slot] = v;
-                }
-            }
+            const vertex_t v = column_indices[smem.list_begin[low] + (edge - list_start)];
+            keep[0] = visit(smem.list_vertex[low], v, next);
         }
         size_type slot[1];
         Compact(smem.compact).reserve(keep, slot, out.next_counts + kRingVertices);
-        if (keep[0] && slot[0] < out.capacity) out.next[slot[0]] = v;
+        if (keep[0] && slot[0] < out.capacity) out.next[slot[0]] = next;
+    }
+}
+
+// One rank: the claim decides who labels v (local ids are global).
+struct OneRankVisit {
+    const size_type* row_offsets;
+    label_t* labels;
+    pred_t* preds;
+    mask_word_t* visited_mask;
+    const LevelOutput* out;
+    size_type* discovered_edges;
+
+    __device__ __forceinline__ bool operator()(vertex_t u, vertex_t v, vertex_t& next) {
+        if (distbfs::mask_test(visited_mask, v) || !distbfs::mask_claim(visited_mask, v)) {
+            return false;
+        }
+        next = v;
+        return discover(v, static_cast<pred_t>(u), row_offsets, labels, preds, *out,
+                        *discovered_edges);
+    }
+};
+
+// Expand one level's frontier (`current`, `size` vertices, `heavy_size` of them also in
+// `current_heavy`): light lists by the block owning the vertex, heavy lists over the grid.
+// Every thread of the grid calls this with the same arguments.
+template <class Visit>
+__device__ __forceinline__ void expand_frontier(FusedStorage& smem, const vertex_t* current,
+                                                size_type size, const vertex_t* current_heavy,
+                                                size_type heavy_size,
+                                                const size_type* __restrict__ row_offsets,
+                                                const vertex_t* __restrict__ column_indices,
+                                                const LevelOutput& out, Visit& visit) {
+    const int tid = threadIdx.x;
+    const size_type blocks = gridDim.x;
+    const size_type grid_threads = blocks * kFusedThreads;
+
+    // Light lists: this block's even share of the frontier, fused_threads vertices a time.
+    const size_type share_begin = size * blockIdx.x / blocks;
+    const size_type share_end = size * (blockIdx.x + 1) / blocks;
+    for (size_type chunk = share_begin; chunk < share_end; chunk += kFusedThreads) {
+        const size_type index = chunk + tid;
+        vertex_t u = 0;
+        size_type begin = 0;
+        size_type length = 0;
+        if (index < share_end) {
+            u = __ldcg(current + index);
+            begin = row_offsets[u];
+            const size_type degree = row_offsets[u + 1] - begin;
+            if (degree <= kHeavyDegree) length = degree;  // else: the grid gathers it
+        }
+        const size_type chunk_edges = load_lists(smem, u, begin, length);
+        gather_lists(smem, 0, kFusedThreads, chunk_edges, column_indices, out, visit);
+        __syncthreads();  // the tables and the scan's storage are rewritten by the next chunk
+    }
+
+    // Heavy lists: every block reads all of them, their edges are dealt over the grid.
+    for (size_type chunk = 0; chunk < heavy_size; chunk += kFusedThreads) {
+        const size_type index = chunk + tid;
+        vertex_t u = 0;
+        size_type begin = 0;
+        size_type length = 0;
+        if (index < heavy_size) {
+            u = __ldcg(current_heavy + index);
+            begin = row_offsets[u];
+            length = row_offsets[u + 1] - begin;
+        }
+        const size_type chunk_edges = load_lists(smem, u, begin, length);
+        gather_lists(smem, static_cast<size_type>(blockIdx.x) * kFusedThreads, grid_threads,
+                     chunk_edges, column_indices, out, visit);
+        __syncthreads();
     }
 }
 
@@ -259,44 +337,9 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
             scratch + kRingFields * ((levels + 1) % kRingSlots),
         };
         discovered_edges = 0;
-
-        // Light lists: this block's even share of the frontier, fused_threads vertices a time.
-        const size_type share_begin = size * blockIdx.x / blocks;
-        const size_type share_end = size * (blockIdx.x + 1) / blocks;
-        for (size_type chunk = share_begin; chunk < share_end; chunk += kFusedThreads) {
-            const size_type index = chunk + tid;
-            vertex_t u = 0;
-            size_type begin = 0;
-            size_type length = 0;
-            if (index < share_end) {
-                u = __ldcg(current + index);
-                begin = row_offsets[u];
-                const size_type degree = row_offsets[u + 1] - begin;
-                if (degree <= kHeavyDegree) length = degree;  // else: the grid gathers it
-            }
-            const size_type chunk_edges = load_lists(smem, u, begin, length);
-            gather_lists(smem, 0, kFusedThreads, chunk_edges, row_offsets, column_indices, labels,
-                         preds, visited_mask, out, discovered_edges);
-            __syncthreads();  // the tables and the scan's storage are rewritten by the next chunk
-        }
-
-        // Heavy lists: every block reads all of them, their edges are dealt over the grid.
-        for (size_type chunk = 0; chunk < heavy_size; chunk += kFusedThreads) {
-            const size_type index = chunk + tid;
-            vertex_t u = 0;
-            size_type begin = 0;
-            size_type length = 0;
-            if (index < heavy_size) {
-                u = __ldcg(current_heavy + index);
-                begin = row_offsets[u];
-                length = row_offsets[u + 1] - begin;
-            }
-            const size_type chunk_edges = load_lists(smem, u, begin, length);
-            gather_lists(smem, static_cast<size_type>(blockIdx.x) * kFusedThreads, grid_threads,
-                         chunk_edges, row_offsets, column_indices, labels, preds, visited_mask,
-                         out, discovered_edges);
-            __syncthreads();
-        }
+        OneRankVisit visit = {row_offsets, labels, preds, visited_mask, &out, &discovered_edges};
+        expand_frontier(smem, current, size, current_heavy, heavy_size, row_offsets,
+                        column_indices, out, visit);
 
         // The next frontier's edge count: one atomic per block.
         block_edges = EdgeReduce(smem.reduce).Sum(discovered_edges);
@@ -317,5 +360,349 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         counters[distbfs::kCounterFrontierEdges] = edges;
         counters[distbfs::kCounterFusedLabeled] = labeled;
         counters[distbfs::kCounterFusedLabeledEdges] = labeled_edges;
+    }
+}
+
+/*
+ * contract_expand_peers_kernel: the same fused small-frontier levels on SEVERAL ranks of one
+ * node, each a cooperative grid on its own GPU, exchanging through peer memory (CUDA IPC over
+ * NVLink or PCIe) instead of the host: a striped level through the host costs two device
+ * round trips, an MPI all-to-all, a grouped NCCL send/recv and an all-reduce (300-400 us on
+ * H200s); here it costs two cross-GPU barriers besides its work.
+ *
+ * Vertices are striped (v % size == rank, local id v / size) as in the two-phase path. Every
+ * rank holds a mailbox; `mailboxes[o]` is rank o's, mapped into this process. Its header has
+ * kPeerWords int64 words per sender s (flags, the item count s delivered, the next-frontier
+ * counts s posted); after the header, one segment per sender of `segment_capacity` (vertex,
+ * parent) pairs (vertices first, then parents).
+ *
+ * Per level (every rank runs the same levels: each stop decision reads the same all-rank sums):
+ *   expand + filter: as on one rank (light lists per block, heavy lists over the grid); an
+ *     edge's head v is claimed in this rank's visited bitmask; an owned v is labeled at once
+ *     (its claim is authoritative: the bit of an owned vertex is set exactly when it is
+ *     labeled), any other claimed v is written, with its parent's global id, into its owner's
+ *     mailbox (a remote store over the peer link);
+ *   deliver: every thread fences (system scope), grid barrier; thread 0 stores each peer's
+ *     item count, fences, and releases the peer's items flag with the level's epoch, then
+ *     waits until every peer's flag in its own mailbox carries that epoch; grid barrier;
+ *   contract: the received segments against the bitmask (test, claim), as contract_kernel
+ *     does for other ranks' bins; grid barrier;
+ *   counts: thread 0 posts this rank's next-frontier vertices, edges and trouble (a queue
+ *     that would overflow) into every rank's mailbox and waits for every peer's; grid
+ *     barrier; every thread sums the posted counts: the stop rule of the one-rank kernel on
+ *     the whole frontier (empty, over max_frontier vertices, over fused_max_edges or
+ *     segment_capacity edges, trouble anywhere). The entry frontier's sums come from the host.
+ *
+ * Epochs: level k of a launch uses epoch + 2k + 1 (items) and epoch + 2k + 2 (counts); the host
+ * adds 2 x levels run after each launch, the same on every rank. Why no slot is overwritten
+ * while read: a peer writes level k+1's items and counts only after every rank posted level
+ * k's counts, which each posts after it contracted level k's items and read level k-1's sums.
+ *
+ * A wait longer than timeout_ns (a rank that never came) stops the grid with
+ * counters[peer_failure] = 1; a segment that would overflow (excluded by the stop rule) with 2.
+ * counters as the one-rank kernel leaves them, for this rank's part of the final frontier.
+ */
+namespace {
+
+constexpr int kPeerWords = DISTBFS_PEER_HEADER_WORDS;  // int64 words per sender in a header
+constexpr int kPeerItemsFlag = 0;   // epoch of the last items delivered by the sender
+constexpr int kPeerCountsFlag = 1;  // epoch of the last counts posted by the sender
+constexpr int kPeerItemCount = 2;   // items the sender delivered (last level)
+constexpr int kPeerVertices = 3;    // the sender's next frontier: vertices,
+constexpr int kPeerEdges = 4;       //   their out-edges,
+constexpr int kPeerTrouble = 5;     //   and whether one of its queues would overflow
+constexpr int kPeerSent = 6;        // own mailbox only: items sent to that rank this level
+constexpr int kPeerAbort = 7;       // own mailbox, own entry: a wait timed out
+static_assert(kPeerAbort < kPeerWords, "the peer header entry holds every field");
+
+__device__ __forceinline__ void store_release_system(size_type* address, size_type value) {
+    asm volatile("st.release.sys.global.s64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
+}
+
+__device__ __forceinline__ size_type load_acquire_system(const size_type* address) {
+    size_type value;
+    asm volatile("ld.acquire.sys.global.s64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
+    return value;
+}
+
+__device__ __forceinline__ unsigned long long global_time_ns() {
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    return now;
+}
+
+// The mailboxes of every rank, as this process addresses them.
+struct PeerLinks {
+    const size_type* mailboxes;  // address of rank o's mailbox at [o]
+    int rank;
+    int size;
+    size_type capacity;  // (vertex, parent) pairs per sender segment
+
+    __device__ __forceinline__ size_type* entry(int owner, int sender) const {
+        return reinterpret_cast<size_type*>(mailboxes[owner]) + sender * kPeerWords;
+    }
+    __device__ __forceinline__ vertex_t* segment(int owner, int sender) const {
+        vertex_t* items =
+            reinterpret_cast<vertex_t*>(reinterpret_cast<size_type*>(mailboxes[owner]) +
+                                        static_cast<size_type>(size) * kPeerWords);
+        return items + static_cast<size_type>(sender) * 2 * capacity;
+    }
+    // Thread 0 of the grid: wait until every peer's `flag` in this rank's mailbox reaches
+    // `epoch`; false after timeout_ns without it.
+    __device__ bool wait(int flag, size_type epoch, size_type timeout_ns) const {
+        const unsigned long long deadline = global_time_ns() + timeout_ns;
+        for (int sender = 0; sender < size; ++sender) {
+            if (sender == rank) continue;
+            while (load_acquire_system(entry(rank, sender) + flag) < epoch) {
+                if (global_time_ns() > deadline) return false;
+            }
+        }
+        __threadfence_system();
+        return true;
+    }
+};
+
+// Several ranks: an owned head is labeled now, any other claimed head goes to its owner.
+struct PeerVisit {
+    const size_type* row_offsets;
+    label_t* labels;
+    pred_t* preds;
+    mask_word_t* visited_mask;
+    const LevelOutput* out;
+    size_type* discovered_edges;
+    PeerLinks links;
+
+    __device__ __forceinline__ bool operator()(vertex_t u, vertex_t v, vertex_t& next) {
+        if (distbfs::mask_test(visited_mask, v) || !distbfs::mask_claim(visited_mask, v)) {
+            return false;
+        }
+        const vertex_t size = static_cast<vertex_t>(links.size);
+        const vertex_t parent = u * size + static_cast<vertex_t>(links.rank);
+        const int owner = static_cast<int>(v % size);
+        if (owner == links.rank) {
+            next = v / size;
+            return discover(next, static_cast<pred_t>(parent), row_offsets, labels, preds, *out,
+                            *discovered_edges);
+        }
+        const size_type slot = distbfs::reserve_slots(links.entry(links.rank, owner) + kPeerSent, 1);
+        if (slot < links.capacity) {
+            vertex_t* segment = links.segment(owner, links.rank);
+            segment[slot] = v;
+            segment[links.capacity + slot] = parent;
+        }
+        return false;
+    }
+};
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
+    contract_expand_peers_kernel(
+        vertex_t* frontier,                 // in/out: this rank's frontier (local ids); queue A
+        vertex_t* spare_frontier,           // out: queue B of the ping-pong pair
+        size_type frontier_size,            // in: vertices in `frontier` on entry
+        size_type frontier_capacity,        // in: capacity of each queue (vertices owned)
+        size_type max_frontier,             // in: stop before a level with a larger frontier
+        size_type entry_vertices,           // in: the entry frontier over all ranks: vertices
+        size_type entry_edges,              //     and out-edges (all-reduced by the host)
+        const size_type* __restrict__ row_offsets,    // in: CSR of this rank's rows
+        const vertex_t* __restrict__ column_indices,  // in: its columns (global ids)
+        int rank,                           // in: this rank
+        int size,                           // in: ranks
+        label_t level,                      // in: label of the vertices in `frontier`
+        label_t* __restrict__ labels,       // in/out: label of every owned vertex
+        pred_t* __restrict__ preds,         // out: parent of each discovered vertex, or null
+        mask_word_t* visited_mask,          // in/out: visited bitmask over all n vertices
+        vertex_t* heavy,                    // scratch: heavy queue A
+        vertex_t* spare_heavy,              // scratch: heavy queue B
+        size_type heavy_capacity,           // in: capacity of each heavy queue
+        size_type* scratch,                 // scratch: the ring of per-level counts
+        const size_type* mailboxes,         // in: address of every rank's mailbox
+        size_type segment_capacity,         // in: pairs per sender segment of a mailbox
+        size_type epoch,                    // in: last epoch used (same on every rank)
+        size_type timeout_ns,               // in: longest wait for a peer
+        size_type* __restrict__ counters)   // out: as contract_expand_kernel, + [peer_failure]
+{
+    __shared__ FusedStorage smem;
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const int tid = threadIdx.x;
+    const bool leader = blockIdx.x == 0 && tid == 0;
+    const size_type grid_threads = static_cast<size_type>(gridDim.x) * kFusedThreads;
+    const PeerLinks links = {mailboxes, rank, size, segment_capacity};
+    size_type* abort = links.entry(rank, rank) + kPeerAbort;
+
+    if (blockIdx.x == 0 && tid < distbfs::kFusedScratchSlots) {
+        scratch[tid] = tid == kRingVertices ? frontier_size : 0;
+    }
+    if (leader) {
+        *abort = 0;
+        for (int owner = 0; owner < size; ++owner) links.entry(rank, owner)[kPeerSent] = 0;
+    }
+    grid.sync();
+
+    size_type discovered_edges = 0;
+    const size_type entry_size = frontier_size < frontier_capacity ? frontier_size
+                                                                   : frontier_capacity;
+    for (size_type index = static_cast<size_type>(blockIdx.x) * kFusedThreads + tid;
+         index < entry_size; index += grid_threads) {
+        const vertex_t u = __ldcg(frontier + index);
+        const size_type degree = out_degree(row_offsets, u);
+        discovered_edges += degree;
+        if (degree > kHeavyDegree) {
+            const size_type slot = distbfs::reserve_slots(scratch + kRingHeavy, 1);
+            if (slot < heavy_capacity) heavy[slot] = u;
+        }
+    }
+    size_type block_edges = EdgeReduce(smem.reduce).Sum(discovered_edges);
+    if (tid == 0 && block_edges > 0) count_add(scratch + kRingEdges, block_edges);
+    grid.sync();
+
+    vertex_t* current = frontier;
+    vertex_t* next = spare_frontier;
+    vertex_t* current_heavy = heavy;
+    vertex_t* next_heavy = spare_heavy;
+    int levels = 0;
+    int failure = 0;
+    size_type size_here = 0;
+    size_type edges_here = 0;
+    size_type labeled = 0;
+    size_type labeled_edges = 0;
+    for (;; ++levels) {
+        const size_type* counts = scratch + kRingFields * (levels % kRingSlots);
+        size_here = __ldcg(counts + kRingVertices);
+        edges_here = __ldcg(counts + kRingEdges);
+        const size_type heavy_size = __ldcg(counts + kRingHeavy);
+        if (levels > 0) {
+            labeled += size_here;
+            labeled_edges += edges_here;
+        }
+        // The whole frontier: from the host at entry, then the counts every rank posted.
+        size_type all_vertices = entry_vertices;
+        size_type all_edges = entry_edges;
+        size_type trouble = 0;
+        if (levels > 0) {
+            all_vertices = all_edges = 0;
+            for (int sender = 0; sender < size; ++sender) {
+                const size_type* posted = links.entry(rank, sender);
+                all_vertices += __ldcg(posted + kPeerVertices);
+                all_edges += __ldcg(posted + kPeerEdges);
+                trouble += __ldcg(posted + kPeerTrouble);
+            }
+        }
+        if (all_vertices == 0 || all_vertices > max_frontier || all_edges > kFusedMaxEdges ||
+            all_edges > segment_capacity || trouble > 0) {
+            break;  // the same decision on every rank, in every thread
+        }
+        if (blockIdx.x == 0 && tid < kRingFields) {
+            scratch[kRingFields * ((levels + 2) % kRingSlots) + tid] = 0;
+        }
+        const LevelOutput out = {
+            static_cast<label_t>(level + levels + 1),
+            next,
+            frontier_capacity,
+            next_heavy,
+            heavy_capacity,
+            scratch + kRingFields * ((levels + 1) % kRingSlots),
+        };
+        discovered_edges = 0;
+        PeerVisit visit = {row_offsets, labels, preds, visited_mask, &out, &discovered_edges,
+                           links};
+        expand_frontier(smem, current, size_here, current_heavy, heavy_size, row_offsets,
+                        column_indices, out, visit);
+
+        // Deliver: the items reach the peers before their flags.
+        const size_type items_epoch = epoch + 2 * levels + 1;
+        __threadfence_system();
+        grid.sync();
+        if (leader) {
+            for (int owner = 0; owner < size; ++owner) {
+                if (owner == rank) continue;
+                size_type* sent = links.entry(rank, owner) + kPeerSent;
+                const size_type items = __ldcg(sent);
+                if (items > segment_capacity) failure = 2;
+                links.entry(owner, rank)[kPeerItemCount] = items;
+                *sent = 0;
+            }
+            __threadfence_system();
+            for (int owner = 0; owner < size; ++owner) {
+                if (owner != rank) {
+                    store_release_system(links.entry(owner, rank) + kPeerItemsFlag, items_epoch);
+                }
+            }
+            if (failure != 0 || !links.wait(kPeerItemsFlag, items_epoch, timeout_ns)) *abort = 1;
+        }
+        grid.sync();
+        if (__ldcg(abort) != 0) break;
+
+        // Contract what the peers delivered.
+        for (int sender = 0; sender < size; ++sender) {
+            if (sender == rank) continue;
+            size_type items = __ldcg(links.entry(rank, sender) + kPeerItemCount);
+            items = items < segment_capacity ? items : segment_capacity;
+            const vertex_t* segment = links.segment(rank, sender);
+            for (size_type base = static_cast<size_type>(blockIdx.x) * kFusedThreads;
+                 base < items; base += grid_threads) {
+                const size_type index = base + tid;
+                int keep[1] = {0};
+                vertex_t local = 0;
+                if (index < items) {
+                    const vertex_t v = __ldcg(segment + index);
+                    if (!distbfs::mask_test(visited_mask, v) &&
+                        distbfs::mask_claim(visited_mask, v)) {
+                        local = v / static_cast<vertex_t>(size);
+                        const pred_t parent =
+                            static_cast<pred_t>(__ldcg(segment + segment_capacity + index));
+                        keep[0] = discover(local, parent, row_offsets, labels, preds, out,
+                                           discovered_edges);
+                    }
+                }
+                size_type slot[1];
+                Compact(smem.compact).reserve(keep, slot, out.next_counts + kRingVertices);
+                if (keep[0] && slot[0] < out.capacity) out.next[slot[0]] = local;
+            }
+        }
+        block_edges = EdgeReduce(smem.reduce).Sum(discovered_edges);
+        if (tid == 0 && block_edges > 0) count_add(out.next_counts + kRingEdges, block_edges);
+        grid.sync();
+
+        // Post this rank's next-frontier counts to every rank; wait for every peer's.
+        if (leader) {
+            const size_type vertices = __ldcg(out.next_counts + kRingVertices);
+            const size_type edges = __ldcg(out.next_counts + kRingEdges);
+            const size_type heavy_count = __ldcg(out.next_counts + kRingHeavy);
+            const size_type overflow = vertices > frontier_capacity || heavy_count > heavy_capacity;
+            for (int owner = 0; owner < size; ++owner) {
+                size_type* posted = links.entry(owner, rank);
+                posted[kPeerVertices] = vertices;
+                posted[kPeerEdges] = edges;
+                posted[kPeerTrouble] = overflow;
+            }
+            __threadfence_system();
+            const size_type counts_epoch = epoch + 2 * levels + 2;
+            for (int owner = 0; owner < size; ++owner) {
+                if (owner != rank) {
+                    store_release_system(links.entry(owner, rank) + kPeerCountsFlag, counts_epoch);
+                }
+            }
+            if (!links.wait(kPeerCountsFlag, counts_epoch, timeout_ns)) *abort = 1;
+        }
+        grid.sync();
+        if (__ldcg(abort) != 0) break;
+
+        vertex_t* swap = current;
+        current = next;
+        next = swap;
+        swap = current_heavy;
+        current_heavy = next_heavy;
+        next_heavy = swap;
+    }
+
+    if (leader) {
+        counters[distbfs::kCounterFusedLevels] = levels;
+        counters[distbfs::kCounterFrontier] = size_here;
+        counters[distbfs::kCounterFrontierEdges] = edges_here;
+        counters[distbfs::kCounterFusedLabeled] = labeled;
+        counters[distbfs::kCounterFusedLabeledEdges] = labeled_edges;
+        counters[distbfs::kCounterPeerFailure] = failure != 0 ? failure : (*abort != 0 ? 1 : 0);
     }
 }

@@ -90,12 +90,12 @@ def nccl(nccl_comms):
 
 @pytest.fixture(scope="module")
 def cuda_backend(cupy):
-    """A CUDA backend without the replicated small-frontier path: every level striped, with
-    exchanges (the replicated path has its own test)."""
+    """A CUDA backend without the replicated or peer small-frontier paths: every level striped,
+    with exchanges (those paths have their own tests)."""
     from distbfs.api import resolve_backend
     from distbfs.backends.cuda_backend import CudaBackend
 
-    return resolve_backend(CudaBackend(replica_limit_bytes=0))
+    return resolve_backend(CudaBackend(replica_limit_bytes=0, peer_levels=False))
 
 
 def random_bins(
@@ -381,3 +381,57 @@ def test_replicated_small_frontier_path(comm, cupy, nccl, name, strategy):
             assert sum(spans) == expected.max() + 1
             if policy.fused_max_frontier > 8:  # these graphs fit the fused path whole
                 assert spans == [expected.max() + 1]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing", "contract_expand"])
+@pytest.mark.parametrize(
+    "name", ["grid", "path", "star", "random_undirected", "directed_with_sinks"]
+)
+def test_peer_small_frontier_path(comm, cupy, nccl, name, strategy):
+    """Graphs not copied to every rank: small frontiers run fused on every GPU at once, the
+    items and level barriers going through peer memory (CUDA IPC); with tight limits striped
+    levels take over and hand back. Same distances, valid trees, spans adding up."""
+    from distbfs.backends.cuda_backend import CudaBackend
+    from distbfs.backends.launch_policy import LaunchPolicy
+
+    src, dst, n, directed = STRUCTURED[name]
+    mine = graphs.share(src, dst, comm.rank, comm.size)
+    for policy in (LaunchPolicy(), LaunchPolicy(fused_max_frontier=8, fused_max_edges=64)):
+        backend = CudaBackend(policy, replica_limit_bytes=0)
+        graph = distbfs.Graph.from_edges(
+            *mine, num_vertices=n, directed=directed, backend=backend, comm=nccl
+        )
+        for source in sorted({0, n // 3, n - 1}):
+            result = distbfs.bfs(graph, source, predecessors=True, validate=True, strategy=strategy)
+            distances = cupy.asnumpy(result.distances)
+            expected = graphs.reference_distances(src, dst, n, directed, source)
+            np.testing.assert_array_equal(distances, expected)
+            check_tree(distances, cupy.asnumpy(result.predecessors), source)
+            spans = [lv.span for lv in result.levels]
+            assert sum(spans) == expected.max() + 1
+            if comm.size > 1 and policy.fused_max_frontier > 8:  # every level through peers
+                assert spans == [expected.max() + 1]
+    if comm.size > 1:
+        assert nccl.path["peer_memory"] == "cuda-ipc"
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_peer_small_frontier_path_every_family(comm, cupy, nccl, family):
+    """The generated families (Kronecker hubs in the first levels, grids' long tails) with
+    the peer path on, against numpy on the CPU ranks, both strategies."""
+    from distbfs.backends.cuda_backend import CudaBackend
+
+    params = FAMILIES[family]
+    backend = CudaBackend(replica_limit_bytes=0)
+    on_gpus = distbfs.Graph.generate(family, backend=backend, comm=nccl, **params)
+    on_cpus = distbfs.Graph.generate(family, backend="numpy", comm=comm, **params)
+    for root in choose_roots(on_cpus.dist, comm, count=4):
+        expected = distbfs.bfs(on_cpus, root).distances
+        for strategy in ("hybrid", "direction_optimizing"):
+            result = distbfs.bfs(on_gpus, root, predecessors=True, validate=True, strategy=strategy)
+            assert result.validated
+            distances = cupy.asnumpy(result.distances)
+            np.testing.assert_array_equal(distances, expected)
+            check_tree(distances, cupy.asnumpy(result.predecessors), root)

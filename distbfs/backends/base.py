@@ -96,6 +96,9 @@ class Backend(Protocol):
     replica_limit_bytes: int
     """Several ranks: largest whole CSR (bytes) every rank keeps a copy of, for
     ``run_replicated_levels`` (0: never)."""
+    peer_levels: bool
+    """Several ranks of one node: whether small frontiers may run fused through peer memory
+    (``make_peer_mailbox``, ``run_peer_levels``; ``distbfs.bfs.peer_mailboxes``)."""
 
     def start(self, graph: DistGraph, source: int, predecessors: bool) -> SearchState:
         """Labels all UNREACHED, the source labeled 0 (and its own parent) on its owner."""
@@ -188,6 +191,27 @@ class Backend(Protocol):
         ``state`` this rank's part of the result (labels, predecessors, visited mask, its
         vertices of the frontier); return how many levels ran. Every rank runs the same levels
         and gets the same labels."""
+        ...
+
+    def make_peer_mailbox(self, graph: DistGraph) -> Any:
+        """This rank's mailbox for ``run_peer_levels``: an object whose ``array`` the
+        communicator maps on every rank (``map_peer_memory``) and whose ``addresses`` the
+        level loop then sets to the mapped addresses (only when ``peer_levels``)."""
+        ...
+
+    def run_peer_levels(
+        self,
+        graph: DistGraph,
+        state: SearchState,
+        level: int,
+        max_frontier: int,
+        mailbox: Any,
+        entry: tuple[int, int],
+    ) -> int:
+        """Several ranks of one node, collectively: run levels fused on every rank at once
+        while the whole frontier is small, exchanging through the mailboxes; ``entry``: the
+        current frontier's vertices and out-edges over all ranks. Returns how many levels ran,
+        the same on every rank (only when ``peer_levels``)."""
         ...
 
     def make_timer(self, enabled: bool) -> Any:

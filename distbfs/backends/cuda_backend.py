@@ -15,7 +15,10 @@ The two-phase strategy (section 5.3) with the multi-GPU fused filter+partition (
   bins' ``ready`` event, not on that contraction).
 - run_small_levels (``kernels/contract_expand.cu``, one rank, sections 5.2/5.4): one
   persistent cooperative grid runs levels back to back, one grid barrier per level, while the
-  frontier is small; one launch and one host read for the whole run.
+  frontier is small; one launch and one host read for the whole run. run_peer_levels: the
+  same on several ranks of one node, a grid on each GPU, the items and the level barrier going
+  through peer memory (``PeerMailbox``, mapped by the communicator over CUDA IPC), not the
+  host.
 - direction-optimizing levels (``kernels/bottom_up.cu``, Beamer et al. 2012): frontier_bitmap
   (queue -> this rank's bitmap, on the device), bottom_up (a thread per unlabeled vertex scans
   its in-neighbours against the gathered bitmap; the warp's ballot is a word of the next
@@ -66,7 +69,7 @@ from ..partition import local_id, owner
 from ..timing import NullTimer
 from .base import EdgeFrontier, SearchState, frontier_bitmap_bytes
 from .cuda_timing import CudaEventTimer
-from .kernels import FUSED_SCRATCH_SLOTS, Counter, counter_slots, get_kernel
+from .kernels import FUSED_SCRATCH_SLOTS, PEER_HEADER_WORDS, Counter, counter_slots, get_kernel
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
 UNREACHED_BYTE = 0xFF
@@ -86,6 +89,10 @@ OVERLAP_MIN_ITEMS = 1 << 16
 (``contract_local``), while the host exchanges the counts and the other ranks' bins travel;
 smaller levels contract everything in one launch once it arrived."""
 
+PEER_TIMEOUT_SECONDS = 30.0
+"""Longest a rank of fused peer levels waits for another at a level barrier before it stops
+with an error (a rank that failed ends the job through MPI before that)."""
+
 QUEUE_REGROWTH = 1.125
 """Least factor by which a graph's edge queue grows once it exists (``_grow_edge_queue``)."""
 
@@ -104,6 +111,7 @@ KERNELS = {
     "partition": ("filter_partition", "partition_kernel"),
     "contract": ("contract", "contract_kernel"),
     "contract_expand": ("contract_expand", "contract_expand_kernel"),
+    "contract_expand_peers": ("contract_expand", "contract_expand_peers_kernel"),
     "frontier_bitmap": ("bottom_up", "frontier_bitmap_kernel"),
     "mark_visited": ("bottom_up", "mark_visited_kernel"),
     "frontier_degrees": ("bottom_up", "frontier_degrees_kernel"),
@@ -347,6 +355,21 @@ class PendingBins(Bins):
         return Bins(self.offsets.copy(), self.vertices[:length], parents)
 
 
+@dataclass
+class PeerMailbox:
+    """What one rank's fused peer levels receive: a header of ``PEER_HEADER_WORDS`` int64 per
+    sender (flags, counts), then a segment of ``capacity`` (vertex, parent) pairs per sender
+    (``kernels/contract_expand.cu``). ``array`` is an allocation of its own, zeroed (a CUDA IPC
+    handle maps whole allocations); ``addresses`` (device int64, by rank): every rank's mailbox
+    as this process addresses it, once the communicator mapped them; ``epoch``: the last level
+    epoch used, advanced alike on every rank."""
+
+    array: Any
+    capacity: int
+    addresses: Any = None
+    epoch: int = 0
+
+
 class CudaBackend:
     """The level stages as CUDA kernels, on the current CuPy device.
 
@@ -364,6 +387,11 @@ class CudaBackend:
         rank once, and searches run their first levels fused on that copy while the frontier is
         small (``distbfs.bfs.replicated``): high-diameter graphs then pay no exchange per level.
         0 turns the copy off.
+    peer_levels : bool
+        Several ranks on one node, a graph not copied: small frontiers run fused on every GPU
+        at once, the items and level barriers going through peer memory
+        (``run_peer_levels``; ``distbfs.bfs.peer_mailboxes``). False: such levels are striped
+        levels with host exchanges.
     """
 
     name = "cuda"
@@ -374,6 +402,7 @@ class CudaBackend:
         policy: LaunchPolicy = DEFAULT_POLICY,
         queue_sizing: float = DEFAULT_QUEUE_SIZING,
         replica_limit_bytes: int = 1 << 30,
+        peer_levels: bool = True,
     ) -> None:
         if not queue_sizing > 0:
             raise ValueError(f"queue_sizing={queue_sizing}: need a positive fraction")
@@ -382,6 +411,7 @@ class CudaBackend:
         self.policy = policy
         self.queue_sizing = float(queue_sizing)
         self.replica_limit_bytes = int(replica_limit_bytes)
+        self.peer_levels = bool(peer_levels)
         self.small_frontier_limit = policy.fused_max_frontier
         self._max_degree: dict[tuple[int, int, int], int] = {}
         self._heavy: dict[tuple[int, int, int], tuple[int, int]] = {}
@@ -1058,6 +1088,107 @@ class CudaBackend:
         state.frontier_size = int(mine.shape[0])
         state.vertex_frontier = queues.frontier[: state.frontier_size]
         queues.advance(0, None)  # n_u, m_u: recounted when asked
+        return levels
+
+    def make_peer_mailbox(self, graph: DistGraph) -> PeerMailbox:
+        """This rank's mailbox for ``run_peer_levels`` (zeroed, an allocation of its own):
+        ``fused_max_edges`` pairs per sender, since no rank sends a peer more items in a level
+        than the whole frontier has edges, and the fused levels stop before more."""
+        dtype = self._check_graph(graph)
+        capacity = self.policy.fused_max_edges
+        nbytes = graph.size * (PEER_HEADER_WORDS * COUNTER_DTYPE.itemsize)
+        nbytes += graph.size * 2 * capacity * dtype.itemsize
+        try:
+            memory = cupy.cuda.Memory(nbytes)  # cudaMalloc, not the pool: IPC maps it whole
+        except cupy.cuda.memory.OutOfMemoryError:
+            raise DeviceError(
+                f"out of GPU memory allocating the peer mailbox ({nbytes} bytes) on rank "
+                f"{graph.rank}: lower LaunchPolicy.fused_max_edges or turn peer_levels off"
+            ) from None
+        array = cupy.ndarray((nbytes,), dtype=np.uint8, memptr=cupy.cuda.MemoryPointer(memory, 0))
+        _fill_bytes(array, 0)
+        cupy.cuda.get_current_stream().synchronize()  # zero before any peer can write into it
+        return PeerMailbox(array, capacity)
+
+    def run_peer_levels(
+        self,
+        graph: DistGraph,
+        state: SearchState,
+        level: int,
+        max_frontier: int,
+        mailbox: PeerMailbox,
+        entry: tuple[int, int],
+    ) -> int:
+        """Several ranks of one node: levels in one cooperative grid per GPU while the whole
+        frontier is small, exchanging through the peers' mailboxes (collective: every rank,
+        the same ``entry``: the current frontier's vertices and out-edges over all ranks).
+
+        Stops as ``run_small_levels`` does, on the whole frontier (and before a level of more
+        edges than a mailbox segment holds); the state is then as after that many striped
+        levels. Returns the levels run, the same on every rank (0: ``entry`` is over the
+        limits, nothing ran).
+        """
+        vertices, edges = entry
+        if vertices == 0 or vertices > max_frontier or edges > mailbox.capacity:
+            return 0
+        if edges > self.policy.fused_max_edges:
+            return 0
+        queues = self._queues(state)
+        self._ensure_fused_queues(queues)
+        size = int(state.frontier_size)
+        frontier = self._vertices(state.vertex_frontier, queues)
+        if size and frontier.data.ptr != queues.frontier.data.ptr:
+            queues.frontier[:size] = frontier
+        queues.begin_level(edge_bound=0)
+        kernel = queues.kernels["contract_expand_peers"]
+        kernel(
+            (self._fused_grid(kernel),),
+            (self.policy.fused_threads,),
+            (
+                queues.frontier,
+                queues.spare_frontier,
+                np.int64(size),
+                np.int64(queues.frontier.shape[0]),
+                np.int64(max_frontier),
+                np.int64(vertices),
+                np.int64(edges),
+                graph.row_offsets,
+                graph.column_indices,
+                np.int32(graph.rank),
+                np.int32(graph.size),
+                np.int32(level),
+                state.labels,
+                state.preds,
+                state.visited_mask,
+                queues.heavy_vertices,
+                queues.spare_heavy,
+                np.int64(queues.heavy_capacity),
+                queues.fused_scratch,
+                mailbox.addresses,
+                np.int64(mailbox.capacity),
+                np.int64(mailbox.epoch),
+                np.int64(int(PEER_TIMEOUT_SECONDS * 1e9)),
+                queues.counters,
+            ),
+        )
+        host = self._level(queues).read(int(Counter.BINS))
+        failure = int(host[Counter.PEER_FAILURE])
+        if failure:
+            what = (
+                f"a peer rank did not reach a level barrier within {PEER_TIMEOUT_SECONDS:g} s"
+                if failure == 1
+                else "a mailbox segment overflowed (a bug: the stop rule excludes it)"
+            )
+            raise DeviceError(f"fused peer levels on rank {graph.rank}: {what}")
+        levels = int(host[Counter.FUSED_LEVELS])
+        mailbox.epoch += 2 * levels
+        if levels % 2:
+            queues.frontier, queues.spare_frontier = queues.spare_frontier, queues.frontier
+        size = int(host[Counter.FRONTIER])
+        state.frontier_size = size
+        state.vertex_frontier = queues.frontier[:size]
+        queues.advance(int(host[Counter.FUSED_LABELED]), int(host[Counter.FUSED_LABELED_EDGES]))
+        queues.frontier_edges = (queues.generation, int(host[Counter.FRONTIER_EDGES]))
         return levels
 
     def _ensure_fused_queues(self, queues: _Queues) -> None:

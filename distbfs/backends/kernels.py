@@ -45,6 +45,10 @@ FUSED_SCRATCH_SLOTS = 9
 """int64 words of the fused kernel's scratch array: its ring of per-level counts (three levels
 of vertices, edges and heavy vertices; ``kernels/contract_expand.cu``)."""
 
+PEER_HEADER_WORDS = 8
+"""int64 words per rank in the header of a peer mailbox (flags, counts; the fused peer kernel in
+``kernels/contract_expand.cu``); the (vertex, parent) segments follow the header."""
+
 HEADER = "common.cuh"
 _INCLUDE_LINE = f'#include "{HEADER}"'
 
@@ -65,7 +69,8 @@ class Counter(IntEnum):
     FUSED_LABELED = 6  # vertices the fused kernel labeled (all its levels)
     FUSED_LABELED_EDGES = 7  # their out-edges
     HEAVY = 8  # frontier vertices of more than heavy_degree neighbours that expand queued
-    BINS = 9
+    PEER_FAILURE = 9  # fused peer levels: 1 a peer rank never arrived, 2 a segment overflowed
+    BINS = 10
 
 
 def counter_slots(policy: LaunchPolicy) -> int:
@@ -101,6 +106,7 @@ def compile_options(policy: LaunchPolicy, vertex_bits: int) -> tuple[str, ...]:
         *layout,
         f"-DDISTBFS_COUNTER_CURSORS={counter_cursors(policy)}",
         f"-DDISTBFS_FUSED_SCRATCH_SLOTS={FUSED_SCRATCH_SLOTS}",
+        f"-DDISTBFS_PEER_HEADER_WORDS={PEER_HEADER_WORDS}",
         f"-DDISTBFS_UNREACHED={UNREACHED}",
         f"-DDISTBFS_VERTEX_BITS={vertex_bits}",
     )
@@ -227,19 +233,20 @@ def cooperative_fit(ptxas_report: str, policy: LaunchPolicy) -> tuple[str | None
     refuses a grid larger than what is resident at once, and the backend sizes the grid with the
     occupancy calculator, so this is the static view of what the device will say.
     """
-    registers = re.search(r"Used (\d+) registers", ptxas_report)
-    shared = re.search(r"(\d+) bytes smem", ptxas_report)
-    spills = re.search(r"(\d+) bytes spill stores", ptxas_report)
-    if registers is None or shared is None:
+    registers = re.findall(r"Used (\d+) registers", ptxas_report)
+    shared = re.findall(r"(\d+) bytes smem", ptxas_report)
+    spills = re.findall(r"(\d+) bytes spill stores", ptxas_report)
+    if not registers or not shared:
         return "no ptxas resource report for the cooperative kernel", ptxas_report
-    regs, smem = int(registers.group(1)), int(shared.group(1))
+    # the module's largest kernel decides (the one-rank and the peer kernel share the policy)
+    regs, smem = max(map(int, registers)), max(map(int, shared))
     warps = policy.fused_threads // 32
     per_warp = -(-regs * 32 // 256) * 256  # registers are allocated 256 to a warp
     by_registers = SM90_LIMITS["registers"] // (per_warp * warps)
     by_shared = SM90_LIMITS["shared_bytes"] // (smem + SM90_LIMITS["block_reserved_bytes"])
     by_threads = SM90_LIMITS["threads"] // policy.fused_threads
     fit = min(by_registers, by_shared, by_threads, SM90_LIMITS["blocks"])
-    spilled = int(spills.group(1)) if spills else 0
+    spilled = max(map(int, spills), default=0)
     summary = (
         f"{regs} registers, {smem} B shared, {spilled} B spilled: {fit} blocks of "
         f"{policy.fused_threads} fit an SM (policy asks {policy.fused_blocks_per_sm})"

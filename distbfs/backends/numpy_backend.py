@@ -74,6 +74,7 @@ class NumpyBackend:
     xp = np
     small_frontier_limit = 0  # the host stages have no launch cost to save
     replica_limit_bytes = 0  # so no replicated small-frontier path either
+    peer_levels = False  # nor fused levels through peer memory
 
     def run_small_levels(
         self, graph: DistGraph, state: SearchState, level: int, max_frontier: int

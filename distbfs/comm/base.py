@@ -9,6 +9,9 @@ Implementations: one rank (``single``), MPI through mpi4py (``mpi``), and for de
 (``nccl``) or a GPU-aware MPI transport (``mpi_gpu``), both on ``gpu.GPUCommunicator``. Which one
 runs is decided in exactly one place, ``distbfs.comm.get_communicator``.
 
+``map_peer_memory`` maps every rank's device buffer into each rank (GPU communicators, all
+ranks on one node: CUDA IPC), for the backend's fused small levels over peer memory.
+
 Invariants: every method is collective (all ranks call it, in the same order); arrays handed in
 may be numpy or cupy and come back in the same array module; ``Bins`` segments are ordered by
 destination rank going in and by source rank coming out.
@@ -106,3 +109,9 @@ class Communicator(ABC):
     @abstractmethod
     def abort(self, code: int) -> None:
         """End every rank of the job now with exit status ``code`` (never returns)."""
+
+    def map_peer_memory(self, array: Any) -> list[int] | None:
+        """Addresses, in this process, of every rank's ``array`` (a device allocation of its
+        own, the same size on every rank), by rank; None where ranks cannot reach each other's
+        device memory (the default: host communicators, several nodes). Collective."""
+        return None

@@ -130,6 +130,18 @@ class CupyOps:
     def contiguous(self, array: Any) -> Any:
         return self._cupy.ascontiguousarray(array)
 
+    def ipc_handle(self, array: Any) -> bytes:
+        """The CUDA IPC handle of ``array``'s allocation (``array`` must start it)."""
+        return bytes(self._cupy.cuda.runtime.ipcGetMemHandle(int(array.data.ptr)))
+
+    def ipc_open(self, handle: bytes) -> int:
+        """Map another process's allocation here (peer access enabled on first use)."""
+        runtime = self._cupy.cuda.runtime
+        return int(runtime.ipcOpenMemHandle(handle, runtime.cudaIpcMemLazyEnablePeerAccess))
+
+    def ipc_close(self, address: int) -> None:
+        self._cupy.cuda.runtime.ipcCloseMemHandle(address)
+
     def to_device(self, array: Any) -> Any:
         return self._cupy.asarray(array)
 
@@ -385,6 +397,41 @@ class GPUCommunicator(Communicator):
             return self._allgather_device(self.ops.contiguous(array))
         self.path["allgather_array"] = self.host.kind
         return self.host.allgather_array(array)
+
+    def map_peer_memory(self, array: Any) -> list[int] | None:
+        """Every rank's ``array`` mapped here through CUDA IPC when all ranks share one host
+        and every mapping succeeds on every rank; None otherwise (collective). ``array`` must
+        be an allocation of its own (not a pool's slice: a handle maps whole allocations). The
+        mappings live as long as the process (peers' allocations must outlive them)."""
+        import socket
+
+        handle = None
+        try:
+            handle = self.ops.ipc_handle(array)
+        except Exception:  # no IPC here (a driver or allocation that refuses): no mapping
+            handle = None
+        everyone = self.host.allgather_object((socket.gethostname(), handle))
+        hosts = {host for host, _ in everyone}
+        if len(hosts) != 1 or any(h is None for _, h in everyone):
+            return None
+        addresses: list[int] = []
+        opened: list[int] = []
+        try:
+            for rank, (_, peer) in enumerate(everyone):
+                if rank == self.rank:
+                    addresses.append(self.ops.device_ptr(array))
+                else:
+                    opened.append(self.ops.ipc_open(peer))
+                    addresses.append(opened[-1])
+            mapped = 1
+        except Exception:  # peer access refused (GPUs hidden from each other, no P2P path)
+            mapped = 0
+        if self.host.allreduce(mapped, op="min") != 1:
+            for address in opened:
+                self.ops.ipc_close(address)
+            return None
+        self.path["peer_memory"] = "cuda-ipc"
+        return addresses
 
     # -- host collectives -------------------------------------------------------------------
 
