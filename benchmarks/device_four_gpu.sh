@@ -36,7 +36,7 @@ device_info "${mpirun[@]}"
 
 if [[ $skip != *" tests "* ]]; then
   echo "== multi-GPU tests ($ngpus ranks)"
-  timeout 150 "${mpirun[@]}" python3 -m pytest -q -rs --with-mpi -m "mpi and multi_gpu" \
+  timeout 240 "${mpirun[@]}" python3 -m pytest -q -rs --with-mpi -m "mpi and multi_gpu" \
     -p no:cacheprovider tests/test_multi_gpu.py >"$OUT/tests.log" 2>&1
   echo "pytest ($ngpus ranks) exit $?"
   grep -a -E "^FAILED|passed|failed|error" "$OUT/tests.log" | tail -n 8

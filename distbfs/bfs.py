@@ -155,6 +155,7 @@ def bfs_levels(
         peers = peer_mailboxes(graph, comm, backend)
     if comm.size > 1 and replica is None and peers is None:
         fused_limit = 0
+    shares_of_limit = comm.size if peers is not None else 1  # peers: the limit is per rank
     _check_thresholds(alpha, beta)
     timer = backend.make_timer(False) if timer is None else timer
     in_graph = in_neighbours(graph, comm, backend.xp) if optimizing else graph
@@ -167,7 +168,7 @@ def bfs_levels(
     while frontier_size > 0:
         if optimizing:
             direction = choose_direction(direction, counts, alpha, beta)
-        if frontier_size <= fused_limit and direction == TOP_DOWN:
+        if frontier_size <= fused_limit * shares_of_limit and direction == TOP_DOWN:
             with timer.phase("contract_expand"):
                 span = _fused_levels(
                     graph,
@@ -234,10 +235,10 @@ def _fused_levels(
     level, source, frontier_size = at
     if replica is None and peers is None:
         return backend.run_small_levels(graph, state, level, limit)
-    if peers is not None:
+    if peers is not None:  # every GPU takes up to ``limit`` vertices of the frontier
         edges = comm.allreduce(backend.frontier_edges(graph, state))  # m_f over all ranks
         entry = (frontier_size, edges)
-        span = backend.run_peer_levels(graph, state, level, limit, peers, entry)
+        span = backend.run_peer_levels(graph, state, level, limit * comm.size, peers, entry)
     elif level != 0:
         return 0
     else:

@@ -68,7 +68,8 @@ class LaunchPolicy:
         The fused grid stops before a level whose frontier has more edges than this.
     fused_max_frontier : int
         The hybrid strategy hands a level to the fused grid while its vertex frontier holds at
-        most this many vertices, and the grid stops before a larger one.
+        most this many vertices, and the grid stops before a larger one (the peer grids of
+        several ranks: this many per rank, the whole frontier up to ranks x this).
 
     Notes
     -----
