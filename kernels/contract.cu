@@ -60,35 +60,76 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
     size_type degrees = 0;
 
     const size_type items = distbfs::queue_length(received_count, received_limit);
+    // Only other ranks' items (the own bin was contracted before): each step over all of a
+    // thread's items before the next, so their bitmask reads, then their claims, are in flight
+    // together (most of these items are copies of vertices labeled already, culled by the
+    // read alone). A launch with own items keeps one item at a time: stepping their label
+    // lookups and CAS measured slower (one GPU, level 2 of kron27: 6.40 -> 7.10 ms).
+    const bool remote_only = visited_mask != nullptr && own_begin >= own_end;
     for (size_type tile = static_cast<size_type>(blockIdx.x) * kTileItems; tile < items;
          tile += static_cast<size_type>(gridDim.x) * kTileItems) {
         vertex_t local[kItemsPerThread];
         int discovered[kItemsPerThread];
+        if (remote_only) {
+            vertex_t vertex[kItemsPerThread];
 #pragma unroll
-        for (int i = 0; i < kItemsPerThread; ++i) {
-            const size_type index = tile + i * kBlockThreads + tid;
-            discovered[i] = 0;
-            local[i] = 0;
-            if (index >= items) continue;
-            const vertex_t v = received_vertices[index];
-            local[i] = v / static_cast<vertex_t>(size);
-            const bool remote = visited_mask != nullptr && (index < own_begin || index >= own_end);
-            if (remote) {  // the mask's bit, then the one atomic that picks the labeling copy
-                if (distbfs::mask_test(visited_mask, v)) continue;
-                if (!distbfs::mask_claim(visited_mask, v)) continue;
+            for (int i = 0; i < kItemsPerThread; ++i) {
+                const size_type index = tile + i * kBlockThreads + tid;
+                discovered[i] = index < items;
+                vertex[i] = discovered[i] ? received_vertices[index] : 0;
+                local[i] = 0;
+            }
+#pragma unroll
+            for (int i = 0; i < kItemsPerThread; ++i) {  // bitmask reads
+                discovered[i] = discovered[i] && !distbfs::mask_test(visited_mask, vertex[i]);
+            }
+#pragma unroll
+            for (int i = 0; i < kItemsPerThread; ++i) {  // claims: one copy of a vertex wins
+                if (discovered[i]) discovered[i] = distbfs::mask_claim(visited_mask, vertex[i]);
+            }
+#pragma unroll
+            for (int i = 0; i < kItemsPerThread; ++i) {
+                if (!discovered[i]) continue;
+                local[i] = vertex[i] / static_cast<vertex_t>(size);
                 labels[local[i]] = level;
-            } else {  // status lookup, then the one atomic that decides between discoverers
-                if (labels[local[i]] != kUnreached) continue;
-                if (atomicCAS(&labels[local[i]], kUnreached, level) != kUnreached) continue;
-                // The own bin's bits were set by this rank's filter: read before the atomic.
-                if (visited_mask != nullptr && !distbfs::mask_test(visited_mask, v)) {
-                    distbfs::mask_claim(visited_mask, v);
+                const size_type index = tile + i * kBlockThreads + tid;
+                if (preds != nullptr) {
+                    preds[local[i]] = static_cast<pred_t>(received_parents[index]);
+                }
+                if (out_offsets != nullptr) {
+                    degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];
                 }
             }
-            discovered[i] = 1;
-            if (preds != nullptr) preds[local[i]] = static_cast<pred_t>(received_parents[index]);
-            if (out_offsets != nullptr) {
-                degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];
+        } else {
+#pragma unroll
+            for (int i = 0; i < kItemsPerThread; ++i) {
+                const size_type index = tile + i * kBlockThreads + tid;
+                discovered[i] = 0;
+                local[i] = 0;
+                if (index >= items) continue;
+                const vertex_t v = received_vertices[index];
+                local[i] = v / static_cast<vertex_t>(size);
+                const bool remote =
+                    visited_mask != nullptr && (index < own_begin || index >= own_end);
+                if (remote) {  // the mask's bit, then the one atomic that picks the labeling copy
+                    if (distbfs::mask_test(visited_mask, v)) continue;
+                    if (!distbfs::mask_claim(visited_mask, v)) continue;
+                    labels[local[i]] = level;
+                } else {  // status lookup, then the one atomic that decides between discoverers
+                    if (labels[local[i]] != kUnreached) continue;
+                    if (atomicCAS(&labels[local[i]], kUnreached, level) != kUnreached) continue;
+                    // The own bin's bits were set by this rank's filter: read before the atomic.
+                    if (visited_mask != nullptr && !distbfs::mask_test(visited_mask, v)) {
+                        distbfs::mask_claim(visited_mask, v);
+                    }
+                }
+                discovered[i] = 1;
+                if (preds != nullptr) {
+                    preds[local[i]] = static_cast<pred_t>(received_parents[index]);
+                }
+                if (out_offsets != nullptr) {
+                    degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];
+                }
             }
         }
 

@@ -484,7 +484,8 @@ struct PeerVisit {
             return discover(next, static_cast<pred_t>(parent), row_offsets, labels, preds, *out,
                             *discovered_edges);
         }
-        const size_type slot = distbfs::reserve_slots(links.entry(links.rank, owner) + kPeerSent, 1);
+        size_type* sent = links.entry(links.rank, owner) + kPeerSent;
+        const size_type slot = distbfs::reserve_slots(sent, 1);
         if (slot < links.capacity) {
             vertex_t* segment = links.segment(owner, links.rank);
             segment[slot] = v;
