@@ -238,7 +238,8 @@ def _fused_levels(
     if peers is not None:  # every GPU takes up to ``limit`` vertices of the frontier
         edges = comm.allreduce(backend.frontier_edges(graph, state))  # m_f over all ranks
         entry = (frontier_size, edges)
-        span = backend.run_peer_levels(graph, state, level, limit * comm.size, peers, entry)
+        whole = min(limit * comm.size, _UNLIMITED)  # contract_expand: no limit at all
+        span = backend.run_peer_levels(graph, state, level, whole, peers, entry)
     elif level != 0:
         return 0
     else:
