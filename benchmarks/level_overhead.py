@@ -3,12 +3,13 @@
     mpirun -n 2 python benchmarks/level_overhead.py
 
 Searches a 2D grid (hundreds of levels whose frontiers hold a few hundred vertices) with the
-replicated fused path off, so every level runs the full loop (expand, filter+partition, bin
-exchange, contract, termination), and prints microseconds per level; then the host cost of the
-operations a level is made of, each repeated, per rank: a trivial kernel launch, a CUDA event,
-a small device-to-host read, MPI all-to-all and all-reduce of a few int64, an NCCL grouped
-send/recv of 64 bytes (with a stream synchronization). ``--cprofile``: rank 0's Python profile
-of one search (top functions by own time).
+replicated and peer fused paths off, so every level runs the full loop (expand,
+filter+partition, bin exchange, contract, termination), and prints microseconds per level
+(``--peer-levels``: the fused levels through peer memory instead, two cross-GPU barriers a
+level); then the host cost of the operations a level is made of, each repeated, per rank: a
+trivial kernel launch, a CUDA event, a small device-to-host read, MPI all-to-all and all-reduce
+of a few int64, an NCCL grouped send/recv of 64 bytes (with a stream synchronization).
+``--cprofile``: rank 0's Python profile of one search (top functions by own time).
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ def main() -> int:
     parser.add_argument("--side", type=int, default=512, help="grid side (levels: 2 side - 1)")
     parser.add_argument("--searches", type=int, default=3)
     parser.add_argument("--cprofile", action="store_true")
+    parser.add_argument(
+        "--peer-levels", action="store_true", help="fused levels through peer memory on"
+    )
     args = parser.parse_args()
 
     from distbfs.api import resolve_backend
@@ -51,14 +55,15 @@ def main() -> int:
     from distbfs.comm import get_communicator
 
     resolve_backend("cuda")  # binds this rank's GPU
-    backend = CudaBackend(replica_limit_bytes=0)  # every level through the full loop
+    # every level through the full loop, or (--peer-levels) fused on every GPU at once
+    backend = CudaBackend(replica_limit_bytes=0, peer_levels=args.peer_levels)
     comm = get_communicator("auto", "cuda")
     shape = (args.side, args.side)
     graph = distbfs.Graph.generate("grid2d", shape=shape, backend=backend, comm=comm)
     dist = graph.dist
     options = {"predecessors": True, "strategy": "hybrid"}
     result = bfs_levels(dist, 0, backend, comm, **options)  # warm-up
-    levels = len(result.levels)
+    levels = sum(level.span for level in result.levels)  # a fused row spans many
     times = []
     for _ in range(args.searches):
         comm.barrier()
