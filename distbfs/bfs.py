@@ -16,7 +16,8 @@ heuristic, so each level has exactly two collectives: bins or bitmap, then that 
 Small frontiers (hybrid and direction-optimizing) go to the backend's fused path, many levels
 per launch: on one rank always, on several ranks from the source when every rank can keep the
 whole graph (``replicated``: each runs the same levels on its copy, with no communication, and
-keeps its own vertices' labels). The stages come from a backend, the exchanges from a
+keeps its own vertices' labels), otherwise on the ranks of one node together, exchanging
+through peer memory (``peer_mailboxes``). The stages come from a backend, the exchanges from a
 communicator: this module imports neither cupy nor mpi4py.
 
 Invariants: labels are final when set (level-synchronous search); the loop ends after the first

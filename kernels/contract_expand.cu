@@ -7,8 +7,10 @@
  * enable_cooperative_groups), at most as many blocks as can be resident at once: the host sizes
  * the grid as fused_blocks_per_sm x multiprocessors, capped by the occupancy calculator.
  *
- * One rank only: then the visited bitmask is exact (every labeled vertex has its bit set), so
- * the atomicOr that claims a vertex's bit also decides who labels it, and local ids are global.
+ * contract_expand_kernel runs on one rank (contract_expand_peers_kernel, below, on several
+ * ranks of one node). One rank: the visited bitmask is exact (every labeled vertex has its bit
+ * set), so the atomicOr that claims a vertex's bit also decides who labels it, and local ids are
+ * global.
  *
  * Per level (frontier F of size S, in one of two ping-pong queues):
  *   light lists: block b takes the vertices [S*b/G, S*(b+1)/G) of F (G blocks), fused_threads at
