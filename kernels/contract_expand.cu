@@ -201,6 +201,40 @@ struct OneRankVisit {
     }
 };
 
+// Level 0's ring slot: the entry frontier's vertices, out-edges and heavy vertices (those go to
+// heavy queue A), every other count zero; the stop rule then applies to the entry frontier as to
+// every later level. Every thread of the grid calls this; it ends with a grid barrier.
+__device__ __forceinline__ void start_ring(FusedStorage& smem,
+                                           cooperative_groups::grid_group& grid,
+                                           const vertex_t* frontier, size_type frontier_size,
+                                           size_type frontier_capacity,
+                                           const size_type* __restrict__ row_offsets,
+                                           vertex_t* heavy, size_type heavy_capacity,
+                                           size_type* scratch) {
+    const int tid = threadIdx.x;
+    if (blockIdx.x == 0 && tid < distbfs::kFusedScratchSlots) {
+        scratch[tid] = tid == kRingVertices ? frontier_size : 0;
+    }
+    grid.sync();
+    size_type edges = 0;
+    const size_type entry_size = frontier_size < frontier_capacity ? frontier_size
+                                                                   : frontier_capacity;
+    const size_type grid_threads = static_cast<size_type>(gridDim.x) * kFusedThreads;
+    for (size_type index = static_cast<size_type>(blockIdx.x) * kFusedThreads + tid;
+         index < entry_size; index += grid_threads) {
+        const vertex_t u = __ldcg(frontier + index);
+        const size_type degree = out_degree(row_offsets, u);
+        edges += degree;
+        if (degree > kHeavyDegree) {
+            const size_type slot = distbfs::reserve_slots(scratch + kRingHeavy, 1);
+            if (slot < heavy_capacity) heavy[slot] = u;
+        }
+    }
+    const size_type block_edges = EdgeReduce(smem.reduce).Sum(edges);
+    if (tid == 0 && block_edges > 0) count_add(scratch + kRingEdges, block_edges);
+    grid.sync();
+}
+
 // Expand one level's frontier (`current`, `size` vertices, `heavy_size` of them also in
 // `current_heavy`): light lists by the block owning the vertex, heavy lists over the grid.
 // Every thread of the grid calls this with the same arguments.
@@ -277,33 +311,11 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     __shared__ FusedStorage smem;
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int tid = threadIdx.x;
-    const size_type blocks = gridDim.x;
-    const size_type grid_threads = blocks * kFusedThreads;
 
-    // The ring: level 0's slot holds the entry frontier's length, every other count is zero.
-    if (blockIdx.x == 0 && tid < distbfs::kFusedScratchSlots) {
-        scratch[tid] = tid == kRingVertices ? frontier_size : 0;
-    }
-    grid.sync();
-
-    // Edges and heavy vertices of the entry frontier: the stop rule applies to it as to every
-    // later level, and the heavy ones go to heavy queue A.
+    start_ring(smem, grid, frontier, frontier_size, frontier_capacity, row_offsets, heavy,
+               heavy_capacity, scratch);
     size_type discovered_edges = 0;
-    const size_type entry_size = frontier_size < frontier_capacity ? frontier_size
-                                                                   : frontier_capacity;
-    for (size_type index = static_cast<size_type>(blockIdx.x) * kFusedThreads + tid;
-         index < entry_size; index += grid_threads) {
-        const vertex_t u = __ldcg(frontier + index);
-        const size_type degree = out_degree(row_offsets, u);
-        discovered_edges += degree;
-        if (degree > kHeavyDegree) {
-            const size_type slot = distbfs::reserve_slots(scratch + kRingHeavy, 1);
-            if (slot < heavy_capacity) heavy[slot] = u;
-        }
-    }
-    size_type block_edges = EdgeReduce(smem.reduce).Sum(discovered_edges);
-    if (tid == 0 && block_edges > 0) count_add(scratch + kRingEdges, block_edges);
-    grid.sync();
+    size_type block_edges = 0;
 
     vertex_t* current = frontier;
     vertex_t* next = spare_frontier;
@@ -534,31 +546,14 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     const PeerLinks links = {mailboxes, rank, size, segment_capacity};
     size_type* abort = links.entry(rank, rank) + kPeerAbort;
 
-    if (blockIdx.x == 0 && tid < distbfs::kFusedScratchSlots) {
-        scratch[tid] = tid == kRingVertices ? frontier_size : 0;
-    }
-    if (leader) {
+    if (leader) {  // made visible by start_ring's first barrier
         *abort = 0;
         for (int owner = 0; owner < size; ++owner) links.entry(rank, owner)[kPeerSent] = 0;
     }
-    grid.sync();
-
+    start_ring(smem, grid, frontier, frontier_size, frontier_capacity, row_offsets, heavy,
+               heavy_capacity, scratch);
     size_type discovered_edges = 0;
-    const size_type entry_size = frontier_size < frontier_capacity ? frontier_size
-                                                                   : frontier_capacity;
-    for (size_type index = static_cast<size_type>(blockIdx.x) * kFusedThreads + tid;
-         index < entry_size; index += grid_threads) {
-        const vertex_t u = __ldcg(frontier + index);
-        const size_type degree = out_degree(row_offsets, u);
-        discovered_edges += degree;
-        if (degree > kHeavyDegree) {
-            const size_type slot = distbfs::reserve_slots(scratch + kRingHeavy, 1);
-            if (slot < heavy_capacity) heavy[slot] = u;
-        }
-    }
-    size_type block_edges = EdgeReduce(smem.reduce).Sum(discovered_edges);
-    if (tid == 0 && block_edges > 0) count_add(scratch + kRingEdges, block_edges);
-    grid.sync();
+    size_type block_edges = 0;
 
     vertex_t* current = frontier;
     vertex_t* next = spare_frontier;

@@ -354,20 +354,18 @@ def test_failure_on_one_rank_ends_the_nccl_job(tmp_path, stage, kind):
     print(f"job ended in {elapsed:.1f} s with status {proc.returncode}")
 
 
-@pytest.mark.mpi
-@pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing", "contract_expand"])
-@pytest.mark.parametrize("name", ["grid", "path", "random_undirected", "directed_with_sinks"])
-def test_replicated_small_frontier_path(comm, cupy, nccl, name, strategy):
-    """Small graphs are copied to every rank: the first levels run fused on the copy, with no
-    exchange, then the striped levels go on from each rank's share of the outcome."""
+def check_fused_spans(comm, cupy, nccl, name, strategy, **backend_options):
+    """Search structured graph ``name`` from three sources with a CUDA backend made with
+    ``backend_options``, at the default fused limits (every level in one fused span: these
+    graphs fit whole) and at tight ones (fused spans hand over to striped levels and back):
+    distances equal the reference, trees are valid, spans add up to the levels."""
     from distbfs.backends.cuda_backend import CudaBackend
     from distbfs.backends.launch_policy import LaunchPolicy
 
     src, dst, n, directed = STRUCTURED[name]
     mine = graphs.share(src, dst, comm.rank, comm.size)
-    # tight fused limits: the copy hands over to the striped levels mid-search
     for policy in (LaunchPolicy(), LaunchPolicy(fused_max_frontier=8, fused_max_edges=64)):
-        backend = CudaBackend(policy)
+        backend = CudaBackend(policy, **backend_options)
         graph = distbfs.Graph.from_edges(
             *mine, num_vertices=n, directed=directed, backend=backend, comm=nccl
         )
@@ -385,33 +383,22 @@ def test_replicated_small_frontier_path(comm, cupy, nccl, name, strategy):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing", "contract_expand"])
+@pytest.mark.parametrize("name", ["grid", "path", "random_undirected", "directed_with_sinks"])
+def test_replicated_small_frontier_path(comm, cupy, nccl, name, strategy):
+    """Small graphs are copied to every rank: the first levels run fused on the copy, with no
+    exchange, then the striped levels go on from each rank's share of the outcome."""
+    check_fused_spans(comm, cupy, nccl, name, strategy)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing", "contract_expand"])
 @pytest.mark.parametrize(
     "name", ["grid", "path", "star", "random_undirected", "directed_with_sinks"]
 )
 def test_peer_small_frontier_path(comm, cupy, nccl, name, strategy):
     """Graphs not copied to every rank: small frontiers run fused on every GPU at once, the
-    items and level barriers going through peer memory (CUDA IPC); with tight limits striped
-    levels take over and hand back. Same distances, valid trees, spans adding up."""
-    from distbfs.backends.cuda_backend import CudaBackend
-    from distbfs.backends.launch_policy import LaunchPolicy
-
-    src, dst, n, directed = STRUCTURED[name]
-    mine = graphs.share(src, dst, comm.rank, comm.size)
-    for policy in (LaunchPolicy(), LaunchPolicy(fused_max_frontier=8, fused_max_edges=64)):
-        backend = CudaBackend(policy, replica_limit_bytes=0)
-        graph = distbfs.Graph.from_edges(
-            *mine, num_vertices=n, directed=directed, backend=backend, comm=nccl
-        )
-        for source in sorted({0, n // 3, n - 1}):
-            result = distbfs.bfs(graph, source, predecessors=True, validate=True, strategy=strategy)
-            distances = cupy.asnumpy(result.distances)
-            expected = graphs.reference_distances(src, dst, n, directed, source)
-            np.testing.assert_array_equal(distances, expected)
-            check_tree(distances, cupy.asnumpy(result.predecessors), source)
-            spans = [lv.span for lv in result.levels]
-            assert sum(spans) == expected.max() + 1
-            if comm.size > 1 and policy.fused_max_frontier > 8:  # every level through peers
-                assert spans == [expected.max() + 1]
+    items and level barriers going through peer memory (CUDA IPC)."""
+    check_fused_spans(comm, cupy, nccl, name, strategy, replica_limit_bytes=0)
     if comm.size > 1:
         assert nccl.path["peer_memory"] == "cuda-ipc"
 

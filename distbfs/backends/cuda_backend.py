@@ -1021,11 +1021,7 @@ class CudaBackend:
         generation, edges = queues.frontier_edges
         if generation == queues.generation and edges > self.policy.fused_max_edges:
             return 0  # m_f is known and over the budget: the grid would stop at once
-        self._ensure_fused_queues(queues)
-        frontier = self._vertices(state.vertex_frontier, queues)
-        if frontier.data.ptr != queues.frontier.data.ptr:  # a frontier set from elsewhere
-            queues.frontier[:size] = frontier
-        queues.begin_level(edge_bound=0)
+        self._enter_fused(state, queues)
         kernel = queues.kernels["contract_expand"]
         kernel(
             (self._fused_grid(kernel),),
@@ -1049,16 +1045,7 @@ class CudaBackend:
                 queues.counters,
             ),
         )
-        host = self._level(queues).read(int(Counter.BINS))
-        levels = int(host[Counter.FUSED_LEVELS])
-        if levels % 2:
-            queues.frontier, queues.spare_frontier = queues.spare_frontier, queues.frontier
-        size = int(host[Counter.FRONTIER])
-        state.frontier_size = size
-        state.vertex_frontier = queues.frontier[:size]
-        queues.advance(int(host[Counter.FUSED_LABELED]), int(host[Counter.FUSED_LABELED_EDGES]))
-        queues.frontier_edges = (queues.generation, int(host[Counter.FRONTIER_EDGES]))
-        return levels
+        return self._leave_fused(state, queues, self._level(queues).read(int(Counter.BINS)))
 
     def run_replicated_levels(
         self,
@@ -1134,12 +1121,8 @@ class CudaBackend:
         if edges > self.policy.fused_max_edges:
             return 0
         queues = self._queues(state)
-        self._ensure_fused_queues(queues)
         size = int(state.frontier_size)
-        frontier = self._vertices(state.vertex_frontier, queues)
-        if size and frontier.data.ptr != queues.frontier.data.ptr:
-            queues.frontier[:size] = frontier
-        queues.begin_level(edge_bound=0)
+        self._enter_fused(state, queues)
         kernel = queues.kernels["contract_expand_peers"]
         kernel(
             (self._fused_grid(kernel),),
@@ -1180,8 +1163,24 @@ class CudaBackend:
                 else "a mailbox segment overflowed (a bug: the stop rule excludes it)"
             )
             raise DeviceError(f"fused peer levels on rank {graph.rank}: {what}")
-        levels = int(host[Counter.FUSED_LEVELS])
+        levels = self._leave_fused(state, queues, host)
         mailbox.epoch += 2 * levels
+        return levels
+
+    def _enter_fused(self, state: SearchState, queues: _Queues) -> None:
+        """Before a fused kernel: its queues exist, the frontier is in queue A, counters zeroed."""
+        self._ensure_fused_queues(queues)
+        size = int(state.frontier_size)
+        frontier = self._vertices(state.vertex_frontier, queues)
+        if size and frontier.data.ptr != queues.frontier.data.ptr:  # set from elsewhere
+            queues.frontier[:size] = frontier
+        queues.begin_level(edge_bound=0)
+
+    @staticmethod
+    def _leave_fused(state: SearchState, queues: _Queues, host: np.ndarray) -> int:
+        """After a fused kernel (``host``: its counters): the state as after the levels it ran
+        (the final frontier is in queue B after an odd number); returns that number."""
+        levels = int(host[Counter.FUSED_LEVELS])
         if levels % 2:
             queues.frontier, queues.spare_frontier = queues.spare_frontier, queues.frontier
         size = int(host[Counter.FRONTIER])
