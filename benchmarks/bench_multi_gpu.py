@@ -269,6 +269,8 @@ def run_on(comm: Any, args: argparse.Namespace) -> int:
         import cupy
 
         backend.peer_levels = args.peer_levels
+        if hasattr(comm, "peer_copies"):
+            comm.peer_copies = args.peer_copies
 
         device = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"]
         device = device.decode() if isinstance(device, bytes) else str(device)
@@ -299,6 +301,7 @@ def run_on(comm: Any, args: argparse.Namespace) -> int:
                 "backend": args.backend,
                 "shrink": args.shrink,
                 "peer_levels": getattr(backend, "peer_levels", False),
+                "peer_copies": getattr(comm, "peer_copies", False),
                 "rows": rows,
             }
             args.json.write_text(json.dumps(document, indent=1))
@@ -417,6 +420,13 @@ def main(argv: list[str] | None = None) -> int:
         dest="peer_levels",
         action="store_false",
         help="CUDA, several ranks: small frontiers as striped levels (not fused over peer memory)",
+    )
+    parser.add_argument(
+        "--no-peer-copies",
+        dest="peer_copies",
+        action="store_false",
+        help="GPU communicators: bins moved by the transport (NCCL, MPI), not copied into the "
+        "peers' mapped memory",
     )
     parser.add_argument(
         "--validate-roots", type=int, default=None, help="validate the first K searches (all)"

@@ -32,13 +32,22 @@ def host_view(pointer: int, nbytes: int) -> np.ndarray:
 
 
 class HostOps:
-    """The operations of ``distbfs.comm.gpu.CupyOps`` on host memory, with a log of copies."""
+    """The operations of ``distbfs.comm.gpu.CupyOps`` on host memory, with a log of copies.
 
-    def __init__(self) -> None:
+    ``shared`` (an MPI communicator of ranks on one host): ``allocation`` is MPI shared memory
+    (collective over it) and the IPC calls map the other ranks' allocations, as CUDA IPC
+    maps device memory, so peer copies land in the other processes' memory. Without it there
+    is no IPC (``ipc_handle`` raises, as a driver that refuses would).
+    """
+
+    def __init__(self, shared: MPI.Comm | None = None) -> None:
         self.copies: list[tuple[str, int]] = []
         self.allocations: list[tuple[str, int]] = []
         self.synchronizations = 0
         self.events = self.waits = 0
+        self.shared = shared
+        self.windows: list[MPI.Win] = []  # kept open: a test's few allocations
+        self.mapped = self.closed = 0
 
     def is_device(self, array) -> bool:
         return isinstance(array, DeviceArray)
@@ -62,14 +71,42 @@ class HostOps:
     def stream(self) -> int:
         return 0
 
-    def copy(self, dst: int, src: int, nbytes: int, kind: str) -> None:
+    def copy(self, dst: int, src: int, nbytes: int, kind: str, stream: int | None = None) -> None:
         assert kind in ("h2d", "d2h", "d2d")
         if nbytes > 0:
             ctypes.memmove(dst, src, int(nbytes))
             self.copies.append((kind, int(nbytes)))
 
-    def synchronize(self) -> None:
+    def synchronize(self, stream: int | None = None) -> None:
         self.synchronizations += 1
+
+    def allocation(self, nbytes: int, what: str) -> DeviceArray:
+        if self.shared is None:
+            return self.empty(nbytes, what)
+        self.allocations.append((what, int(nbytes)))
+        window = MPI.Win.Allocate_shared(int(nbytes), 1, comm=self.shared)
+        self.windows.append(window)
+        buffer, _ = window.Shared_query(self.shared.rank)
+        return np.frombuffer(buffer, dtype=np.uint8, count=int(nbytes)).view(DeviceArray)
+
+    def ipc_handle(self, array) -> tuple[int, int]:
+        """(window, rank): the handle of the last shared allocation ``array`` starts."""
+        if self.shared is None:
+            raise RuntimeError("no IPC without shared memory")
+        for index, window in enumerate(self.windows):
+            buffer, _ = window.Shared_query(self.shared.rank)
+            if np.frombuffer(buffer, dtype=np.uint8).ctypes.data == self.device_ptr(array):
+                return index, self.shared.rank
+        raise ValueError("not an allocation of its own")
+
+    def ipc_open(self, handle: tuple[int, int]) -> int:
+        index, rank = handle
+        buffer, _ = self.windows[index].Shared_query(rank)
+        self.mapped += 1
+        return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data)
+
+    def ipc_close(self, address: int) -> None:
+        self.closed += 1
 
     # Streams and events: host copies and the fake NCCL finish before they return, so every
     # ordering holds already; the calls are counted (waits must follow side-stream moves).

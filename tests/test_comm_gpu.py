@@ -41,7 +41,13 @@ def host() -> MPICommunicator:
 
 
 def make(host: MPICommunicator, transport: str):
-    """(communicator, ops, fake NCCL or None) for ``transport`` over host stand-ins."""
+    """(communicator, ops, fake NCCL or None) for ``transport`` over host stand-ins. ``peer``:
+    NCCL whose bins move by peer copies into the other ranks' memory (MPI shared memory plays
+    CUDA IPC); the others have no IPC, so their exchanges fall back to the transport."""
+    if transport == "peer":
+        ops = HostOps(shared=host.comm)
+        lib = FakeNccl(host.comm)
+        return NCCLCommunicator(host, ops=ops, nccl=lib), ops, lib
     ops = HostOps()
     if transport.startswith("nccl"):
         lib = FakeNccl(host.comm)
@@ -114,6 +120,70 @@ def test_exchange_bins_equals_mpi(host, transport, dtype, parents):
         assert ops.waits == 4  # the last move (before the transport's next use), the bins
         again.in_flight.wait()
         assert ops.waits == 5
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_own_segment_contracted_before_is_not_copied(host, transport):
+    """Bins whose own segment the backend contracted already (``own_contracted``): the other
+    segments arrive as usual, the own one is neither copied nor sent, and the received bins say
+    so (their own segment is left unwritten)."""
+    comm, ops, lib = make(host, transport)
+    me = host.rank
+    bins = random_bins(me, host.size, 7)
+    expected = host.exchange_bins(bins)
+    sent = on_device(bins)
+    sent.own_contracted = True
+    got = comm.exchange_bins(sent)
+    assert got.own_contracted
+    np.testing.assert_array_equal(got.offsets, expected.offsets)
+    assert ops.copied("d2d") == 0
+    own = slice(int(expected.offsets[me]), int(expected.offsets[me + 1]))
+    for payload, want in ((got.vertices, expected.vertices), (got.parents, expected.parents)):
+        others = np.ones(want.shape[0], dtype=bool)
+        others[own] = False
+        np.testing.assert_array_equal(np.asarray(payload)[others], want[others])
+    if lib is not None:
+        assert all(peer != me for peer, _ in lib.sent)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("parents", [False, True])
+def test_peer_copies_equal_mpi(host, dtype, parents):
+    """Ranks that map each other's memory: bins land in the receivers' areas (every segment
+    where the receiver's offsets say), nothing goes through NCCL, the area grows (all ranks
+    together, the old mappings closed) and is then reused; an own segment contracted before is
+    not copied."""
+    comm, ops, lib = make(host, "peer")
+    me, size = host.rank, host.size
+    scales = [50, 9000, 300, 40000, 7]
+    remote = 0  # items sent to other ranks
+    for level, scale in enumerate(scales):
+        bins = random_bins(me, size, 20 + level, dtype=dtype, parents=parents, scale=scale)
+        expected = host.exchange_bins(bins)
+        sent = on_device(bins)
+        sent.own_contracted = level == 2
+        remote += int(bins.counts.sum() - bins.counts[me])
+        got = comm.exchange_bins(sent)
+        np.testing.assert_array_equal(got.offsets, expected.offsets)
+        assert got.in_flight is None and got.own_contracted == (level == 2)
+        others = np.ones(int(expected.offsets[-1]), dtype=bool)
+        if level == 2:
+            others[int(expected.offsets[me]) : int(expected.offsets[me + 1])] = False
+        assert isinstance(got.vertices, DeviceArray) and got.vertices.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(np.asarray(got.vertices)[others], expected.vertices[others])
+        if parents:
+            np.testing.assert_array_equal(np.asarray(got.parents)[others], expected.parents[others])
+        else:
+            assert got.parents is None
+    if size == 1:
+        return
+    assert comm.path["exchange"] == "cuda-ipc" and comm.path["peer_memory"] == "cuda-ipc"
+    assert lib.sent == []  # counts through the host, payloads by copies
+    areas = sum(1 for what, _ in ops.allocations if what == "bin exchange receive area")
+    assert areas >= 2  # grown at least once
+    assert ops.mapped == areas * (size - 1) and ops.closed == (areas - 1) * (size - 1)
+    item = np.dtype(dtype).itemsize * (2 if parents else 1)
+    assert comm.stats["exchanges"] == len(scales) and comm.stats["bytes_sent"] == remote * item
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -281,7 +351,7 @@ class _DeviceBinsBackend:
         return self.inner.contract(graph, state, host_bins, level)
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("transport", [*TRANSPORTS, "peer"])
 @pytest.mark.parametrize("strategy", LOOP_STRATEGIES)
 @pytest.mark.parametrize("name", ["random_undirected", "random_directed", "grid", "path"])
 def test_level_loop_over_gpu_transports_equals_mpi(host, transport, strategy, name):
@@ -309,7 +379,7 @@ def test_level_loop_over_gpu_transports_equals_mpi(host, transport, strategy, na
         np.testing.assert_array_equal(distances[preds[reached]], distances[reached] - 1)
         assert [lv.discovered for lv in got.levels] == [lv.discovered for lv in expected.levels]
     if host.size > 1:
-        assert comm.path["exchange"] == comm.transport
+        assert comm.path["exchange"] == ("cuda-ipc" if transport == "peer" else comm.transport)
         assert comm.stats["exchanges"] > 0
         if any(getattr(lv, "direction", "top_down") == "bottom_up" for lv in got.levels):
             assert comm.path["allgather_equal"] == comm.transport

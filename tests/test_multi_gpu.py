@@ -1,7 +1,8 @@
 """Multi-GPU runs (2 or 4 H200s, one rank per GPU): the NCCL communicator's collectives equal the
-MPI communicator's; full searches with backend cuda + comm nccl equal the numpy and single-GPU
-results on every graph family and on the structured test graphs (also direction-optimizing,
-under forced switch points), predecessors validated; the GPU MPI transport too; a failure
+MPI communicator's, also with bins copied into the peers' memory (``peer_copies``); full
+searches with backend cuda + comm nccl equal the numpy and single-GPU results on every graph
+family and on the structured test graphs (also direction-optimizing, under forced switch
+points), predecessors validated; the GPU MPI transport too; a failure
 planted on one rank ends the job promptly with its message.
 
 Run (each rank needs its own GPU; skipped with the reason otherwise):
@@ -77,10 +78,14 @@ def cupy(comm):
 
 @pytest.fixture(scope="module")
 def nccl_comms(comm, cupy):
-    """NCCL communicators over the job's host communicator, by how counts travel."""
+    """NCCL communicators over the job's host communicator, by how counts travel, with the bins
+    moved by NCCL (``peer_copies=False``); ``peer``: the default, bins copied into the peers'
+    mapped memory where the ranks share a node."""
     from distbfs.comm.nccl import COUNTS_TRANSPORTS, NCCLCommunicator
 
-    return {counts: NCCLCommunicator(comm, counts=counts) for counts in COUNTS_TRANSPORTS}
+    comms = {c: NCCLCommunicator(comm, counts=c, peer_copies=False) for c in COUNTS_TRANSPORTS}
+    comms["peer"] = NCCLCommunicator(comm)
+    return comms
 
 
 @pytest.fixture(scope="module")
@@ -121,13 +126,13 @@ def to_device(cupy, bins: Bins) -> Bins:
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("counts", ["nccl", "host"])
+@pytest.mark.parametrize("counts", ["nccl", "host", "peer"])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("parents", [False, True])
 def test_exchange_bins_equals_mpi(comm, cupy, nccl_comms, counts, dtype, parents):
     nccl = nccl_comms[counts]
-    for seed in range(3):
-        bins = random_bins(comm.rank, comm.size, seed, dtype=dtype, parents=parents)
+    for seed, scale in enumerate((5000, 300000, 20)):  # the peer area grows at the second
+        bins = random_bins(comm.rank, comm.size, seed, dtype=dtype, parents=parents, scale=scale)
         expected = comm.exchange_bins(bins)
         got = nccl.exchange_bins(to_device(cupy, bins))
         np.testing.assert_array_equal(got.offsets, expected.offsets)
@@ -136,7 +141,7 @@ def test_exchange_bins_equals_mpi(comm, cupy, nccl_comms, counts, dtype, parents
         if parents:
             np.testing.assert_array_equal(got.parents.get(), expected.parents)
     if comm.size > 1:
-        assert nccl.path["exchange"] == "nccl"
+        assert nccl.path["exchange"] == ("cuda-ipc" if counts == "peer" else "nccl")
 
 
 @pytest.mark.mpi
@@ -195,7 +200,7 @@ def test_mpi_gpu_transport_equals_mpi(comm, cupy):
 
     modes = [False] + ([True] if all(comm.allgather_object(mpi_cuda_aware()[0])) else [])
     for cuda_aware in modes:
-        gpu_mpi = MPIGPUCommunicator(comm, cuda_aware=cuda_aware)
+        gpu_mpi = MPIGPUCommunicator(comm, cuda_aware=cuda_aware, peer_copies=False)
         for seed in range(3):
             bins = random_bins(comm.rank, comm.size, 70 + seed)
             expected = comm.exchange_bins(bins)
@@ -249,6 +254,25 @@ def test_bfs_every_family_equals_numpy_and_one_gpu(comm, cupy, nccl, cuda_backen
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("family", ["kronecker", "grid2d"])
+def test_bfs_through_peer_copies(comm, cupy, nccl_comms, cuda_backend, family):
+    """The default communicator on one node: bins copied into the peers' receive areas."""
+    peer = nccl_comms["peer"]
+    params = FAMILIES[family]
+    on_gpus = distbfs.Graph.generate(family, backend=cuda_backend, comm=peer, **params)
+    on_cpus = distbfs.Graph.generate(family, backend="numpy", comm=comm, **params)
+    for root in choose_roots(on_cpus.dist, comm, count=3):
+        expected = distbfs.bfs(on_cpus, root).distances
+        for strategy in ("hybrid", "direction_optimizing"):
+            result = distbfs.bfs(on_gpus, root, predecessors=True, validate=True, strategy=strategy)
+            distances = cupy.asnumpy(result.distances)
+            np.testing.assert_array_equal(distances, expected)
+            check_tree(distances, cupy.asnumpy(result.predecessors), root)
+    if comm.size > 1:
+        assert peer.path["exchange"] == "cuda-ipc"
+
+
+@pytest.mark.mpi
 @pytest.mark.parametrize("name", sorted(STRUCTURED))
 def test_bfs_structured_graphs(comm, cupy, nccl, cuda_backend, name):
     src, dst, n, directed = STRUCTURED[name]
@@ -282,7 +306,7 @@ def test_bfs_over_the_gpu_mpi_transport(comm, cupy, cuda_backend):
         pytest.skip("the GPU MPI transport wraps an MPI job of several ranks")
     from distbfs.comm.mpi_gpu import MPIGPUCommunicator
 
-    gpu_mpi = MPIGPUCommunicator(comm, cuda_aware=False)
+    gpu_mpi = MPIGPUCommunicator(comm, cuda_aware=False, peer_copies=False)
     graph = distbfs.Graph.generate("kronecker", scale=12, backend=cuda_backend, comm=gpu_mpi)
     reference = distbfs.Graph.generate("kronecker", scale=12, backend="numpy", comm=comm)
     for root in choose_roots(reference.dist, comm, count=3):

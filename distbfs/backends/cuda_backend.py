@@ -700,7 +700,7 @@ class CudaBackend:
         vertices = self._vertices(bins.vertices[start:stop], queues)
         parents = self._vertices(bins.parents[start:stop], queues) if keep_parents else None
         self._contract_items(graph, state, (vertices, parents), stop - start, level, own=True)
-        counts.own_contracted = True
+        counts.own_contracted = bins.own_contracted = True  # the exchange need not copy it
 
     def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
         queues = self._queues(state)

@@ -38,6 +38,9 @@ class Bins:
     event after which they are written; a transport that moves them on a side stream waits for
     it instead of for everything issued so far (the CUDA backend contracts the own bin between
     writing the bins and exchanging them). None: the bins are written in stream order.
+    ``own_contracted`` (device bins about to be sent): the backend has labeled the own segment
+    already (``contract_local``), so a device exchange need not copy it into the received bins;
+    on received bins, that their own segment was left unwritten.
     """
 
     offsets: np.ndarray
@@ -45,6 +48,7 @@ class Bins:
     parents: Any | None = None
     in_flight: Any | None = None
     ready: Any | None = None
+    own_contracted: bool = False
 
     @property
     def counts(self) -> np.ndarray:

@@ -88,15 +88,25 @@ class MPIGPUCommunicator(GPUCommunicator):
         Whether MPI takes device buffers (default: ``mpi_cuda_aware()``, agreed over ranks).
     ops : CupyOps, optional
         Device operations (default: CuPy's).
+    peer_copies : bool, default True
+        Bins move by copy engines into the peers' mapped receive areas where every rank can
+        map every other's memory (``GPUCommunicator``); MPI moves them otherwise.
     """
 
     kind = "mpi"
 
-    def __init__(self, host: Communicator, *, cuda_aware: bool | None = None, ops: Any = None):
+    def __init__(
+        self,
+        host: Communicator,
+        *,
+        cuda_aware: bool | None = None,
+        ops: Any = None,
+        peer_copies: bool = True,
+    ):
         mpi = getattr(host, "comm", None)
         if not isinstance(mpi, MPI.Comm):
             raise TypeError(f"host: expected an MPI communicator, got {type(host).__name__}")
-        super().__init__(host, ops)
+        super().__init__(host, ops, peer_copies=peer_copies)
         self._mpi = mpi
         if cuda_aware is None:
             cuda_aware, self.cuda_aware_reason = mpi_cuda_aware()

@@ -87,6 +87,9 @@ class NCCLCommunicator(GPUCommunicator):
         Device operations (default: CuPy's; tests pass host stand-ins).
     nccl : module, optional
         The NCCL wrapper (default ``cupy.cuda.nccl``; tests pass a stand-in).
+    peer_copies : bool, default True
+        Bins move by copy engines into the peers' mapped receive areas where every rank can
+        map every other's memory (``GPUCommunicator``); NCCL moves them otherwise.
 
     Raises
     ------
@@ -103,10 +106,11 @@ class NCCLCommunicator(GPUCommunicator):
         counts: str = "host",
         ops: Any = None,
         nccl: Any = None,
+        peer_copies: bool = True,
     ) -> None:
         if counts not in COUNTS_TRANSPORTS:
             raise ValueError(f"counts={counts!r}: choose from {', '.join(COUNTS_TRANSPORTS)}")
-        super().__init__(host, ops)
+        super().__init__(host, ops, peer_copies=peer_copies)
         if nccl is None:
             nccl, why = nccl_module()
             if nccl is None:
