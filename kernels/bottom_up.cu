@@ -78,11 +78,23 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
     const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
     for (size_type w = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
          w < mask_words; w += stride) {
+        // Global ids [first, last) of this word: rank r owns u = l * size + r, so each row
+        // gives the consecutive local ids l from the first u >= first on, one division a row
+        // (not a division and a load per bit), and at most two of its words.
+        const size_type first = w * 32;
+        const size_type last = first + 32 < n ? first + 32 : n;
         mask_word_t bits = 0;
-        for (int b = 0; b < 32; ++b) {
-            const size_type u = w * 32 + b;
-            if (u < n && in_frontier(frontier, words, size, static_cast<vertex_t>(u))) {
-                bits |= 1u << b;
+        for (int r = 0; r < size; ++r) {
+            const mask_word_t* row = frontier + static_cast<size_type>(r) * words;
+            size_type l = (first + size - 1 - r) / size;
+            size_type loaded = ~static_cast<size_type>(0);
+            mask_word_t word = 0;
+            for (size_type u = l * size + r; u < last; u += size, ++l) {
+                if ((l >> 5) != loaded) {
+                    loaded = l >> 5;
+                    word = row[loaded];
+                }
+                bits |= ((word >> (l & 31)) & 1u) << (u - first);
             }
         }
         if (bits != 0) visited_mask[w] |= bits;  // this kernel is the mask's only writer
