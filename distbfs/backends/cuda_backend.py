@@ -1068,11 +1068,13 @@ class CudaBackend:
         if state.preds is not None:
             state.preds[:] = whole.preds[rank::size]
         state.visited_mask[:] = whole.visited_mask
-        frontier = whole.vertex_frontier  # global ids (one rank: local == global)
-        mine = frontier[frontier % size == rank] // size
         queues = self._queues(state)
-        queues.frontier[: mine.shape[0]] = mine
-        state.frontier_size = int(mine.shape[0])
+        state.frontier_size = 0
+        if whole.frontier_size:  # (a search that ended fused, as on a mesh, has none)
+            frontier = whole.vertex_frontier  # global ids (one rank: local == global)
+            mine = frontier[frontier % size == rank] // size
+            queues.frontier[: mine.shape[0]] = mine
+            state.frontier_size = int(mine.shape[0])
         state.vertex_frontier = queues.frontier[: state.frontier_size]
         queues.advance(0, None)  # n_u, m_u: recounted when asked
         return levels
