@@ -378,17 +378,20 @@ class GPUCommunicator(Communicator):
         send_counts = np.diff(offsets)
         matrix = self._count_matrix(send_counts)  # [s, r]: items rank s sends rank r
         items = [int(p.dtype.itemsize) for p in payloads]
-        area = self._peer_area(int(matrix.sum(axis=0).max()) * sum(items))
+        most = -(-int(matrix.sum(axis=0).max()) // 8) * 8  # most any rank receives, rounded
+        area = self._peer_area(most * sum(items))
         if area is None:
             return None
-        region = area.nbytes // sum(items)  # items of each payload an area holds
+        region = area.nbytes // sum(items) // 8 * 8  # items of each payload an area holds
         starts = np.zeros((size + 1, size), dtype=np.int64)  # [s, r]: s's first slot at r
         np.cumsum(matrix, axis=0, out=starts[1:])
+        sent = [ops.contiguous(p) for p in payloads]
+        if ready is None or any(c is not p for c, p in zip(sent, payloads, strict=True)):
+            ready = ops.record()  # after the contiguous copies too
         side = ops.side_stream()
-        ops.wait(ops.record() if ready is None else ready, side)
+        ops.wait(ready, side)
         received, base = [], 0
-        for payload, item in zip(payloads, items, strict=True):
-            payload = ops.contiguous(payload)
+        for payload, item in zip(sent, items, strict=True):
             source = ops.device_ptr(payload)
             for rank in range(size):
                 count = int(matrix[me, rank])
