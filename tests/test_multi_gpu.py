@@ -253,21 +253,28 @@ def test_bfs_every_family_equals_numpy_and_one_gpu(comm, cupy, nccl, cuda_backen
         assert nccl.path["alltoallv"] == "nccl"  # graph construction moved device edges
 
 
+def check_family_against_numpy(comm, cupy, gpu_comm, backend, family: str, roots: int) -> None:
+    """Graph ``family`` searched on the GPUs through ``gpu_comm`` with ``backend`` equals the
+    numpy ranks' search from ``roots`` Graph500 roots, both strategies, trees validated."""
+    params = FAMILIES[family]
+    on_gpus = distbfs.Graph.generate(family, backend=backend, comm=gpu_comm, **params)
+    on_cpus = distbfs.Graph.generate(family, backend="numpy", comm=comm, **params)
+    for root in choose_roots(on_cpus.dist, comm, count=roots):
+        expected = distbfs.bfs(on_cpus, root).distances
+        for strategy in ("hybrid", "direction_optimizing"):
+            result = distbfs.bfs(on_gpus, root, predecessors=True, validate=True, strategy=strategy)
+            assert result.validated
+            distances = cupy.asnumpy(result.distances)
+            np.testing.assert_array_equal(distances, expected)
+            check_tree(distances, cupy.asnumpy(result.predecessors), root)
+
+
 @pytest.mark.mpi
 @pytest.mark.parametrize("family", ["kronecker", "grid2d"])
 def test_bfs_through_peer_copies(comm, cupy, nccl_comms, cuda_backend, family):
     """The default communicator on one node: bins copied into the peers' receive areas."""
     peer = nccl_comms["peer"]
-    params = FAMILIES[family]
-    on_gpus = distbfs.Graph.generate(family, backend=cuda_backend, comm=peer, **params)
-    on_cpus = distbfs.Graph.generate(family, backend="numpy", comm=comm, **params)
-    for root in choose_roots(on_cpus.dist, comm, count=3):
-        expected = distbfs.bfs(on_cpus, root).distances
-        for strategy in ("hybrid", "direction_optimizing"):
-            result = distbfs.bfs(on_gpus, root, predecessors=True, validate=True, strategy=strategy)
-            distances = cupy.asnumpy(result.distances)
-            np.testing.assert_array_equal(distances, expected)
-            check_tree(distances, cupy.asnumpy(result.predecessors), root)
+    check_family_against_numpy(comm, cupy, peer, cuda_backend, family, roots=3)
     if comm.size > 1:
         assert peer.path["exchange"] == "cuda-ipc"
 
@@ -434,15 +441,5 @@ def test_peer_small_frontier_path_every_family(comm, cupy, nccl, family):
     the peer path on, against numpy on the CPU ranks, both strategies."""
     from distbfs.backends.cuda_backend import CudaBackend
 
-    params = FAMILIES[family]
     backend = CudaBackend(replica_limit_bytes=0)
-    on_gpus = distbfs.Graph.generate(family, backend=backend, comm=nccl, **params)
-    on_cpus = distbfs.Graph.generate(family, backend="numpy", comm=comm, **params)
-    for root in choose_roots(on_cpus.dist, comm, count=4):
-        expected = distbfs.bfs(on_cpus, root).distances
-        for strategy in ("hybrid", "direction_optimizing"):
-            result = distbfs.bfs(on_gpus, root, predecessors=True, validate=True, strategy=strategy)
-            assert result.validated
-            distances = cupy.asnumpy(result.distances)
-            np.testing.assert_array_equal(distances, expected)
-            check_tree(distances, cupy.asnumpy(result.predecessors), root)
+    check_family_against_numpy(comm, cupy, nccl, backend, family, roots=4)

@@ -439,7 +439,6 @@ class GPUCommunicator(Communicator):
                 self.ops.ipc_close(address)
             self.host.barrier()  # no rank maps the old areas any more: they can go
             self._area = area = None
-        array = None
         try:
             array = self.ops.allocation(wanted, "bin exchange receive area")
         except DeviceError:  # no room: the transport's buffers grow with the need instead
