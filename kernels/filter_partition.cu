@@ -14,13 +14,26 @@
  * block) into the kept queue, and, when there are several bins, counted per owner bin
  * (v % nbins) per block, then once per bin.
  *
- * partition_kernel (only when nbins > 1): the scatter of a counting sort by owner. Each block
+ * Two meeting bins (two ranks, `meeting`) are written in place instead, with no partition
+ * pass: the kept queue is 2 * kept_capacity long and the bins meet at its middle, bin 0 growing
+ * down from kept_capacity and bin 1 up from it. One block scan ranks a tile's survivors in
+ * both bins (two 16-bit counts packed in an int) and ONE 64-bit atomic on counters[bins]
+ * reserves their slots in both (bin 0's count in its low 32 bits, bin 1's in its high ones; the
+ * host unpacks them, and [filtered] is left to it): as many atomics as one bin takes, on one
+ * address (three per tile, contended by every block, made this kernel 15% slower). After the
+ * kernel the bins are [kept_capacity - total(0), kept_capacity + total(1)): contiguous, in
+ * rank order, each with room for every survivor. The host asks for it only when no bin can
+ * count 2^32 survivors (n < 2^33).
+ *
+ * partition_kernel (only with several bins, not meeting ones): the scatter of a counting sort by owner. Each block
  * derives the bin starts from the bin totals (an exclusive scan of nbins numbers), ranks its
- * tile's items within their bins with warp-aggregated shared-memory atomics, reserves a range of each bin with
- * one global atomic per bin, and scatters. With nbins == 1 the kept queue IS the single bin.
+ * tile's items within their bins with warp-aggregated shared-memory atomics, reserves a range
+ * of each bin with one global atomic per bin, and scatters. With nbins == 1 the kept queue IS
+ * the single bin.
  *
  * Order inside a bin is arbitrary. Invariant: bin b holds exactly the survivors v with
- * v % nbins == b, at [start(b), start(b) + total(b)), start = exclusive scan of the totals.
+ * v % nbins == b, at [start(b), start(b) + total(b)), the bins back to back in order of b
+ * (start = exclusive scan of the totals, offset by kept_capacity - total(0) when meeting).
  */
 #include "common.cuh"
 
@@ -39,9 +52,24 @@ using distbfs::kWarpThreads;
 
 typedef distbfs::BlockCompact<kBlockThreads, kItemsPerThread> Compact;
 typedef cub::BlockScan<size_type, kBlockThreads> OffsetScan;
+typedef cub::BlockScan<int, kBlockThreads> PairScan;
+
+// Two meeting bins: a survivor adds one to its bin's half of the tile's packed pair of counts
+// (16 bits each in the block scan, 32 bits each in the level's counter).
+constexpr int kTileHalfBits = 16;
+constexpr int kLevelHalfBits = 32;
+static_assert(kTileItems < (1 << kTileHalfBits), "meeting bins count a tile in 16 bits");
+
+struct MeetingStorage {
+    typename PairScan::TempStorage scan;
+    unsigned long long base;  // this tile's first slots in bin 0 (low half) and bin 1 (high)
+};
 
 struct FilterStorage {
-    typename Compact::TempStorage compact;
+    union {
+        typename Compact::TempStorage compact;
+        MeetingStorage meeting;
+    };
     vertex_t warp_hash[kWarpsPerBlock][kWarpHashSlots];  // warp culling, one table per warp
     vertex_t history[kHistoryHashSlots];                 // history culling, whole block
     int bin_items[kMaxBins];                             // survivors per bin in this block
@@ -87,6 +115,48 @@ __device__ __forceinline__ int warp_bin_add(int* counts, int bin) {
     return base + __popc(peers & ((1u << lane) - 1u));
 }
 
+// Two meeting bins (see the header): the slots of a tile's survivors, bin 0's counted down from
+// kept_capacity - 1 and bin 1's up from kept_capacity (-1: none); the packed counters[bins]
+// counts them. Every thread of the block must call this; it ends with a barrier.
+__device__ __forceinline__ void reserve_meeting(const int (&keep)[kItemsPerThread],
+                                                const vertex_t (&vertex)[kItemsPerThread],
+                                                size_type kept_capacity, size_type* counters,
+                                                MeetingStorage& storage,
+                                                size_type (&slot)[kItemsPerThread]) {
+    constexpr int kTileHalf = (1 << kTileHalfBits) - 1;
+    constexpr unsigned long long kLevelHalf = (1ull << kLevelHalfBits) - 1;
+    int pair[kItemsPerThread];
+#pragma unroll
+    for (int i = 0; i < kItemsPerThread; ++i) {
+        pair[i] = !keep[i] ? 0 : (vertex[i] & 1) ? (1 << kTileHalfBits) : 1;
+    }
+    int total = 0;
+    PairScan(storage.scan).ExclusiveSum(pair, pair, total);
+    if (threadIdx.x == 0) {
+        const unsigned long long packed =
+            static_cast<unsigned long long>(total & kTileHalf) |
+            (static_cast<unsigned long long>(total >> kTileHalfBits) << kLevelHalfBits);
+        storage.base = packed == 0 ? 0 : atomicAdd(reinterpret_cast<unsigned long long*>(
+                                                       counters + distbfs::kCounterBins),
+                                                   packed);
+    }
+    __syncthreads();
+    const unsigned long long base = storage.base;
+#pragma unroll
+    for (int i = 0; i < kItemsPerThread; ++i) {
+        const bool one = vertex[i] & 1;
+        const size_type placed =
+            static_cast<size_type>(one ? (base >> kLevelHalfBits) : (base & kLevelHalf)) +
+            (one ? (pair[i] >> kTileHalfBits) : (pair[i] & kTileHalf));
+        // Past its half, a bin overflows: its counter says so, nothing is stored (kept_capacity
+        // bounds the level's survivors, so an overflow is the queue protocol's, never silent).
+        slot[i] = !keep[i] || placed >= kept_capacity ? -1
+                  : one                               ? kept_capacity + placed
+                                                      : kept_capacity - 1 - placed;
+    }
+    __syncthreads();
+}
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) filter_kernel(
@@ -97,12 +167,16 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) filter_kernel(
                                                  //     itself when edge_count is null)
     mask_word_t* __restrict__ visited_mask,      // in/out: visited bitmask over all n vertices;
                                                  //     the bit of every survivor gets set
-    vertex_t* __restrict__ kept_vertices,        // out: survivors (the one bin if nbins == 1)
+    vertex_t* __restrict__ kept_vertices,        // out: survivors (the one bin if nbins == 1,
+                                                 //     both meeting bins if nbins == 2)
     vertex_t* __restrict__ kept_parents,         // out: their parents, or null
     size_type kept_capacity,                     // in: capacity of kept_vertices / kept_parents
+                                                 //     (twice it with nbins == 2)
     size_type* __restrict__ counters,            // in/out: level counters; [filtered] += kept,
-                                                 //     [bins + b] += kept in bin b (nbins > 1)
-    int nbins)                                   // in: number of owner bins (ranks), >= 1
+                                                 //     [bins + b] += kept in bin b (nbins > 1;
+                                                 //     meeting: [bins] += both, packed)
+    int nbins,                                   // in: number of owner bins (ranks), >= 1
+    int meeting)                                 // in: 1: two bins meeting in the middle
 {
     __shared__ FilterStorage smem;
     const int tid = threadIdx.x;
@@ -152,18 +226,25 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) filter_kernel(
         for (int i = 0; i < kItemsPerThread; ++i) {  // 4. claims (atomics in flight together)
             if (keep[i]) keep[i] = distbfs::mask_claim(visited_mask, vertex[i]);
         }
-        if (nbins > 1) {
+        size_type slot[kItemsPerThread];
+        if (meeting) {
+            reserve_meeting(keep, vertex, kept_capacity, counters, smem.meeting, slot);
+        } else {
+            if (nbins > 1) {
+#pragma unroll
+                for (int i = 0; i < kItemsPerThread; ++i) {
+                    if (keep[i]) atomicAdd(&smem.bin_items[vertex[i] % nbins], 1);
+                }
+            }
+            Compact(smem.compact).reserve(keep, slot, counters + distbfs::kCounterFiltered);
 #pragma unroll
             for (int i = 0; i < kItemsPerThread; ++i) {
-                if (keep[i]) atomicAdd(&smem.bin_items[vertex[i] % nbins], 1);
+                if (!keep[i] || slot[i] >= kept_capacity) slot[i] = -1;
             }
         }
-
-        size_type slot[kItemsPerThread];
-        Compact(smem.compact).reserve(keep, slot, counters + distbfs::kCounterFiltered);
 #pragma unroll
         for (int i = 0; i < kItemsPerThread; ++i) {
-            if (!keep[i] || slot[i] >= kept_capacity) continue;
+            if (slot[i] < 0) continue;
             kept_vertices[slot[i]] = vertex[i];
             if (kept_parents != nullptr) {
                 kept_parents[slot[i]] = edge_parents[tile + i * kBlockThreads + tid];
@@ -171,8 +252,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) filter_kernel(
         }
     }
 
-    // One global atomic per bin per block for the bin totals.
-    if (nbins > 1) {
+    // One global atomic per bin per block for the bin totals (meeting bins counted per tile).
+    if (nbins > 1 && !meeting) {
         __syncthreads();
         for (int b = tid; b < nbins; b += kBlockThreads) {
             const int count = smem.bin_items[b];

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from distbfs.backends import get_backend
+from distbfs.backends.launch_policy import LaunchPolicy
 from distbfs.bfs import bfs_levels
 from distbfs.comm.base import Bins
 from distbfs.comm.single import SingleRankCommunicator
@@ -223,3 +224,20 @@ def test_construction_in_small_chunks_builds_the_same_csr(monkeypatch, directed)
     np.testing.assert_array_equal(chunked.row_offsets, reference.row_offsets)
     np.testing.assert_array_equal(chunked.column_indices, reference.column_indices)
     assert chunked.num_edges == reference.num_edges
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"block_threads": 48}, r"block_threads=48: need a multiple of 32"),
+        ({"history_hash_slots": 48}, r"history_hash_slots=48: need a power of two"),
+        ({"items_per_thread": 0}, r"items_per_thread=0: need at least 1"),
+        ({"block_threads": 1024, "items_per_thread": 64}, r"65536 items a tile.*at most 65535"),
+        ({"fused_threads": 1024, "fused_blocks_per_sm": 3}, r"3072 threads"),
+    ],
+)
+def test_launch_policy_refuses_what_the_kernels_cannot_run(fields, message):
+    """The CUDA launch policy (importable without CuPy) checks its numbers when made."""
+    with pytest.raises(ValueError, match=message):
+        LaunchPolicy(**fields)
+    assert LaunchPolicy(block_threads=1024, items_per_thread=63).tile_items == 64512

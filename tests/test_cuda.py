@@ -32,7 +32,11 @@ if _DEVICES < 1:
 
 from distbfs.backends import cuda_backend  # noqa: E402
 from distbfs.backends.base import EdgeFrontier  # noqa: E402
-from distbfs.backends.cuda_backend import CudaBackend, PendingBins  # noqa: E402
+from distbfs.backends.cuda_backend import (  # noqa: E402
+    DEFAULT_QUEUE_SIZING,
+    CudaBackend,
+    PendingBins,
+)
 from distbfs.backends.launch_policy import DEFAULT_POLICY, LaunchPolicy  # noqa: E402
 from distbfs.backends.numpy_backend import NumpyBackend  # noqa: E402
 from distbfs.bfs import bfs_levels  # noqa: E402
@@ -262,7 +266,8 @@ def _edge_items(n: int, items: int, distinct: int, seed: int):
     return vertices.astype(np.int64), parents.astype(np.int64)
 
 
-@pytest.mark.parametrize("nbins", [1, 3, 64, 300])  # 300 > block_threads: chunked scan
+# 2: the meeting bins (no partition pass); 300 > block_threads: the partition's chunked scan
+@pytest.mark.parametrize("nbins", [1, 2, 3, 64, 300])
 @pytest.mark.parametrize("predecessors", [False, True])
 @pytest.mark.parametrize("items,distinct", [(0, 0), (50, 40), (20000, 700), (300000, 150000)])
 def test_filter_partition_matches_numpy(nbins, predecessors, items, distinct):
@@ -440,11 +445,11 @@ def test_search_with_other_launch_policies(policy):
         check_predecessors(case, source, dist, pred)
 
 
-def _simulated_ranks(case, source, size, predecessors=True):
+def _simulated_ranks(case, source, size, predecessors=True, queue_sizing=DEFAULT_QUEUE_SIZING):
     """Every rank's stages in one process, bins exchanged by concatenation: the multi-rank path."""
     full = build(case, np)
     parts = [stripe(full, r, size, cupy) for r in range(size)]
-    backend = CudaBackend()
+    backend = CudaBackend(queue_sizing=queue_sizing)
     states = [backend.start(g, source, predecessors) for g in parts]
     level, total = 0, 1
     while total > 0:
@@ -476,9 +481,11 @@ def _simulated_ranks(case, source, size, predecessors=True):
 @pytest.mark.parametrize(
     "name", ["random-undirected", "random-directed", "hubs", "isolated-source"]
 )
-def test_simulated_ranks_match_scipy(name, size):
+@pytest.mark.parametrize("queue_sizing", [DEFAULT_QUEUE_SIZING, 0.01])  # 0.01: many strips
+def test_simulated_ranks_match_scipy(name, size, queue_sizing):
+    """Levels filtered strip by strip into 2 (meeting) or more bins, exchanged, contracted."""
     case, source = SEARCH_CASES[name]
-    dist, pred = _simulated_ranks(case, source, size)
+    dist, pred = _simulated_ranks(case, source, size, queue_sizing=queue_sizing)
     assert np.array_equal(dist, graphs.reference_distances(*case, source))
     check_predecessors(case, source, dist, pred)
 

@@ -124,6 +124,12 @@ class LaunchPolicy:
             value = getattr(self, name)
             if value < 1:
                 raise ValueError(f"LaunchPolicy.{name}={value}: need at least 1")
+        if self.tile_items >= 1 << 16:
+            raise ValueError(
+                f"LaunchPolicy.block_threads={self.block_threads} x items_per_thread="
+                f"{self.items_per_thread} = {self.tile_items} items a tile: the filter counts a "
+                "tile's survivors per meeting bin in 16 bits, so a tile holds at most 65535"
+            )
         resident = self.fused_threads * self.fused_blocks_per_sm
         if resident > MAX_THREADS_PER_SM:
             raise ValueError(
