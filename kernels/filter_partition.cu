@@ -20,16 +20,17 @@
  * both bins (two 16-bit counts packed in an int) and ONE 64-bit atomic on counters[bins]
  * reserves their slots in both (bin 0's count in its low 32 bits, bin 1's in its high ones; the
  * host unpacks them, and [filtered] is left to it): as many atomics as one bin takes, on one
- * address (three per tile, contended by every block, made this kernel 15% slower). After the
- * kernel the bins are [kept_capacity - total(0), kept_capacity + total(1)): contiguous, in
- * rank order, each with room for every survivor. The host asks for it only when no bin can
- * count 2^32 survivors (n < 2^33).
+ * address (three per tile, contended by every block, made level 3's filter 16% slower:
+ * kron25 as two ranks on one H100, benchmarks/simulated_ranks.py). After the kernel the bins
+ * are [kept_capacity - total(0), kept_capacity + total(1)): contiguous, in rank order, each
+ * with room for every survivor. The host asks for it only when no bin can count 2^32
+ * survivors (n < 2^33).
  *
- * partition_kernel (only with several bins, not meeting ones): the scatter of a counting sort by owner. Each block
- * derives the bin starts from the bin totals (an exclusive scan of nbins numbers), ranks its
- * tile's items within their bins with warp-aggregated shared-memory atomics, reserves a range
- * of each bin with one global atomic per bin, and scatters. With nbins == 1 the kept queue IS
- * the single bin.
+ * partition_kernel (several bins, not meeting ones): the scatter of a counting sort by owner.
+ * Each block derives the bin starts from the bin totals (an exclusive scan of nbins numbers),
+ * ranks its tile's items within their bins with warp-aggregated shared-memory atomics,
+ * reserves a range of each bin with one global atomic per bin, and scatters. With nbins == 1
+ * the kept queue IS the single bin.
  *
  * Order inside a bin is arbitrary. Invariant: bin b holds exactly the survivors v with
  * v % nbins == b, at [start(b), start(b) + total(b)), the bins back to back in order of b
