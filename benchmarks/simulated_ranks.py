@@ -1,6 +1,7 @@
 """Stage times of several ranks' top-down levels simulated on ONE GPU: a Kronecker graph striped
 into P ranks in one process, each level's stages run rank after rank (the bins exchanged by
-concatenation), every stage timed with CUDA events. It measures what the multi-rank path costs
+concatenation; each rank's own bin contracted first by ``contract_local``, as the level loop
+does), every stage timed with CUDA events. It measures what the multi-rank path costs
 per stage when no machine with several GPUs is at hand; it says nothing of transfers or of
 ranks waiting for each other.
 
@@ -68,6 +69,9 @@ def search(parts: list[DistGraph], backend: CudaBackend, source: int, times: dic
                 edges = timed("expand", level, backend.expand, part, state, strip)
                 filtered = backend.filter_partition
                 bins = timed("filter_partition", level, filtered, state, edges, size)
+            timed("contract", level, backend.contract_local, part, state, bins, level + 1)
+            if hasattr(bins, "resolve"):  # lengths still on the device: the exchange reads them
+                bins = timed("filter_partition", level, bins.resolve)
             sent.append(bins)
         for rank, (part, state) in enumerate(zip(parts, states, strict=True)):
             pieces = [(b.offsets[rank], b.offsets[rank + 1], b) for b in sent]

@@ -124,6 +124,20 @@ __device__ __forceinline__ size_type warp_sum(size_type value) {
     return value;
 }
 
+// Two meeting bins (filter_partition.cu) share one 64-bit counter: bin 0's count in its low
+// 32 bits, bin 1's in its high ones.
+constexpr int kMeetingHalfBits = 32;
+constexpr unsigned long long kMeetingHalf = (1ull << kMeetingHalfBits) - 1;
+
+// Length of meeting bin `bin` (0 or 1) given their packed counter, clamped to `limit`.
+__device__ __forceinline__ size_type meeting_length(const size_type* packed, int bin,
+                                                    size_type limit) {
+    const unsigned long long both = *reinterpret_cast<const unsigned long long*>(packed);
+    const size_type counted =
+        static_cast<size_type>(bin ? both >> kMeetingHalfBits : both & kMeetingHalf);
+    return counted < limit ? counted : limit;
+}
+
 // Visited bitmask (section 4.2): a cached, possibly stale read, used to cull early.
 __device__ __forceinline__ bool mask_test(const mask_word_t* mask, vertex_t v) {
     return (mask[v >> 5] >> (v & 31)) & 1u;

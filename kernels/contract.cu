@@ -17,6 +17,10 @@
  * given the out-edge row offsets, it also sums the out-degrees of the vertices it labeled (m_f,
  * the direction-optimizing heuristic's input) into counters[frontier_edges], one atomic a warp.
  *
+ * The own bin may be one of filter_partition's two meeting bins, contracted before the host
+ * reads their lengths (meeting_bin 0 or 1): its length is its half of their packed counter,
+ * and bin 0 grew down, so its items run down from received_vertices[-1].
+ *
  * Invariant: a vertex is labeled at most once per search, with the level it was discovered at,
  * and appears in the next frontier exactly when this kernel labeled it.
  */
@@ -53,13 +57,19 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
     const size_type* __restrict__ out_offsets,       // in: out-edge row offsets, or null not
                                                      //     to sum [frontier_edges]
     size_type own_begin,                             // in: the items of this rank's own bin;
-    size_type own_end)                               //     the others are claimed in the mask
+    size_type own_end,                               //     the others are claimed in the mask
+    int meeting_bin)                                 // in: -1, or the meeting bin (0, 1) the
+                                                     //     items are (see the header)
 {
     __shared__ typename Compact::TempStorage compact;
     const int tid = threadIdx.x;
     size_type degrees = 0;
 
-    const size_type items = distbfs::queue_length(received_count, received_limit);
+    const size_type items =
+        meeting_bin < 0 ? distbfs::queue_length(received_count, received_limit)
+                        : distbfs::meeting_length(received_count, meeting_bin, received_limit);
+    const size_type step = meeting_bin == 0 ? -1 : 1;  // item i at received_*[step * i + shift]
+    const size_type shift = meeting_bin == 0 ? -1 : 0;
     // Only other ranks' items (the own bin was contracted before): each step over all of a
     // thread's items before the next, so their bitmask reads, then their claims, are in flight
     // together (most of these items are copies of vertices labeled already, culled by the
@@ -76,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
             for (int i = 0; i < kItemsPerThread; ++i) {
                 const size_type index = tile + i * kBlockThreads + tid;
                 discovered[i] = index < items;
-                vertex[i] = discovered[i] ? received_vertices[index] : 0;
+                vertex[i] = discovered[i] ? received_vertices[step * index + shift] : 0;
                 local[i] = 0;
             }
 #pragma unroll
@@ -94,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
                 labels[local[i]] = level;
                 const size_type index = tile + i * kBlockThreads + tid;
                 if (preds != nullptr) {
-                    preds[local[i]] = static_cast<pred_t>(received_parents[index]);
+                    preds[local[i]] = static_cast<pred_t>(received_parents[step * index + shift]);
                 }
                 if (out_offsets != nullptr) {
                     degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];
@@ -107,7 +117,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
                 discovered[i] = 0;
                 local[i] = 0;
                 if (index >= items) continue;
-                const vertex_t v = received_vertices[index];
+                const vertex_t v = received_vertices[step * index + shift];
                 local[i] = v / static_cast<vertex_t>(size);
                 const bool remote =
                     visited_mask != nullptr && (index < own_begin || index >= own_end);
@@ -125,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
                 }
                 discovered[i] = 1;
                 if (preds != nullptr) {
-                    preds[local[i]] = static_cast<pred_t>(received_parents[index]);
+                    preds[local[i]] = static_cast<pred_t>(received_parents[step * index + shift]);
                 }
                 if (out_offsets != nullptr) {
                     degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];

@@ -56,9 +56,10 @@ typedef cub::BlockScan<size_type, kBlockThreads> OffsetScan;
 typedef cub::BlockScan<int, kBlockThreads> PairScan;
 
 // Two meeting bins: a survivor adds one to its bin's half of the tile's packed pair of counts
-// (16 bits each in the block scan, 32 bits each in the level's counter).
+// (16 bits each in the block scan, kMeetingHalfBits each in the level's counter).
+using distbfs::kMeetingHalf;
+using distbfs::kMeetingHalfBits;
 constexpr int kTileHalfBits = 16;
-constexpr int kLevelHalfBits = 32;
 static_assert(kTileItems < (1 << kTileHalfBits), "meeting bins count a tile in 16 bits");
 
 struct MeetingStorage {
@@ -125,7 +126,6 @@ __device__ __forceinline__ void reserve_meeting(const int (&keep)[kItemsPerThrea
                                                 MeetingStorage& storage,
                                                 size_type (&slot)[kItemsPerThread]) {
     constexpr int kTileHalf = (1 << kTileHalfBits) - 1;
-    constexpr unsigned long long kLevelHalf = (1ull << kLevelHalfBits) - 1;
     int pair[kItemsPerThread];
 #pragma unroll
     for (int i = 0; i < kItemsPerThread; ++i) {
@@ -136,7 +136,7 @@ __device__ __forceinline__ void reserve_meeting(const int (&keep)[kItemsPerThrea
     if (threadIdx.x == 0) {
         const unsigned long long packed =
             static_cast<unsigned long long>(total & kTileHalf) |
-            (static_cast<unsigned long long>(total >> kTileHalfBits) << kLevelHalfBits);
+            (static_cast<unsigned long long>(total >> kTileHalfBits) << kMeetingHalfBits);
         storage.base = packed == 0 ? 0 : atomicAdd(reinterpret_cast<unsigned long long*>(
                                                        counters + distbfs::kCounterBins),
                                                    packed);
@@ -147,7 +147,7 @@ __device__ __forceinline__ void reserve_meeting(const int (&keep)[kItemsPerThrea
     for (int i = 0; i < kItemsPerThread; ++i) {
         const bool one = vertex[i] & 1;
         const size_type placed =
-            static_cast<size_type>(one ? (base >> kLevelHalfBits) : (base & kLevelHalf)) +
+            static_cast<size_type>(one ? (base >> kMeetingHalfBits) : (base & kMeetingHalf)) +
             (one ? (pair[i] >> kTileHalfBits) : (pair[i] & kTileHalf));
         // Past its half, a bin overflows: its counter says so, nothing is stored (kept_capacity
         // bounds the level's survivors, so an overflow is the queue protocol's, never silent).

@@ -35,6 +35,7 @@ from distbfs.backends.base import EdgeFrontier  # noqa: E402
 from distbfs.backends.cuda_backend import (  # noqa: E402
     DEFAULT_QUEUE_SIZING,
     CudaBackend,
+    MeetingBins,
     PendingBins,
 )
 from distbfs.backends.launch_policy import DEFAULT_POLICY, LaunchPolicy  # noqa: E402
@@ -287,9 +288,10 @@ def test_filter_partition_matches_numpy(nbins, predecessors, items, distinct):
         EdgeFrontier(cupy.asarray(vertices), cupy.asarray(parents) if predecessors else None),
         nbins,
     )
-    if isinstance(got, PendingBins):
+    if isinstance(got, PendingBins | MeetingBins):
         got = got.resolve()
     assert np.array_equal(got.offsets, want.offsets)
+    assert got.vertices.shape[0] == got.offsets[-1], "the bins are exactly the survivors"
     got_vertices = cupy.asnumpy(got.vertices).astype(np.int64)
     for b in range(nbins):
         lo, hi = got.offsets[b], got.offsets[b + 1]
@@ -446,7 +448,8 @@ def test_search_with_other_launch_policies(policy):
 
 
 def _simulated_ranks(case, source, size, predecessors=True, queue_sizing=DEFAULT_QUEUE_SIZING):
-    """Every rank's stages in one process, bins exchanged by concatenation: the multi-rank path."""
+    """Every rank's stages in one process, bins exchanged by concatenation: the multi-rank path
+    (``contract_local`` first, then the bins resolved as the exchange resolves them)."""
     full = build(case, np)
     parts = [stripe(full, r, size, cupy) for r in range(size)]
     backend = CudaBackend(queue_sizing=queue_sizing)
@@ -455,7 +458,9 @@ def _simulated_ranks(case, source, size, predecessors=True, queue_sizing=DEFAULT
     while total > 0:
         sent = []
         for g, s in zip(parts, states, strict=True):
-            sent.append(expand_filter(backend, g, s, size))
+            bins = expand_filter(backend, g, s, size)
+            backend.contract_local(g, s, bins, level + 1)
+            sent.append(bins.resolve() if isinstance(bins, MeetingBins) else bins)
         for r, (g, s) in enumerate(zip(parts, states, strict=True)):
             vertices = cupy.concatenate([b.vertices[b.offsets[r] : b.offsets[r + 1]] for b in sent])
             parents = None
@@ -482,10 +487,25 @@ def _simulated_ranks(case, source, size, predecessors=True, queue_sizing=DEFAULT
     "name", ["random-undirected", "random-directed", "hubs", "isolated-source"]
 )
 @pytest.mark.parametrize("queue_sizing", [DEFAULT_QUEUE_SIZING, 0.01])  # 0.01: many strips
-def test_simulated_ranks_match_scipy(name, size, queue_sizing):
-    """Levels filtered strip by strip into 2 (meeting) or more bins, exchanged, contracted."""
+@pytest.mark.parametrize("early", [False, True])  # own bins contracted before the exchange
+def test_simulated_ranks_match_scipy(name, size, queue_sizing, early, monkeypatch):
+    """Levels filtered strip by strip into 2 (meeting) or more bins, exchanged, contracted;
+    with ``early`` every own bin is contracted by contract_local before its bins are resolved
+    (two ranks: the meeting bin's length read by the kernel from the device)."""
+    meeting_bins = []  # the meeting bins contracted by the kernel's own count
+    if early:
+        monkeypatch.setattr(cuda_backend, "OVERLAP_MIN_ITEMS", 1)
+        contract_items = CudaBackend._contract_items
+
+        def spy(self, *args, **kwargs):
+            meeting_bins.append(kwargs.get("meeting_bin", -1))
+            return contract_items(self, *args, **kwargs)
+
+        monkeypatch.setattr(CudaBackend, "_contract_items", spy)
     case, source = SEARCH_CASES[name]
     dist, pred = _simulated_ranks(case, source, size, queue_sizing=queue_sizing)
+    if early and size == 2 and name != "isolated-source":  # (that source reaches nothing)
+        assert {0, 1} <= set(meeting_bins), "both ranks' own meeting bins went early"
     assert np.array_equal(dist, graphs.reference_distances(*case, source))
     check_predecessors(case, source, dist, pred)
 

@@ -50,6 +50,10 @@ Reads per level: one rank (one bin): ONE small read, in ``contract``; the bin's 
 on the device when ``filter_partition`` returns, is written into the bins' host ``offsets`` by
 that read (``PendingBins``), and the edge frontier's length likewise (``DeviceEdgeFrontier``).
 Several ranks: two, the bin counts before the exchange and the frontier length after contract.
+Two ranks read the bin counts as the exchange resolves their ``MeetingBins``, on a side stream
+after the filter's ``ready`` event: ``contract_local`` has launched the own bin's contraction
+before that read (the kernel reads the bin's length on the device), so the device does not sit
+idle while the host reads and launches.
 A bottom-up level: one (frontier length, slots tested and m_f together).
 """
 
@@ -180,8 +184,10 @@ class _LevelCounts:
             raise RuntimeError("the search these counters belong to has ended")
         return queues
 
-    def read(self, slots: int) -> np.ndarray:
-        """Copy the first ``slots`` counters to the host (one small blocking copy), check them."""
+    def read(self, slots: int, after: Any = None) -> np.ndarray:
+        """Copy the first ``slots`` counters to the host (one small blocking copy), check them.
+        ``after``: an event; the copy waits for it on a side stream instead of for everything
+        issued so far (the counts of kernels before it, while later ones run on)."""
         queues = self.queues
         if queues.level is not self:
             raise RuntimeError("the counters of this level were reset by a later level")
@@ -189,7 +195,13 @@ class _LevelCounts:
             slots = max(slots, int(Counter.BINS) + MEETING_BINS)
         staging = queues.pinned[:slots]
         source = queues.fixed_counters if slots == Counter.BINS else queues.counters[:slots]
-        source.get(out=staging)
+        if after is None:
+            source.get(out=staging)
+        else:
+            side = queues.side_stream()
+            side.wait_event(after)
+            source.get(out=staging, stream=side)
+            side.synchronize()
         self.host = staging.copy()
         if self.meeting:  # bin 0's count in the low 32 bits of [BINS], bin 1's in the high ones
             packed = int(self.host[Counter.BINS])
@@ -265,6 +277,7 @@ class _Queues:
     bitmap_generation: int = -1  # the frontier bitmaps[0] holds
     frontier_edges: tuple[int, int] = (-1, 0)  # (generation, m_f of that frontier)
     unexplored: tuple[int, int, int] | None = None  # (generation, n_u, m_u) of this rank
+    side: Any | None = None  # a stream for reads that must not wait for the current stream
 
     def advance(self, discovered: int, discovered_edges: int | None) -> None:
         """The vertex frontier changed to ``discovered`` newly labeled vertices with
@@ -277,6 +290,12 @@ class _Queues:
         else:
             unlabeled, edges = known[1] - discovered, known[2] - discovered_edges
             self.unexplored = (self.generation, unlabeled, edges)
+
+    def side_stream(self) -> Any:
+        """The search's side stream (made on first use)."""
+        if self.side is None:
+            self.side = cupy.cuda.Stream(non_blocking=True)
+        return self.side
 
     @property
     def edge_capacity(self) -> int:
@@ -294,6 +313,7 @@ class _Queues:
         # Device pointers to the two counters kernels read a queue length from.
         self.edge_count = self.counters[Counter.EDGES :]
         self.kept_count = self.counters[Counter.FILTERED :]
+        self.bin_counter = self.counters[Counter.BINS :]  # meeting bins: both lengths, packed
         self.fixed_counters = self.counters[: Counter.BINS]  # what a one-rank level reads
 
     def grid(self, items: int, items_per_block: int) -> int:
@@ -387,6 +407,40 @@ class PendingBins(Bins):
         length = int(self.offsets[1])
         parents = None if self.parents is None else self.parents[:length]
         return Bins(self.offsets.copy(), self.vertices[:length], parents)
+
+
+@dataclass
+class MeetingBins(Bins):
+    """Two meeting bins (``MEETING_BINS``) as the filter left them, their lengths still on the
+    device, so ``contract_local`` can launch the own bin's contraction before anything waits
+    for the filter (the kernel reads the bin's length there).
+
+    ``vertices`` and ``parents`` are the whole bin queue, the bins meeting at ``middle``.
+    ``resolve()`` reads the lengths once ``ready`` has passed (not waiting for the own bin's
+    contraction), fills ``offsets`` in place and returns plain ``Bins`` of exactly the two;
+    the exchange calls it, so the lengths are read as the transfers are issued.
+    """
+
+    level_counts: _LevelCounts | None = None
+    middle: int = 0
+    resolved: Bins | None = None
+
+    def resolve(self) -> Bins:
+        if self.resolved is None:
+            assert self.level_counts is not None
+            host = self.level_counts.read(int(Counter.BINS) + MEETING_BINS, after=self.ready)
+            lengths = host[Counter.BINS : Counter.BINS + MEETING_BINS]
+            self.offsets[1:] = np.cumsum(lengths)
+            window = slice(self.middle - int(lengths[0]), self.middle + int(lengths[1]))
+            parents = None if self.parents is None else self.parents[window]
+            self.resolved = Bins(
+                self.offsets.copy(),
+                self.vertices[window],
+                parents,
+                ready=self.ready,
+                own_contracted=self.own_contracted,
+            )
+        return self.resolved
 
 
 @dataclass
@@ -714,13 +768,21 @@ class CudaBackend:
             )
         ready = cupy.cuda.Event(block=False, disable_timing=True)
         ready.record()  # the bins are written (contract_local may run before they are sent)
+        if meeting:  # their lengths are read as they are sent (contract_local may go first)
+            return MeetingBins(
+                np.zeros(MEETING_BINS + 1, dtype=np.int64),
+                queues.bin_vertices,
+                queues.bin_parents if keep_parents else None,
+                ready=ready,
+                level_counts=counts,
+                middle=queues.kept_capacity,
+            )
         host = counts.read(int(Counter.BINS) + nbins)
         offsets = np.zeros(nbins + 1, dtype=np.int64)
         np.cumsum(host[Counter.BINS : Counter.BINS + nbins], out=offsets[1:])
-        first = queues.kept_capacity - int(offsets[1]) if meeting else 0
-        window = slice(first, first + int(offsets[-1]))
-        parents_out = queues.bin_parents[window] if keep_parents else None
-        return Bins(offsets, queues.bin_vertices[window], parents_out, ready=ready)
+        total = int(offsets[-1])
+        parents_out = queues.bin_parents[:total] if keep_parents else None
+        return Bins(offsets, queues.bin_vertices[:total], parents_out, ready=ready)
 
     def contract_local(self, graph: DistGraph, state: SearchState, bins: Bins, level: int) -> None:
         """Several ranks: contract this rank's own bin of ``bins`` (the bins about to be
@@ -731,6 +793,24 @@ class CudaBackend:
             return
         queues = self._queues(state)
         counts = self._level(queues)
+        if isinstance(bins, MeetingBins):  # launched now; the kernel reads the bin's length
+            if counts.kept_bound < OVERLAP_MIN_ITEMS or bins.resolved is not None:
+                return
+            own = (bins.vertices[bins.middle :], None)
+            if state.preds is not None:
+                own = (own[0], bins.parents[bins.middle :])
+            self._contract_items(
+                graph,
+                state,
+                own,
+                counts.kept_bound,
+                level,
+                own=True,
+                count=queues.bin_counter,
+                meeting_bin=graph.rank,
+            )
+            counts.own_contracted = bins.own_contracted = True
+            return
         start, stop = int(bins.offsets[graph.rank]), int(bins.offsets[graph.rank + 1])
         if stop - start < OVERLAP_MIN_ITEMS:
             return
@@ -810,10 +890,13 @@ class CudaBackend:
         *,
         own: bool | tuple[int, int],
         count: Any = None,
+        meeting_bin: int = -1,
     ) -> None:
         """One contract_kernel launch over ``items`` (vertices, parents): ``bound`` of them, or
         as many as the device counter ``count`` says (at most ``bound``). ``own``: all of them
-        are this rank's own bin (True), none (False), or those in [begin, end)."""
+        are this rank's own bin (True), none (False), or those in [begin, end).
+        ``meeting_bin`` (0, 1): the items are that one of two meeting bins, ``items`` starting
+        at their middle, and the count is read from their packed counter."""
         if bound <= 0:
             return
         queues = self._queues(state)
@@ -838,6 +921,7 @@ class CudaBackend:
                 graph.row_offsets,  # m_f of the next frontier: its expansion's size
                 np.int64(begin),
                 np.int64(end),
+                np.int32(meeting_bin),
             ),
         )
 
