@@ -482,12 +482,23 @@ def _simulated_ranks(case, source, size, predecessors=True, queue_sizing=DEFAULT
     return dist, pred
 
 
-@pytest.mark.parametrize("size", [2, 3, 4])
+# (ranks, queue_sizing, early): 0.01 cuts levels into many strips; early: every own bin is
+# contracted before the exchange. Two ranks (meeting bins) take every combination.
+SIMULATED_LAYOUTS = [
+    (2, DEFAULT_QUEUE_SIZING, False),
+    (2, 0.01, False),
+    (2, DEFAULT_QUEUE_SIZING, True),
+    (2, 0.01, True),
+    (3, DEFAULT_QUEUE_SIZING, False),
+    (3, 0.01, True),
+    (4, DEFAULT_QUEUE_SIZING, False),
+]
+
+
+@pytest.mark.parametrize(("size", "queue_sizing", "early"), SIMULATED_LAYOUTS)
 @pytest.mark.parametrize(
     "name", ["random-undirected", "random-directed", "hubs", "isolated-source"]
 )
-@pytest.mark.parametrize("queue_sizing", [DEFAULT_QUEUE_SIZING, 0.01])  # 0.01: many strips
-@pytest.mark.parametrize("early", [False, True])  # own bins contracted before the exchange
 def test_simulated_ranks_match_scipy(name, size, queue_sizing, early, monkeypatch):
     """Levels filtered strip by strip into 2 (meeting) or more bins, exchanged, contracted;
     with ``early`` every own bin is contracted by contract_local before its bins are resolved
