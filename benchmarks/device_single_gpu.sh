@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)"
 
 echo "== GPU tests"
-timeout 230 python3 -m pytest -q -m "gpu and not multi_gpu" -p no:cacheprovider --timeout=150 tests/ \
+timeout 300 python3 -m pytest -q -m "gpu and not multi_gpu" -p no:cacheprovider --timeout=150 tests/ \
   >"$OUT/gpu_tests.log" 2>&1
 echo "pytest exit $?"; tail -n 25 "$OUT/gpu_tests.log"
 
