@@ -24,7 +24,7 @@
  * kron25 as two ranks on one H100, benchmarks/simulated_ranks.py). After the kernel the bins
  * are [kept_capacity - total(0), kept_capacity + total(1)): contiguous, in rank order, each
  * with room for every survivor. The host asks for it only when no bin can count 2^32
- * survivors (n < 2^33).
+ * survivors (n < 2^33 - 1).
  *
  * partition_kernel (several bins, not meeting ones): the scatter of a counting sort by owner.
  * Each block derives the bin starts from the bin totals (an exclusive scan of nbins numbers),
@@ -169,10 +169,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) filter_kernel(
     mask_word_t* __restrict__ visited_mask,      // in/out: visited bitmask over all n vertices;
                                                  //     the bit of every survivor gets set
     vertex_t* __restrict__ kept_vertices,        // out: survivors (the one bin if nbins == 1,
-                                                 //     both meeting bins if nbins == 2)
+                                                 //     both bins if meeting)
     vertex_t* __restrict__ kept_parents,         // out: their parents, or null
     size_type kept_capacity,                     // in: capacity of kept_vertices / kept_parents
-                                                 //     (twice it with nbins == 2)
+                                                 //     (half their length if meeting)
     size_type* __restrict__ counters,            // in/out: level counters; [filtered] += kept,
                                                  //     [bins + b] += kept in bin b (nbins > 1;
                                                  //     meeting: [bins] += both, packed)

@@ -308,6 +308,13 @@ def test_filter_partition_matches_numpy(nbins, predecessors, items, distinct):
         assert got.parents is None
 
 
+def test_meeting_bins_only_for_two_bins_that_count_in_32_bits():
+    """Bin 0 of a graph of 2^33 - 1 vertices would count 2^32 of them: the partition pass."""
+    assert cuda_backend._meeting(2, 2**33 - 2)
+    assert not cuda_backend._meeting(2, 2**33 - 1)
+    assert not cuda_backend._meeting(1, 100) and not cuda_backend._meeting(3, 100)
+
+
 @pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
 @pytest.mark.parametrize("predecessors", [False, True])
 @pytest.mark.parametrize("early", [False, True])

@@ -105,8 +105,8 @@ The kernel counts both in one 64-bit counter, 32 bits each, so graphs of ``MEETI
 vertices or more, and more bins, go through the kept queue and the partition pass (a counting
 sort by owner)."""
 
-MEETING_MAX_N = 1 << 33
-"""Meeting bins need n below this: bin b holds vertices v = b mod 2, under 2^32 of them."""
+MEETING_MAX_N = (1 << 33) - 1
+"""Meeting bins need n below this: bin b counts vertices v = b mod 2, under 2^32 of them."""
 
 
 def _meeting(nbins: int, n: int) -> bool:
@@ -788,7 +788,9 @@ class CudaBackend:
         """Several ranks: contract this rank's own bin of ``bins`` (the bins about to be
         exchanged) now, so the device labels it while the host exchanges counts and issues the
         other segments' moves; ``contract`` then skips it. Own bins under
-        ``OVERLAP_MIN_ITEMS`` items are left to ``contract`` (one launch for everything)."""
+        ``OVERLAP_MIN_ITEMS`` items are left to ``contract`` (one launch for everything).
+        ``MeetingBins``: launched before their lengths are read, so the gate is both bins'
+        host bound (``kept_bound``), and the kernel reads the own bin's length itself."""
         if graph.size == 1 or isinstance(bins, PendingBins):
             return
         queues = self._queues(state)
