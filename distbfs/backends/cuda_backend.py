@@ -114,11 +114,6 @@ def _meeting(nbins: int, n: int) -> bool:
     return nbins == MEETING_BINS and n < MEETING_MAX_N
 
 
-def _bin_queue_length(kept_capacity: int, nbins: int, n: int) -> int:
-    """Items in the bin queue for ``nbins`` bins: twice the kept capacity for meeting bins."""
-    return 2 * kept_capacity if _meeting(nbins, n) else kept_capacity
-
-
 PEER_TIMEOUT_SECONDS = 30.0
 """Longest a rank of fused peer levels waits for another at a level barrier before it stops
 with an error (a rank that failed ends the job through MPI before that)."""
@@ -526,7 +521,7 @@ class CudaBackend:
             "labels": (nlocal, np.dtype(DISTANCE_DTYPE)),
             "visited bitmask": (-(-n // MASK_WORD_BITS), MASK_DTYPE),
             "vertex frontier": (max(1, nlocal), vertex_dtype),
-            "bin queue": (_bin_queue_length(kept_capacity, graph.size, n), vertex_dtype),
+            "bin queue": (kept_capacity, vertex_dtype),  # two meeting bins: grown at first use
             "level counters": (counter_slots(self.policy), COUNTER_DTYPE),
         }
         if predecessors:
@@ -1499,9 +1494,11 @@ class CudaBackend:
             )
 
     def _ensure_bin_queue(self, queues: _Queues, nbins: int, keep_parents: bool) -> None:
-        """Make the bin queue long enough for ``nbins`` bins written in place (``start`` sizes
-        it for the graph's ranks; tests filter into other numbers of bins)."""
-        length = _bin_queue_length(queues.kept_capacity, nbins, queues.graph.n)
+        """Make the bin queue long enough for ``nbins`` bins written in place: two meeting bins
+        double it at the first level that bins (a search with none, such as a
+        direction-optimizing one whose top-down levels all run fused, never does), freeing the
+        old one first: the peak is the bin and kept queues that more bins take."""
+        length = queues.kept_capacity * (2 if _meeting(nbins, queues.graph.n) else 1)
         if queues.bin_vertices.shape[0] >= length:
             return
         queues.bin_vertices = queues.bin_parents = None  # freed before the larger ones
