@@ -1,11 +1,14 @@
 """Stage times of several ranks' top-down levels simulated on ONE GPU: a Kronecker graph striped
 into P ranks in one process, each level's stages run rank after rank (the bins exchanged by
-concatenation; each rank's own bin contracted first by ``contract_local``, as the level loop
-does), every stage timed with CUDA events. It measures what the multi-rank path costs
-per stage when no machine with several GPUs is at hand; it says nothing of transfers or of
-ranks waiting for each other.
+concatenation; each rank's own bin contracted first by ``contract_local``, and large new
+frontiers shared, as the level loop does), every stage timed with CUDA events. It measures
+what the multi-rank path costs per stage when no machine with several GPUs is at hand; it says
+nothing of transfers or of ranks waiting for each other.
 
     python benchmarks/simulated_ranks.py --scale 25 --ranks 2 --roots 4
+
+``--ranks 1`` times the one-GPU search's top-down levels the same way (no fused levels here),
+the baseline that two ranks' summed stage times compare with.
 
 Prints the ms per search of each stage by level, summed over the ranks, averaged over the roots
 after a warm-up root; and a checksum of the first root's distances (equal between two versions
@@ -22,10 +25,11 @@ import numpy as np
 
 import distbfs
 from distbfs.backends.cuda_backend import CudaBackend
+from distbfs.bfs import SHARE_FRONTIER
 from distbfs.comm.base import Bins
 from distbfs.graph import DistGraph
 
-STAGES = ("expand", "filter_partition", "contract")
+STAGES = ("expand", "filter_partition", "contract", "share")
 
 
 def striped(graph: DistGraph, size: int) -> list[DistGraph]:
@@ -51,6 +55,7 @@ def search(parts: list[DistGraph], backend: CudaBackend, source: int, times: dic
     the distances by global id."""
     size = len(parts)
     states = [backend.start(part, source, True) for part in parts]
+    pairs = list(zip(parts, states, strict=True))
 
     def timed(stage: str, level: int, call, *args):
         begin, end = cupy.cuda.Event(), cupy.cuda.Event()
@@ -63,17 +68,20 @@ def search(parts: list[DistGraph], backend: CudaBackend, source: int, times: dic
 
     level, total = 0, 1
     while total > 0:
-        sent = []
-        for part, state in zip(parts, states, strict=True):
+        frontier, sent = total, []
+        for part, state in pairs:
             for strip in range(backend.expansion_strips(part, state)):
                 edges = timed("expand", level, backend.expand, part, state, strip)
                 filtered = backend.filter_partition
                 bins = timed("filter_partition", level, filtered, state, edges, size)
             timed("contract", level, backend.contract_local, part, state, bins, level + 1)
-            if hasattr(bins, "resolve"):  # lengths still on the device: the exchange reads them
+            if size > 1 and hasattr(bins, "resolve"):  # lengths on the device: as the exchange
                 bins = timed("filter_partition", level, bins.resolve)
             sent.append(bins)
-        for rank, (part, state) in enumerate(zip(parts, states, strict=True)):
+        for rank, (part, state) in enumerate(pairs):
+            if size == 1:  # the one-rank exchange leaves the single bin where it is
+                timed("contract", level, backend.contract, part, state, sent[0], level + 1)
+                continue
             pieces = [(b.offsets[rank], b.offsets[rank + 1], b) for b in sent]
             vertices = cupy.concatenate([b.vertices[lo:hi] for lo, hi, b in pieces])
             parents = cupy.concatenate([b.parents[lo:hi] for lo, hi, b in pieces])
@@ -82,6 +90,12 @@ def search(parts: list[DistGraph], backend: CudaBackend, source: int, times: dic
             received = Bins(offsets, vertices, parents)
             timed("contract", level, backend.contract, part, state, received, level + 1)
         total = sum(state.frontier_size for state in states)
+        if size > 1 and frontier < total and total * SHARE_FRONTIER >= parts[0].n:
+            # the level loop's shared frontier: every rank's bitmap into every visited mask
+            bitmaps = [timed("share", level, backend.frontier_bitmap, *ps) for ps in pairs]
+            shared = cupy.stack(bitmaps)
+            for part, state in pairs:
+                timed("share", level, backend.mark_visited, part, state, shared)
         level += 1
     distances = np.empty(parts[0].n, dtype=np.int64)
     for rank, state in enumerate(states):
@@ -96,11 +110,11 @@ def main() -> None:
     parser.add_argument("--roots", type=int, default=4)
     args = parser.parse_args()
     graph = distbfs.Graph.generate("kronecker", scale=args.scale, backend="cuda").dist
+    degrees = cupy.asnumpy(graph.row_offsets[1:] - graph.row_offsets[:-1])
+    # the same roots whatever the rank count: vertices with edges, drawn with a fixed seed
+    roots = np.random.default_rng(3).choice(np.flatnonzero(degrees > 0), args.roots + 1, False)
     parts = striped(graph, args.ranks)
     del graph
-    degrees = cupy.asnumpy(parts[0].row_offsets[1:] - parts[0].row_offsets[:-1])
-    candidates = np.flatnonzero(degrees > 0) * args.ranks  # rank 0's vertices with edges
-    roots = np.random.default_rng(3).choice(candidates, args.roots + 1, replace=False)
     backend = CudaBackend()
     warmup: dict = defaultdict(float)
     distances = search(parts, backend, int(roots[0]), warmup)
