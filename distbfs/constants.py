@@ -23,3 +23,7 @@ INT32_VERTEX_LIMIT = 2**31
 def vertex_dtype(n: int) -> np.dtype:
     """dtype of ``column_indices`` (and of vertex frontiers) for a graph of ``n`` vertices."""
     return np.dtype(np.int32) if n < INT32_VERTEX_LIMIT else np.dtype(np.int64)
+
+UNLIMITED = 2**62
+"""A count no search reaches: "no limit" for frontier limits and item ranges (stays within int64
+when multiplied by a rank count)."""

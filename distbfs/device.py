@@ -1,9 +1,8 @@
 """GPU binding: each rank takes one GPU of its node, chosen by its node-local rank.
 
 Section 6.1 of the paper runs one GPU per rank. Which GPU is decided here, once per process,
-before anything touches a device (``bind_device`` is called by ``distbfs.api.resolve_backend``
-when the backend is cuda, and by ``distbfs.comm.get_communicator`` before NCCL starts; later
-calls return the first answer).
+before anything touches a device (``bind_device`` is called by ``distbfs.runtime`` when the
+backend is cuda and before a GPU communicator starts; later calls return the first answer).
 
 The node-local rank comes from the launcher, identically under ``mpirun`` and ``srun``:
 
@@ -33,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import InputError
+from .launcher import launcher_rank, launcher_size
 
 LOCAL_RANK_VARS: tuple[tuple[str, str | None], ...] = (
     ("OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"),
@@ -112,8 +112,6 @@ def local_rank_from_mpi() -> tuple[int, int] | None:
     Initializes MPI (through mpi4py) when a launcher started several ranks; the communicator
     made later uses the same MPI.
     """
-    from .comm import launcher_size
-
     already = "mpi4py.MPI" in sys.modules
     if not already and launcher_size() <= 1:
         return None
@@ -128,6 +126,20 @@ def local_rank_from_mpi() -> tuple[int, int] | None:
         return node.Get_rank(), node.Get_size()
     finally:
         node.Free()
+
+
+def cuda_available() -> tuple[bool, str]:
+    """(whether CuPy imports and sees a CUDA device here, why not)."""
+    try:
+        import cupy
+    except ImportError as exc:
+        return False, f"CuPy is not importable ({exc}); install distbfs[cuda12] or [cuda13]"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return False, "no CUDA device is visible"
+    except Exception as exc:  # CUDA driver missing or broken
+        return False, f"no usable CUDA device ({exc})"
+    return True, ""
 
 
 def visible_device_count() -> int:
@@ -227,8 +239,6 @@ def bind_device(
         return _BOUND.device
     env = os.environ if environ is None else environ
     count = visible_device_count() if device_count is None else device_count
-    from .comm import launcher_size
-
     mpi_local = local_rank_from_mpi() if local_rank_from_env(env) is None else None
     placement = place(env, count, mpi_local, job_size=launcher_size() if environ is None else None)
     if select:
@@ -260,8 +270,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--gpus", type=int, default=None, help="visible GPU count to assume (default: ask CUDA)"
     )
     args = parser.parse_args(argv)
-    from .comm import launcher_rank
-
     count = visible_device_count() if args.gpus is None else args.gpus
     try:
         placement = place(os.environ, count)

@@ -30,6 +30,14 @@ class InputError(Exception):
         self.all_ranks = all_ranks
 
 
+class InvalidArgumentType(InputError, TypeError):
+    """An argument of the wrong type (a ``TypeError`` naming it; also an ``InputError``)."""
+
+
+class InvalidArgumentValue(InputError, ValueError):
+    """An argument with a bad value (a ``ValueError`` naming it; also an ``InputError``)."""
+
+
 class GraphFormatError(InputError):
     """A malformed graph file. The message names the file and, where it applies, the line."""
 

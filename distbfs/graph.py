@@ -81,6 +81,16 @@ class DistGraph:
     def nbytes(self) -> int:
         return int(self.row_offsets.nbytes + self.column_indices.nbytes)
 
+    def stored_edges(self, xp: Any = np) -> tuple[Any, Any]:
+        """(tail, head) global ids of every edge this rank stores, int64, in CSR order."""
+        # the row of every stored edge (searchsorted: CuPy's repeat takes no array of counts)
+        slots = xp.arange(self.num_local_edges, dtype=xp.int64)
+        rows = xp.searchsorted(self.row_offsets, slots, side="right") - 1
+        del slots
+        rows *= self.size
+        rows += self.rank
+        return rows, self.column_indices.astype(xp.int64)
+
 
 CHUNK = 1 << 28
 """Elements per step of the chunked passes of construction: bounds the temporaries, and keeps each
@@ -201,11 +211,30 @@ def build_graph(
     else:
         keys = _edge_keys(xp, src, dst, n, p, symmetric=not directed)
     del src, dst
-    keys = _sort_unique_in_place(xp, keys)  # rows, then neighbours within a row; no duplicates
-    row_offsets, column_indices = _csr_from_keys(xp, keys, n, nlocal)
-    del keys
+    row_offsets, column_indices = _csr_from_unsorted_keys(xp, keys, n, nlocal)
     num_edges = comm.allreduce(int(column_indices.shape[0]))
     return DistGraph(n, num_edges, directed, comm.rank, p, row_offsets, column_indices)
+
+
+def _csr_from_unsorted_keys(xp: Any, keys: Any, n: int, nlocal: int) -> tuple[Any, Any]:
+    """Row offsets and column ids of the keys ``row * n + column`` (sorted and deduplicated in
+    place: rows, then neighbours within a row; the keys are consumed)."""
+    keys = _sort_unique_in_place(xp, keys)
+    return _csr_from_keys(xp, keys, n, nlocal)
+
+
+def build_local_graph(src: Any, dst: Any, n: int, *, directed: bool, xp: Any = np) -> DistGraph:
+    """The one-rank CSR of the edges ``src -> dst`` held here (no communication): what
+    ``build_graph`` builds on one rank. Several ranks use it for a whole-graph copy on each
+    (the replica of small graphs) from all-gathered edges."""
+    if n > 0 and n * n >= 2**63:
+        raise InputError(f"graph too large to build: {n} vertices on 1 rank (use more ranks)")
+    src = xp.asarray(src, dtype=xp.int64)
+    dst = xp.asarray(dst, dtype=xp.int64)
+    keys = _edge_keys(xp, src, dst, n, 1, symmetric=not directed)
+    row_offsets, column_indices = _csr_from_unsorted_keys(xp, keys, n, n)
+    num_edges = int(column_indices.shape[0])
+    return DistGraph(n, num_edges, directed, 0, 1, row_offsets, column_indices)
 
 
 EdgeChunks = Callable[[bool], Iterable[tuple[Any, Any]]]

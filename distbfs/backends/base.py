@@ -1,15 +1,18 @@
 """The backend interface: an array module plus the stage functions of one BFS level.
 
-Stages follow Merrill et al. 2012, section 6.1, and the level loop in ``distbfs.bfs`` calls them
-in this order: ``expand`` (vertex frontier -> edge frontier), ``filter_partition`` (visited-mask
-and duplicate culling, binning by owner), ``contract_local`` (may label the own bin early),
-[exchange by the communicator], ``contract`` (status lookup against owned labels; labels and the
-next vertex frontier). ``numpy`` implements them on
-the host; ``cuda`` with CUDA kernels from ``kernels/``. Which backend runs is decided in exactly
-one place, ``distbfs.backends.get_backend``.
+Stages follow Merrill et al. 2012, section 6.1, and the level loop in
+``distbfs.traversals.bfs`` calls them in this order: ``expand`` (vertex frontier -> edge
+frontier), ``filter_partition`` (visited-mask and duplicate culling, binning by owner),
+``contract_local`` (may label the own bin early), [exchange by the communicator], ``contract``
+(status lookup against owned labels; labels and the next vertex frontier). ``numpy``
+implements them on the host; ``cuda`` with CUDA kernels from ``kernels/``. Which backend runs is
+decided in exactly one place, ``distbfs.runtime.get_backend``. Per-graph resources
+(``prepare``) are built once per graph by the search plan (``distbfs.engine.plan``), which keeps
+them while the graph is searched.
 
 Direction-optimizing search (Beamer, Asanović & Patterson, SC 2012) adds bottom-up levels, which
-a backend offers by four more methods (``supports_bottom_up`` tells whether it has them):
+a backend offers by four more methods (``distbfs.engine.strategy.supports_bottom_up`` tells
+whether it has them):
 ``frontier_edges`` (this rank's share of m_f, the heuristic's input), ``frontier_bitmap``
 (queue -> this rank's packed frontier bits), [all-gather of the bitmaps by the communicator],
 ``bottom_up`` (every unvisited owned vertex scans its in-neighbours for one in the global
@@ -44,14 +47,6 @@ def frontier_bitmap_bytes(n: int, size: int) -> int:
     return BITMAP_ALIGN_BYTES * max(1, -(-largest // (8 * BITMAP_ALIGN_BYTES)))
 
 
-def supports_bottom_up(backend: Any) -> bool:
-    """Whether ``backend`` has the bottom-up methods of the direction-optimizing strategy."""
-    return all(
-        callable(getattr(backend, name, None))
-        for name in ("frontier_edges", "frontier_bitmap", "bottom_up", "unexplored")
-    )
-
-
 @dataclass
 class EdgeFrontier:
     """Neighbours gathered by expansion: global ids, and the expanding vertex of each (preds).
@@ -74,7 +69,9 @@ class SearchState:
     the parent of each owned vertex, or None when predecessors are not kept. ``visited_mask``:
     best-effort mask over all n vertices of those this rank knows are labeled or already sent
     (a cache in front of the owners' labels). ``vertex_frontier``: local ids of the vertices
-    labeled at the last level. ``frontier_size``: its length, a host int.
+    labeled at the last level. ``frontier_size``: its length, a host int. ``scratch``: the
+    backend's queues and buffers of this search. ``resources``: the backend's per-graph
+    resources it started from (``Backend.prepare``).
     """
 
     labels: Any
@@ -83,6 +80,21 @@ class SearchState:
     vertex_frontier: Any
     frontier_size: int
     scratch: dict[str, Any]
+    resources: Any = None
+
+    def payloads(self, parents: Any | None) -> tuple[Any, ...]:
+        """The payload a BFS item carries: its parent when predecessors are kept, else none."""
+        return () if self.preds is None else (parents,)
+
+
+@dataclass
+class Replica:
+    """The whole graph as one rank's CSR, kept by every rank of a job (graphs small enough:
+    ``Backend.replica_limit_bytes``), with the backend's resources for it: the fused path of
+    several ranks runs the first levels of a search on it (``run_replicated_levels``)."""
+
+    graph: DistGraph
+    resources: Any
 
 
 class Backend(Protocol):
@@ -98,10 +110,19 @@ class Backend(Protocol):
     ``run_replicated_levels`` (0: never)."""
     peer_levels: bool
     """Several ranks of one node: whether small frontiers may run fused through peer memory
-    (``make_peer_mailbox``, ``run_peer_levels``; ``distbfs.bfs.peer_mailboxes``)."""
+    (``make_peer_mailbox``, ``run_peer_levels``; ``distbfs.engine.fused``)."""
 
-    def start(self, graph: DistGraph, source: int, predecessors: bool) -> SearchState:
-        """Labels all UNREACHED, the source labeled 0 (and its own parent) on its owner."""
+    def prepare(self, graph: DistGraph) -> Any:
+        """This backend's resources for searching ``graph`` (rank-local, no communication): what
+        every search of the graph reuses, built once by the search plan (numpy: out-degrees;
+        CUDA: the edge queue, degree bounds, compiled kernels)."""
+        ...
+
+    def start(
+        self, graph: DistGraph, source: int, predecessors: bool, resources: Any
+    ) -> SearchState:
+        """Labels all UNREACHED, the source labeled 0 (and its own parent) on its owner;
+        ``resources``: ``prepare(graph)``."""
         ...
 
     def expansion_strips(self, graph: DistGraph, state: SearchState) -> int:
@@ -181,16 +202,15 @@ class Backend(Protocol):
     def run_replicated_levels(
         self,
         graph: DistGraph,
-        replica: DistGraph,
+        replica: Replica,
         state: SearchState,
         source: int,
         max_frontier: int,
     ) -> int:
         """Several ranks, at the start of a search: run ``run_small_levels`` from ``source`` on
-        ``replica`` (the whole graph, one rank's CSR: ``distbfs.bfs.replicated``), then give
-        ``state`` this rank's part of the result (labels, predecessors, visited mask, its
-        vertices of the frontier); return how many levels ran. Every rank runs the same levels
-        and gets the same labels."""
+        ``replica`` (the whole graph as one rank's CSR), then give ``state`` this rank's part of
+        the result (labels, predecessors, visited mask, its vertices of the frontier); return
+        how many levels ran. Every rank runs the same levels and gets the same labels."""
         ...
 
     def make_peer_mailbox(self, graph: DistGraph) -> Any:

@@ -28,24 +28,27 @@ import numpy as np
 
 @dataclass
 class Bins:
-    """Items grouped by rank: segment ``r`` is ``[offsets[r], offsets[r + 1])`` of every payload.
+    """Items grouped by rank: segment ``r`` is ``[offsets[r], offsets[r + 1])`` of every array.
 
-    ``offsets`` is a host int64 array of length ``size + 1``. ``vertices`` holds global vertex ids;
-    ``parents`` (the vertex whose edge produced each item) travels only when predecessors are kept.
-    ``in_flight`` (received device bins only): the other ranks' segments may still be moving; its
-    ``wait()`` orders the current stream's later work after their arrival (the own segment is in
-    place already). None: everything is in place. ``ready`` (device bins about to be sent): an
-    event after which they are written; a transport that moves them on a side stream waits for
-    it instead of for everything issued so far (the CUDA backend contracts the own bin between
-    writing the bins and exchanging them). None: the bins are written in stream order.
-    ``own_contracted`` (device bins about to be sent): the backend has labeled the own segment
-    already (``contract_local``), so a device exchange need not copy it into the received bins;
-    on received bins, that their own segment was left unwritten.
+    ``offsets`` is a host int64 array of length ``size + 1``. ``vertices`` holds global vertex
+    ids; ``payloads`` the typed data that travels with each item, one array per field, aligned
+    with ``vertices`` (what they mean is the traversal's: a BFS sends the parent of each item
+    when predecessors are kept, else nothing; a min-reduction such as SSSP's sends a tentative
+    distance and a parent; connected components a label). ``in_flight`` (received device bins
+    only): the other ranks' segments may still be moving; its ``wait()`` orders the current
+    stream's later work after their arrival (the own segment is in place already). None:
+    everything is in place. ``ready`` (device bins about to be sent): an event after which they
+    are written; a transport that moves them on a side stream waits for it instead of for
+    everything issued so far (the CUDA backend contracts the own bin between writing the bins
+    and exchanging them). None: the bins are written in stream order. ``own_contracted`` (device
+    bins about to be sent): the backend has labeled the own segment already
+    (``contract_local``), so a device exchange need not copy it into the received bins; on
+    received bins, that their own segment was left unwritten.
     """
 
     offsets: np.ndarray
     vertices: Any
-    parents: Any | None = None
+    payloads: tuple[Any, ...] = ()
     in_flight: Any | None = None
     ready: Any | None = None
     own_contracted: bool = False
@@ -53,6 +56,11 @@ class Bins:
     @property
     def counts(self) -> np.ndarray:
         return np.diff(self.offsets)
+
+    @property
+    def arrays(self) -> tuple[Any, ...]:
+        """``vertices`` then every payload: what the exchange moves."""
+        return (self.vertices, *self.payloads)
 
 
 class Communicator(ABC):
@@ -71,14 +79,13 @@ class Communicator(ABC):
         """
 
     def exchange_bins(self, bins: Bins, *, overlap: bool = False) -> Bins:
-        """Exchange owner bins (section 6.1): counts first, then vertices (and parents).
+        """Exchange owner bins (section 6.1): counts first, then vertices and payloads.
 
         ``overlap``: the caller reads the own segment first and waits for ``in_flight`` before
         the others (device transports may then return before the other segments arrive);
         otherwise every segment is in place (in stream order) on return."""
-        payloads = (bins.vertices,) if bins.parents is None else (bins.vertices, bins.parents)
-        offsets, received = self.alltoallv(bins.offsets, *payloads)
-        return Bins(offsets, received[0], received[1] if len(received) > 1 else None)
+        offsets, received = self.alltoallv(bins.offsets, *bins.arrays)
+        return Bins(offsets, received[0], tuple(received[1:]))
 
     @abstractmethod
     def allreduce(self, value: Any, op: str = "sum") -> Any:

@@ -1,7 +1,7 @@
 """What the GPU communicators share: the bin exchange of section 6.1 on device buffers.
 
 ``GPUCommunicator`` runs the exchange every level needs, whatever moves the bytes: counts first
-(a host array of ``size`` int64), then every payload (vertices, and parents when predecessors are
+(a host array of ``size`` int64), then the vertices and every payload (parents when predecessors are
 kept: each item travels as a (vertex, parent) pair, the two arrays in one transfer step) into
 receive buffers that are allocated once and grown geometrically, so no level allocates once the
 largest level has run. The rank's own bin is copied device to device on the current stream and
@@ -262,10 +262,7 @@ class GPUCommunicator(Communicator):
         self.path: dict[str, str] = {}
         self.stats: dict[str, int] = {"exchanges": 0, "bytes_sent": 0, "bytes_received": 0}
         self._arrival: Any = None  # the last side-stream move's event (``_after_moves``)
-        self._receive = [
-            GrowingBuffer(self.ops.empty, "bin exchange receive buffer (vertices)"),
-            GrowingBuffer(self.ops.empty, "bin exchange receive buffer (parents)"),
-        ]
+        self._receive: list[GrowingBuffer] = []  # per position: vertices, then payloads
 
     # -- what a transport provides ----------------------------------------------------------
 
@@ -299,7 +296,7 @@ class GPUCommunicator(Communicator):
     # -- the bin exchange -------------------------------------------------------------------
 
     def exchange_bins(self, bins: Bins, *, overlap: bool = False) -> Bins:
-        """Exchange owner bins (section 6.1): counts, then vertices (and parents) GPU to GPU.
+        """Exchange owner bins (section 6.1): counts, then vertices and payloads GPU to GPU.
 
         The result's arrays are views of receive buffers reused by the next call. With
         ``overlap`` the other ranks' segments may still be moving (``in_flight``).
@@ -312,16 +309,15 @@ class GPUCommunicator(Communicator):
             return bins if self.size == 1 else self.host.exchange_bins(bins)
         if hasattr(bins, "resolve"):  # the CUDA backend's PendingBins: read the length now
             bins = bins.resolve()
-        payloads = [bins.vertices] if bins.parents is None else [bins.vertices, bins.parents]
+        payloads = list(bins.arrays)
         offsets = np.asarray(bins.offsets, dtype=np.int64)
         copy_own = not bins.own_contracted
         if self.peer_copies and self._area is not False:
             copied = self._exchange_through_peers(offsets, payloads, bins.ready, copy_own)
             if copied is not None:
                 self.path["exchange"] = "cuda-ipc"
-                offsets, (vertices, *parents) = copied
-                parents_in = parents[0] if parents else None
-                return Bins(offsets, vertices, parents_in, own_contracted=bins.own_contracted)
+                offsets, (vertices, *fields) = copied
+                return Bins(offsets, vertices, tuple(fields), own_contracted=bins.own_contracted)
         offsets, received, arrival = self._exchange(
             offsets, payloads, reuse=True, ready=bins.ready, copy_own=copy_own
         )
@@ -331,8 +327,8 @@ class GPUCommunicator(Communicator):
             in_flight = Arrival(self.ops, arrival)
         elif arrival is not None:
             self.ops.wait(arrival)
-        parents = received[1] if len(received) > 1 else None
-        return Bins(offsets, received[0], parents, in_flight, own_contracted=bins.own_contracted)
+        fields = tuple(received[1:])
+        return Bins(offsets, received[0], fields, in_flight, own_contracted=bins.own_contracted)
 
     def alltoallv(self, offsets: np.ndarray, *payloads: Any) -> tuple[np.ndarray, tuple[Any, ...]]:
         """Send segment ``r`` of each payload to rank ``r`` (device payloads GPU to GPU).
@@ -451,6 +447,14 @@ class GPUCommunicator(Communicator):
         self._area = PeerArea(array, addresses, opened)
         return self._area
 
+    def _receive_buffer(self, position: int) -> GrowingBuffer:
+        """The reused receive buffer of ``exchange_bins`` for array ``position`` (0: vertices,
+        then the payloads), made on first use."""
+        while len(self._receive) <= position:
+            what = "vertices" if not self._receive else f"payload {len(self._receive)}"
+            self._receive.append(GrowingBuffer(self.ops.empty, f"bin exchange receive ({what})"))
+        return self._receive[position]
+
     def _after_moves(self) -> None:
         """Order the current stream after the last side-stream move, before anything else
         goes through the transport: NCCL deadlocks if its operations on one communicator run
@@ -486,7 +490,7 @@ class GPUCommunicator(Communicator):
             dtype = payload.dtype
             item = dtype.itemsize
             if reuse:
-                out_bytes = self._receive[i].get(total * item)  # bins: vertices, parents
+                out_bytes = self._receive_buffer(i).get(total * item)
             else:
                 out_bytes = self.ops.empty(total * item, "alltoallv receive buffer")
             received.append(out_bytes.view(dtype))

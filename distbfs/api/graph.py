@@ -1,0 +1,484 @@
+"""``Graph``: a graph distributed over the ranks of a job, built from a file, edges, SciPy,
+NetworkX or a generator, together with the communicator and backend that built it, and the
+search plans of its searches (``plan``: built once per strategy and thresholds, sharing the
+graph's ``GraphResources``, released with the graph).
+
+In an MPI job every constructor is collective: every rank calls it with the same arguments
+(``from_edges`` takes each rank's own share of the edges instead).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import Backend
+from ..comm.base import Communicator
+from ..engine.plan import GraphResources, SearchPlan
+from ..engine.strategy import DEFAULT_ALPHA, DEFAULT_BETA, Strategy, check_strategy
+from ..errors import InputError, InvalidArgumentType, InvalidArgumentValue
+from ..graph import DistGraph, build_graph
+from ..progress import accepts_progress
+from ..runtime import resolved
+from .arguments import (
+    check_bool,
+    check_generator,
+    check_int,
+    host_ids,
+    is_int,
+    local_share,
+    raise_agreed,
+)
+
+FORMATS = ("mtx", "edgelist", "metis", "native")
+"""Graph file formats ``Graph.from_file`` reads (``format=None`` detects from the name)."""
+
+
+class Graph:
+    """A graph distributed over the ranks of a job, ready for ``bfs``.
+
+    Build one with a constructor: ``from_file``, ``from_edges``, ``from_scipy``,
+    ``from_networkx`` or ``generate``. Vertices are ``0 .. num_vertices - 1``; vertex ``v`` is
+    stored on rank ``v % size``.
+
+    Parameters
+    ----------
+    dist : DistGraph
+        This rank's share of the graph.
+    comm : Communicator
+        The communicator that built it.
+    backend : Backend
+        The backend whose array module holds it.
+    load_info : LoadInfo, optional
+        Format, bytes read and time of the load (``from_file`` only).
+    node_labels : list, optional
+        Original node of every vertex id (``from_networkx`` only).
+
+    Examples
+    --------
+    >>> g = distbfs.Graph.from_file("road.mtx")          # doctest: +SKIP
+    >>> r = distbfs.bfs(g, 0, predecessors=True)         # doctest: +SKIP
+    >>> r.distances                                      # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        dist: DistGraph,
+        comm: Communicator,
+        backend: Backend,
+        *,
+        load_info: Any = None,
+        node_labels: list[Any] | None = None,
+    ) -> None:
+        if not isinstance(dist, DistGraph):
+            raise InvalidArgumentType(f"dist: expected a DistGraph, got {type(dist).__name__}")
+        self.dist = dist
+        self.comm = comm
+        self.backend = backend
+        self.load_info = load_info
+        self.node_labels = node_labels
+        self._resources: GraphResources | None = None
+        self._plans: dict[tuple[Strategy, float, float], SearchPlan] = {}
+
+    # -- properties -------------------------------------------------------------------------
+
+    @property
+    def num_vertices(self) -> int:
+        """Number of vertices."""
+        return self.dist.n
+
+    @property
+    def num_edges(self) -> int:
+        """Number of stored directed edges (an undirected edge counts twice)."""
+        return self.dist.num_edges
+
+    @property
+    def num_undirected_edges(self) -> int:
+        """Graph500 edge count: each undirected edge once (equals ``num_edges`` if directed)."""
+        return self.dist.num_undirected_edges
+
+    @property
+    def directed(self) -> bool:
+        """False when every edge is stored in both directions."""
+        return self.dist.directed
+
+    def plan(
+        self,
+        strategy: Strategy | str | None = None,
+        alpha: float = DEFAULT_ALPHA,
+        beta: float = DEFAULT_BETA,
+    ) -> SearchPlan:
+        """The search plan of ``strategy`` (None: the backend's default) with the direction
+        heuristic's thresholds, built on first use (collective) and kept with the graph; every
+        plan of the graph shares one ``GraphResources`` (in-neighbours, replica, mailbox,
+        backend resources), so none is built twice."""
+        key = (check_strategy(strategy, self.backend), float(alpha), float(beta))
+        if key not in self._plans:
+            if self._resources is None:
+                self._resources = GraphResources(self.dist, self.backend, self.comm)
+            self._plans[key] = SearchPlan(self._resources, *key)
+        return self._plans[key]
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return (
+            f"Graph({kind}, num_vertices={self.num_vertices}, num_edges={self.num_edges}, "
+            f"backend={self.backend.name!r}, comm={self.comm.kind!r}, ranks={self.comm.size})"
+        )
+
+    # -- constructors -----------------------------------------------------------------------
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        undirected: bool = False,
+        format: str | None = None,
+        backend: str | Backend = "auto",
+        comm: str | Communicator = "auto",
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Graph:
+        """Read a graph file (Matrix Market, edge list, METIS or the native format).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file (``.mtx``, ``.txt``/``.el``/``.edges``, ``.graph``, each optionally ``.gz``)
+            or a native-format directory.
+        undirected : bool, default False
+            Store every edge in both directions, whatever the file says.
+        format : {"mtx", "edgelist", "metis", "native"}, optional
+            Override detection from the file name.
+        backend : {"auto", "numpy", "cuda"} or Backend, default "auto"
+        comm : {"auto", "mpi", "nccl"} or Communicator, default "auto"
+        progress : callable(done, total), optional
+            Called as the file is read, where the reader supports it.
+
+        Returns
+        -------
+        Graph
+            With ``load_info`` (format, bytes, seconds, ``mb_per_s``).
+
+        Raises
+        ------
+        TypeError, ValueError
+            Bad argument types or values.
+        InputError, GraphFormatError
+            Missing, unknown or malformed file (the message names ``PATH:LINE``).
+        """
+        if not isinstance(path, str | os.PathLike):
+            raise InvalidArgumentType(f"path: expected a str or path, got {type(path).__name__}")
+        undirected = check_bool("undirected", undirected)
+        if format is not None and format not in FORMATS:
+            raise InvalidArgumentValue(
+                f"format: unknown format {format!r} (choose from {', '.join(FORMATS)})"
+            )
+        backend_obj, comm_obj = resolved(backend, comm)
+        from .. import io
+
+        kwargs: dict[str, Any] = {"fmt": format, "undirected": undirected, "xp": backend_obj.xp}
+        if progress is not None and accepts_progress(io.read_graph):
+            kwargs["progress"] = progress
+        dist, info = io.read_graph(os.fspath(path), comm_obj, **kwargs)
+        return cls(dist, comm_obj, backend_obj, load_info=info)
+
+    @classmethod
+    def from_edges(
+        cls,
+        src: Any,
+        dst: Any,
+        *,
+        num_vertices: int | None = None,
+        directed: bool = True,
+        backend: str | Backend = "auto",
+        comm: str | Communicator = "auto",
+    ) -> Graph:
+        """Build a graph from edge lists ``src[i] -> dst[i]``.
+
+        In an MPI job each rank passes its own share of the edges (possibly empty); the graph
+        is the union. Self-loops and duplicate edges are dropped.
+
+        Parameters
+        ----------
+        src, dst : array_like of int
+            Endpoints, 1-d, equal lengths (numpy, cupy or sequences).
+        num_vertices : int, optional
+            Vertex count; default ``max id + 1`` over all ranks (0 without edges).
+        directed : bool, default True
+            False stores every edge in both directions.
+        backend : {"auto", "numpy", "cuda"} or Backend, default "auto"
+        comm : {"auto", "mpi", "nccl"} or Communicator, default "auto"
+
+        Returns
+        -------
+        Graph
+
+        Raises
+        ------
+        TypeError
+            Non-integer ids or a non-integer ``num_vertices``.
+        ValueError
+            Ids negative or ``>= num_vertices`` (naming ``src`` or ``dst`` and the id), arrays
+            not 1-d or of different lengths.
+        """
+        directed = check_bool("directed", directed)
+        backend_obj, comm_obj = resolved(backend, comm)
+        error: tuple[str, str] | None = None
+        if num_vertices is not None:
+            if not is_int(num_vertices):
+                error = (
+                    "type",
+                    f"num_vertices: expected an integer, got "
+                    f"{type(num_vertices).__name__} {num_vertices!r}",
+                )
+            elif num_vertices < 0:
+                error = ("value", f"num_vertices: expected an integer >= 0, got {num_vertices}")
+        src_ids, src_error = host_ids("src", src)
+        dst_ids, dst_error = host_ids("dst", dst)
+        error = error or src_error or dst_error
+        if error is None and src_ids.shape[0] != dst_ids.shape[0]:
+            error = (
+                "value",
+                f"src, dst: lengths differ ({src_ids.shape[0]} != {dst_ids.shape[0]})",
+            )
+        raise_agreed(comm_obj, error)
+        return cls._from_id_arrays(
+            src_ids, dst_ids, num_vertices, directed, backend_obj, comm_obj, names=("src", "dst")
+        )
+
+    @classmethod
+    def _from_id_arrays(
+        cls,
+        src: np.ndarray,
+        dst: np.ndarray,
+        num_vertices: int | None,
+        directed: bool,
+        backend: Backend,
+        comm: Communicator,
+        *,
+        names: tuple[str, str],
+        node_labels: list[Any] | None = None,
+    ) -> Graph:
+        """Check the ids against the vertex count (agreed over ranks) and build the graph."""
+        big = np.iinfo(np.int64).max
+        lows = np.array([src.min() if src.size else big, dst.min() if dst.size else big])
+        highs = np.array([src.max() if src.size else -1, dst.max() if dst.size else -1])
+        lows = comm.allreduce(lows.astype(np.int64), op="min")
+        highs = comm.allreduce(highs.astype(np.int64), op="max")
+        n = int(max(highs.max() + 1, 0)) if num_vertices is None else int(num_vertices)
+        for name, low, high in zip(names, lows.tolist(), highs.tolist(), strict=True):
+            if low < 0:
+                raise InvalidArgumentValue(f"{name}: vertex id {low} is negative")
+            if high >= n:
+                raise InvalidArgumentValue(
+                    f"{name}: vertex id {high} is out of range for num_vertices={n}"
+                )
+        xp = backend.xp
+        dist = build_graph(comm, xp.asarray(src), xp.asarray(dst), n, directed=directed, xp=xp)
+        return cls(dist, comm, backend, node_labels=node_labels)
+
+    @classmethod
+    def from_scipy(
+        cls,
+        matrix: Any,
+        *,
+        directed: bool | None = None,
+        backend: str | Backend = "auto",
+        comm: str | Communicator = "auto",
+    ) -> Graph:
+        """Build a graph from a square SciPy sparse matrix or array: entry (i, j) is edge i -> j.
+
+        Every stored entry is an edge (its value is not looked at, explicit zeros included).
+        In an MPI job every rank passes the same matrix and takes its share of the entries.
+
+        Parameters
+        ----------
+        matrix : scipy.sparse matrix or array
+            Square adjacency matrix.
+        directed : bool, optional
+            Default (None): undirected when the sparsity pattern is symmetric, directed
+            otherwise. False stores every edge in both directions.
+        backend : {"auto", "numpy", "cuda"} or Backend, default "auto"
+        comm : {"auto", "mpi", "nccl"} or Communicator, default "auto"
+
+        Returns
+        -------
+        Graph
+
+        Raises
+        ------
+        TypeError
+            ``matrix`` is not a SciPy sparse matrix/array.
+        ValueError
+            ``matrix`` is not square (or not 2-d).
+        """
+        import scipy.sparse as sp
+
+        if not sp.issparse(matrix):
+            raise InvalidArgumentType(
+                f"matrix: expected a scipy.sparse matrix or array, got {type(matrix).__name__}"
+            )
+        if len(matrix.shape) != 2 or matrix.shape[0] != matrix.shape[1]:
+            raise InvalidArgumentValue(
+                f"matrix: expected a square matrix, got shape {matrix.shape}"
+            )
+        if directed is not None:
+            directed = check_bool("directed", directed)
+        backend_obj, comm_obj = resolved(backend, comm)
+        coo = matrix.tocoo()
+        rows = np.asarray(coo.row, dtype=np.int64)
+        cols = np.asarray(coo.col, dtype=np.int64)
+        n = int(matrix.shape[0])
+        if directed is None:
+            pattern = sp.csr_matrix(
+                (np.ones(rows.shape[0], dtype=np.int8), (rows, cols)), shape=(n, n)
+            )
+            pattern.sum_duplicates()
+            pattern.data[:] = 1
+            directed = (pattern != pattern.T).nnz != 0
+        src, dst = local_share(comm_obj, rows, cols)
+        return cls._from_id_arrays(
+            src, dst, n, directed, backend_obj, comm_obj, names=("matrix", "matrix")
+        )
+
+    @classmethod
+    def from_networkx(
+        cls,
+        G: Any,
+        *,
+        backend: str | Backend = "auto",
+        comm: str | Communicator = "auto",
+    ) -> Graph:
+        """Build a graph from a NetworkX graph.
+
+        Nodes are numbered ``0 .. n-1`` in ``G.nodes`` order; ``node_labels[i]`` is the node
+        that became vertex ``i``. ``nx.Graph`` gives an undirected graph, ``nx.DiGraph`` a
+        directed one (multigraphs likewise, parallel edges merged). In an MPI job every rank
+        passes the same graph.
+
+        Parameters
+        ----------
+        G : networkx.Graph or networkx.DiGraph
+        backend : {"auto", "numpy", "cuda"} or Backend, default "auto"
+        comm : {"auto", "mpi", "nccl"} or Communicator, default "auto"
+
+        Returns
+        -------
+        Graph
+            With ``node_labels``.
+
+        Raises
+        ------
+        TypeError
+            ``G`` is not a NetworkX graph.
+        """
+        try:
+            import networkx as nx
+        except ImportError as exc:
+            raise InvalidArgumentType(f"G: networkx is not importable ({exc})") from None
+        if not isinstance(G, nx.Graph):
+            raise InvalidArgumentType(f"G: expected a networkx graph, got {type(G).__name__}")
+        backend_obj, comm_obj = resolved(backend, comm)
+        labels = list(G.nodes)
+        n = len(labels)
+        if n:
+            coo = nx.to_scipy_sparse_array(G, nodelist=labels, weight=None, format="coo")
+            rows = np.asarray(coo.row, dtype=np.int64)
+            cols = np.asarray(coo.col, dtype=np.int64)
+        else:
+            rows = cols = np.zeros(0, dtype=np.int64)
+        src, dst = local_share(comm_obj, rows, cols)
+        return cls._from_id_arrays(
+            src,
+            dst,
+            n,
+            G.is_directed(),
+            backend_obj,
+            comm_obj,
+            names=("G", "G"),
+            node_labels=labels,
+        )
+
+    @classmethod
+    def generate(
+        cls,
+        kind: str,
+        *,
+        scale: int | None = None,
+        edgefactor: int = 16,
+        shape: tuple[int, ...] | None = None,
+        seed: int | None = None,
+        backend: str | Backend = "auto",
+        comm: str | Communicator = "auto",
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Graph:
+        """Generate an undirected synthetic graph (distributed: each rank makes its share).
+
+        Parameters
+        ----------
+        kind : {"kronecker", "uniform", "grid2d", "grid3d"}
+            Graph500 Kronecker (R-MAT), uniform random, 2-D or 3-D grid.
+        scale : int, optional
+            ``2**scale`` vertices (kronecker, uniform; required there).
+        edgefactor : int, default 16
+            Edges per vertex generated (kronecker, uniform).
+        shape : tuple of int, optional
+            ``(nx, ny)`` for grid2d, ``(nx, ny, nz)`` for grid3d (required there).
+        seed : int, optional
+            Random seed (default ``distbfs.generators.DEFAULT_SEED``); the graph does not depend
+            on the number of ranks.
+        backend : {"auto", "numpy", "cuda"} or Backend, default "auto"
+        comm : {"auto", "mpi", "nccl"} or Communicator, default "auto"
+        progress : callable(done, total), optional
+            Progress callback, where the generator supports it.
+
+        Returns
+        -------
+        Graph
+
+        Raises
+        ------
+        TypeError, ValueError
+            Bad or missing parameters for ``kind``.
+        """
+        from .. import generators
+
+        scale, edgefactor, shape = check_generator(kind, scale, edgefactor, shape)
+        seed = generators.DEFAULT_SEED if seed is None else check_int("seed", seed, minimum=0)
+        backend_obj, comm_obj = resolved(backend, comm)
+        kwargs: dict[str, Any] = {
+            "scale": scale,
+            "edgefactor": edgefactor,
+            "shape": shape,
+            "seed": seed,
+            "xp": backend_obj.xp,
+        }
+        if progress is not None and accepts_progress(generators.generate):
+            kwargs["progress"] = progress
+        try:
+            dist = generators.generate(kind, comm_obj, **kwargs)
+        except InputError as exc:  # parameter errors (replicated, so raised on every rank)
+            if not exc.all_ranks:
+                raise
+            raise InvalidArgumentValue(str(exc)) from None
+        return cls(dist, comm_obj, backend_obj)
+
+    # -- output -----------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the graph in the native format (a directory; atomic; collective).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Target directory (replaced as a whole).
+        """
+        if not isinstance(path, str | os.PathLike):
+            raise InvalidArgumentType(f"path: expected a str or path, got {type(path).__name__}")
+        from .. import io
+
+        io.write_native(self.dist, os.fspath(path), self.comm)

@@ -1,0 +1,87 @@
+"""``NumpyBackend``: the host stages of one level (``distbfs.backends.base.Backend``), each in
+the module named after it. The host has no launch cost to save, so it has no fused
+small-frontier path (nor, on several ranks, a replicated or peer one): every level runs its
+stages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...comm.base import Bins
+from ...graph import DistGraph
+from ...timing import HostTimer, NullTimer
+from ..base import EdgeFrontier, Replica, SearchState
+from . import bottom_up, contract, expand, filter_partition, search
+
+
+class NumpyBackend:
+    """Vectorized numpy stages; the reference every other backend is compared with."""
+
+    name = "numpy"
+    xp = np
+    small_frontier_limit = 0  # the host stages have no launch cost to save
+    replica_limit_bytes = 0  # so no replicated small-frontier path either
+    peer_levels = False  # nor fused levels through peer memory
+
+    def prepare(self, graph: DistGraph) -> search.HostGraphResources:
+        return search.prepare(graph)
+
+    def start(
+        self, graph: DistGraph, source: int, predecessors: bool, resources: Any
+    ) -> SearchState:
+        return search.start(graph, source, predecessors, resources)
+
+    def expansion_strips(self, graph: DistGraph, state: SearchState) -> int:
+        return 1  # host memory: the whole edge frontier at once
+
+    def expand(self, graph: DistGraph, state: SearchState, strip: int = 0) -> EdgeFrontier:
+        return expand.expand(graph, state, strip)
+
+    def filter_partition(self, state: SearchState, edges: EdgeFrontier, nbins: int) -> Bins:
+        return filter_partition.filter_partition(state, edges, nbins)
+
+    def contract_local(self, graph: DistGraph, state: SearchState, bins: Bins, level: int) -> None:
+        """Nothing: on the host the exchange has no device time to overlap."""
+
+    def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
+        contract.contract(graph, state, received, level)
+
+    def frontier_edges(self, graph: DistGraph, state: SearchState) -> int:
+        return bottom_up.frontier_edges(graph, state)
+
+    def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:
+        return bottom_up.unexplored(graph, state)
+
+    def frontier_bitmap(self, graph: DistGraph, state: SearchState) -> np.ndarray:
+        return bottom_up.frontier_bitmap(graph, state)
+
+    def mark_visited(self, graph: DistGraph, state: SearchState, frontier: np.ndarray) -> None:
+        bottom_up.mark_visited(graph, state, frontier)
+
+    def bottom_up(
+        self,
+        graph: DistGraph,
+        in_graph: DistGraph,
+        state: SearchState,
+        frontier: np.ndarray,
+        level: int,
+    ) -> int:
+        return bottom_up.bottom_up(graph, in_graph, state, frontier, level)
+
+    def run_small_levels(
+        self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
+    ) -> int:
+        return 0
+
+    def run_replicated_levels(
+        self, graph: DistGraph, replica: Replica, state: SearchState, source: int, limit: int
+    ) -> int:
+        return 0
+
+    def to_host(self, array: Any) -> np.ndarray:
+        return np.asarray(array)
+
+    def make_timer(self, enabled: bool) -> HostTimer | NullTimer:
+        return HostTimer() if enabled else NullTimer()

@@ -1,0 +1,115 @@
+"""The benchmark harness (Graph500 kernel 2 style), the one that ``distbfs bench`` and the
+scripts in ``benchmarks/`` call: searches of one graph from a list of roots, each timed, the
+first ones validated, with Graph500 statistics over all of them and the per-level profile of
+one search.
+
+The profiled search (phase timers on, root ``roots[0]``) runs first: it is also the warm-up,
+paying once what a first search pays (kernel compilation, NCCL connections, queue growth), so
+the timed searches, run without timers, do not count it. Timing stays here and in the API's
+search call, never in the stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .api import BFSResult, Graph, bfs
+from .engine.strategy import check_strategy
+from .stats import graph500_statistics
+
+
+@dataclass
+class SearchSeries:
+    """Searches of one graph under one strategy: one per root.
+
+    Attributes
+    ----------
+    strategy : str
+        The strategy the searches ran (the backend's default resolved).
+    roots : list of int
+    times : list of float
+        Seconds of each search (slowest rank), in root order.
+    nedges : list of int
+        Graph500 edge count of each search.
+    depths : list of int
+        Largest distance each search reached.
+    validated : int
+        How many searches were validated (the first ones).
+    statistics : dict
+        ``distbfs.stats.graph500_statistics`` of ``times`` and ``nedges``.
+    profile : BFSResult
+        The search from ``roots[0]`` with phase timers (its ``levels`` carry the seconds).
+    """
+
+    strategy: str
+    roots: list[int]
+    times: list[float]
+    nedges: list[int]
+    depths: list[int]
+    validated: int
+    statistics: dict[str, float]
+    profile: BFSResult
+
+    @property
+    def mean_seconds(self) -> float:
+        return sum(self.times) / len(self.times)
+
+    def document(self) -> dict[str, Any]:
+        """The series as JSON-ready data (per-root times, statistics, the profile's levels)."""
+        return {
+            "strategy": self.strategy,
+            "roots": self.roots,
+            "validated": self.validated,
+            "times": self.times,
+            "nedges": self.nedges,
+            "depths": self.depths,
+            "statistics": self.statistics,
+            "levels_root": self.roots[0],
+            "levels": [asdict(level) for level in self.profile.levels],
+        }
+
+
+def run_searches(
+    graph: Graph,
+    roots: Sequence[int],
+    *,
+    predecessors: bool = False,
+    validate: bool | int = True,
+    strategy: str | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    after_each: Callable[[BFSResult], None] | None = None,
+) -> SearchSeries:
+    """The profiled search of ``roots[0]``, then one timed search per root (collective).
+
+    ``validate``: True validates every search, False none, an int the first that many (each
+    against Graph500's rules and exact levels; a failure raises ``ValidationError``).
+    ``after_each`` is called with every timed search's result (progress bars).
+    """
+    if not roots:
+        raise ValueError("roots: at least one root is needed")
+    options = {"predecessors": predecessors, "gather": False, "strategy": strategy}
+    options.update(alpha=alpha, beta=beta)
+    profile = bfs(graph, roots[0], timing=True, **options)
+    checked = len(roots) if validate is True else int(validate)
+    times, nedges, depths = [], [], []
+    for i, root in enumerate(roots):
+        result = bfs(graph, root, validate=i < checked, **options)
+        times.append(result.seconds)
+        nedges.append(result.edges_traversed)
+        depths.append(result.depth)
+        if after_each is not None:
+            after_each(result)
+    statistics = {k: float(v) for k, v in graph500_statistics(times, nedges).items()}
+    return SearchSeries(
+        strategy=str(check_strategy(strategy, graph.backend)),
+        roots=[int(r) for r in roots],
+        times=times,
+        nedges=nedges,
+        depths=depths,
+        validated=min(checked, len(roots)),
+        statistics=statistics,
+        profile=profile,
+    )

@@ -1,0 +1,142 @@
+"""``bench`` (also what runs without a subcommand: the embedded Graph500-style job): build or
+load a graph, choose the roots, run and validate one search per root through the benchmark
+harness (``distbfs.benchmark``), print Graph500 statistics and the per-level table of one
+search, optionally as JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import roots as roots_mod
+from .. import stats as stats_mod
+from ..benchmark import SearchSeries, run_searches
+from ..errors import InputError
+from ..output import make_parent_dirs, write_json
+from .commands import EXIT_OK, Context, describe, generate_graph, generator_params, load_graph
+from .parser import DEFAULT_SCALE_CPU, DEFAULT_SCALE_GPU, RANDOM_GENERATORS
+from .tables import format_level_table
+
+
+def cmd_bench(ctx: Context) -> int:
+    """``bench``: Graph500-style benchmark on a file or a generated graph."""
+    args, comm = ctx.args, ctx.comm
+    with ctx.timed() as build:
+        graph, graph_info = _bench_graph(ctx)
+    root_seed = roots_mod.DEFAULT_ROOT_SEED if args.root_seed is None else args.root_seed
+    roots = roots_mod.choose_roots(graph.dist, comm, count=args.roots, seed=root_seed)
+    if not roots:
+        raise InputError(
+            f"{args.graph or 'generated graph'}: no vertex has an edge, nothing to search"
+        )
+    with ctx.bar("BFS", total=len(roots), unit="search") as bar:
+        series = run_searches(
+            graph,
+            roots,
+            predecessors=args.predecessors,
+            validate=not args.no_validate,
+            strategy=args.strategy,
+            alpha=args.alpha,
+            beta=args.beta,
+            after_each=lambda _: bar.update(),
+        )
+    _print_report(ctx, graph, graph_info, series, build.seconds)
+    if args.json:
+        document = {
+            "graph": graph_info,
+            "backend": ctx.backend.name,
+            "comm": comm.kind,
+            "comm_detail": comm.describe() if hasattr(comm, "describe") else {"kind": comm.kind},
+            "ranks": comm.size,
+            "construction_seconds": build.seconds,
+            "load": _load_document(graph),
+            "root_seed": root_seed,
+            "predecessors": bool(args.predecessors),
+            **series.document(),
+            "validated": not args.no_validate,
+        }
+        make_parent_dirs(args.json, comm)
+        write_json(args.json, document, comm)
+        ctx.note(f"wrote {args.json}")
+    return EXIT_OK
+
+
+def _bench_graph(ctx: Context) -> tuple[Any, dict[str, Any]]:
+    """The graph to benchmark (the file, or the generator's graph) and what describes it."""
+    args = ctx.args
+    given = {"--generator": args.generator, "--scale": args.scale, "--shape": args.shape}
+    given["--seed"] = args.seed
+    gen_flags = [flag for flag, value in given.items() if value is not None]
+    info: dict[str, Any] = {}
+    if args.graph is not None:
+        if gen_flags:
+            raise InputError(
+                f"{gen_flags[0]}: not used with a graph file ({args.graph}); "
+                "give either GRAPH or generator options"
+            )
+        graph = load_graph(ctx, args.graph)
+        info["file"] = args.graph
+    else:
+        kind = args.generator or "kronecker"
+        default = DEFAULT_SCALE_GPU if ctx.backend.name == "cuda" else DEFAULT_SCALE_CPU
+        params = generator_params(args, kind, default)
+        graph = generate_graph(ctx, kind, params)
+        info.update(generator=kind, **params)
+    info.update(
+        num_vertices=graph.num_vertices,
+        num_edges=graph.num_edges,
+        num_undirected_edges=graph.num_undirected_edges,
+        directed=graph.directed,
+    )
+    return graph, info
+
+
+def _print_report(
+    ctx: Context, graph: Any, info: dict[str, Any], series: SearchSeries, build_seconds: float
+) -> None:
+    """Graph500's report lines, then the per-level table of the profiled search."""
+    args, comm = ctx.args, ctx.comm
+    if info.get("generator") in RANDOM_GENERATORS:
+        what = f"{info['generator']} scale {info['scale']}, edgefactor {info['edgefactor']}"
+    elif "generator" in info:
+        what = f"{info['generator']} {'x'.join(map(str, info['shape']))}"
+    else:
+        what = args.graph
+    ctx.say(f"graph: {what}: {describe(graph)}")
+    ctx.say(f"backend: {ctx.backend.name}, comm: {comm.kind}, ranks: {comm.size}")
+    ctx.say(f"strategy: {series.strategy}")
+    if info.get("generator") in RANDOM_GENERATORS:
+        ctx.say(f"SCALE: {info['scale']}")
+        ctx.say(f"edgefactor: {info['edgefactor']}")
+    ctx.say(f"NBFS: {len(series.roots)}")
+    ctx.say(f"num_mpi_processes: {comm.size}")
+    ctx.say(f"construction_time: {build_seconds:.6g}")
+    if graph.load_info is not None:
+        load = graph.load_info
+        ctx.say(
+            f"load: {load.format}, {load.bytes:,} bytes, {load.seconds:.3f} s, "
+            f"{load.mb_per_s:.1f} MB/s"
+        )
+    passed = f"passed ({series.validated} searches)" if series.validated else "skipped"
+    ctx.say(f"validation: {passed}")
+    ctx.say(stats_mod.format_statistics(series.statistics))
+    if ctx.quiet:
+        return
+    ctx.say()
+    ctx.say(
+        f"per-level summary of the search from root {series.roots[0]} "
+        f"({series.profile.seconds * 1e3:.3f} ms with phase timers):"
+    )
+    ctx.say(format_level_table(series.profile.levels, every_level=args.levels == "all"))
+
+
+def _load_document(graph: Any) -> dict[str, Any] | None:
+    """The file load's figures for the JSON document (None for a generated graph)."""
+    if graph.load_info is None:
+        return None
+    info = graph.load_info
+    return {
+        "format": info.format,
+        "bytes": int(info.bytes),
+        "seconds": float(info.seconds),
+        "mb_per_s": float(info.mb_per_s),
+    }

@@ -1,0 +1,254 @@
+"""The subcommands ``bfs``, ``generate``, ``convert`` and ``info``, and the ``Context`` every
+subcommand works with (arguments, communicator, backend, rank-0 printing). Every rank of an MPI
+job runs the same command and takes part in the work; only rank 0 prints."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from ..api import Graph, bfs, check_vertex
+from ..backends.base import Backend
+from ..comm.base import Communicator
+from ..errors import InputError
+from ..output import make_parent_dirs, write_striped_npy
+from ..partition import bin_by_owner, local_id
+from ..progress import accepts_progress, progress
+from .parser import RANDOM_GENERATORS
+from .tables import format_level_table
+
+EXIT_OK = 0
+
+
+class Context:
+    """What a subcommand works with: arguments, communicator, backend, and rank-0 printing."""
+
+    def __init__(self, args: argparse.Namespace, comm: Communicator, backend: Backend) -> None:
+        self.args = args
+        self.comm = comm
+        self.backend = backend
+        self.quiet = bool(args.quiet)
+
+    def say(self, text: str = "") -> None:
+        """Print a result line (rank 0 only)."""
+        if self.comm.rank == 0:
+            print(text, flush=True)
+
+    def note(self, text: str) -> None:
+        """Print an informational line (rank 0 only, not with --quiet)."""
+        if not self.quiet:
+            self.say(text)
+
+    def bar(self, desc: str, total: float | None = None, enabled: bool = True, **kw: Any) -> Any:
+        """A progress bar on rank 0 (terminal only, not with --quiet); ``kw``: unit, unit_scale."""
+        return progress(self.comm.rank, desc, total=total, quiet=self.quiet, enabled=enabled, **kw)
+
+    def timed(self) -> _Stopwatch:
+        return _Stopwatch(self.comm)
+
+
+class _Stopwatch:
+    """Wall time of a collective step: barrier, then the slowest rank's time."""
+
+    def __init__(self, comm: Communicator) -> None:
+        self.comm = comm
+        self.seconds = 0.0
+
+    def __enter__(self) -> _Stopwatch:
+        self.comm.barrier()
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type: Any, *rest: Any) -> None:
+        if exc_type is None:
+            self.seconds = float(self.comm.allreduce(time.perf_counter() - self._start, op="max"))
+
+
+def load_graph(ctx: Context, path: str) -> Graph:
+    from .. import io
+
+    # A bar only where the reader reports progress (a bar that never moves says nothing).
+    with ctx.bar(
+        f"loading {os.path.basename(path)}",
+        enabled=accepts_progress(io.read_graph),
+        unit="B",
+        unit_scale=True,
+    ) as bar:
+        graph = Graph.from_file(
+            path,
+            undirected=ctx.args.undirected,
+            format=ctx.args.format,
+            backend=ctx.backend,
+            comm=ctx.comm,
+            progress=bar.callback if bar.active else None,
+        )
+    info = graph.load_info
+    ctx.note(
+        f"loaded {path} ({info.format}, {info.bytes:,} bytes) in {info.seconds:.3f} s, "
+        f"{info.mb_per_s:.1f} MB/s"
+    )
+    return graph
+
+
+def generator_params(args: argparse.Namespace, kind: str, default_scale: int | None) -> dict:
+    """Check the generator flags against ``kind`` (naming the flags) and return the keywords."""
+    from ..generators import DEFAULT_SEED
+
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    if kind in RANDOM_GENERATORS:
+        if args.shape is not None:
+            raise InputError(f"--shape: not used by the {kind} generator (it takes --scale)")
+        from ..generators import MAX_SCALE
+
+        scale = default_scale if args.scale is None else args.scale
+        if scale is None:
+            raise InputError(f"--scale: required for the {kind} generator")
+        if scale > MAX_SCALE:
+            raise InputError(f"--scale: expected at most {MAX_SCALE}, got {scale}")
+        return {"scale": scale, "edgefactor": args.edgefactor, "seed": seed}
+    dims = 2 if kind == "grid2d" else 3
+    if args.scale is not None:
+        raise InputError(f"--scale: not used by the {kind} generator (it takes --shape)")
+    if args.shape is None:
+        raise InputError(
+            f"--shape: required for the {kind} generator ({'NXxNY' if dims == 2 else 'NXxNYxNZ'})"
+        )
+    if len(args.shape) != dims:
+        given = "x".join(str(d) for d in args.shape)
+        raise InputError(f"--shape: the {kind} generator takes {dims} dimensions, got {given!r}")
+    return {"shape": args.shape, "seed": seed}
+
+
+def generate_graph(ctx: Context, kind: str, params: dict) -> Graph:
+    with ctx.bar(f"generating {kind}", unit="edge") as bar:
+        return Graph.generate(
+            kind,
+            backend=ctx.backend,
+            comm=ctx.comm,
+            progress=bar.callback if bar.active else None,
+            **params,
+        )
+
+
+def describe(graph: Graph) -> str:
+    kind = "directed" if graph.directed else "undirected"
+    return (
+        f"{graph.num_vertices:,} vertices, {graph.num_undirected_edges:,} "
+        f"{'edges' if graph.directed else 'undirected edges'} ({graph.num_edges:,} stored), {kind}"
+    )
+
+
+def cmd_bfs(ctx: Context) -> int:
+    """``bfs GRAPH --source S``: one search, a summary, optional .npy output."""
+    args, comm = ctx.args, ctx.comm
+    graph = load_graph(ctx, args.graph)
+    source = check_vertex(args.source, graph.num_vertices, "--source")
+    result = bfs(
+        graph,
+        source,
+        predecessors=args.predecessors,
+        gather=False,
+        validate=args.validate,
+        strategy=args.strategy,
+        alpha=args.alpha,
+        beta=args.beta,
+    )
+    ctx.say(f"graph: {args.graph}: {describe(graph)}")
+    ctx.say(
+        f"source {source}: reached {result.num_reached:,} of {graph.num_vertices:,} vertices, "
+        f"depth {result.depth} ({result.depth + 1} levels)"
+    )
+    ctx.say(
+        f"time: {result.seconds:.6f} s, {result.edges_traversed:,} edges traversed, "
+        f"{result.teps:.4g} TEPS"
+    )
+    if args.validate:
+        ctx.say("validation: passed")
+    if args.output:
+        n = graph.num_vertices
+        make_parent_dirs(args.output + ".distances.npy", comm)
+        written = [f"{args.output}.distances.npy"]
+        write_striped_npy(written[0], result.local_distances, n, comm)
+        if args.predecessors:
+            written.append(f"{args.output}.predecessors.npy")
+            write_striped_npy(written[1], result.local_predecessors, n, comm)
+        ctx.say(f"wrote {', '.join(written)}")
+    if not ctx.quiet:
+        ctx.say("per-level summary:")
+        ctx.say(format_level_table(result.levels, every_level=args.levels == "all"))
+    return EXIT_OK
+
+
+def cmd_generate(ctx: Context) -> int:
+    """``generate KIND -o PATH``: a synthetic graph written in the native format."""
+    args = ctx.args
+    params = generator_params(args, args.kind, None)
+    with ctx.timed() as build:
+        graph = generate_graph(ctx, args.kind, params)
+    with ctx.timed() as save:
+        graph.save(args.output)
+    ctx.say(f"generated {args.kind}: {describe(graph)} in {build.seconds:.3f} s")
+    ctx.say(f"wrote {args.output} in {save.seconds:.3f} s")
+    return EXIT_OK
+
+
+def cmd_convert(ctx: Context) -> int:
+    """``convert IN OUT``: any supported format to the native format."""
+    args = ctx.args
+    graph = load_graph(ctx, args.input)
+    with ctx.timed() as save:
+        graph.save(args.output)
+    ctx.say(f"converted {args.input}: {describe(graph)}")
+    ctx.say(f"wrote {args.output} in {save.seconds:.3f} s")
+    return EXIT_OK
+
+
+def _in_degrees(graph: Graph) -> np.ndarray:
+    """In-degree of every owned vertex (local order): column ids travel to their owners."""
+    dist, comm = graph.dist, graph.comm
+    columns = np.asarray(graph.backend.to_host(dist.column_indices), dtype=np.int64)
+    offsets, columns, _ = bin_by_owner(np, columns, comm.size)
+    _, (received,) = comm.alltoallv(offsets, columns)
+    return np.bincount(local_id(received, comm.size), minlength=dist.nlocal)
+
+
+def cmd_info(ctx: Context) -> int:
+    """``info GRAPH``: sizes, degree statistics, isolated vertices, balance over ranks."""
+    args, comm = ctx.args, ctx.comm
+    graph = load_graph(ctx, args.graph)
+    dist = graph.dist
+    out_degrees = np.asarray(graph.backend.to_host(dist.local_degrees()), dtype=np.int64)
+    touched = out_degrees if not graph.directed else out_degrees + _in_degrees(graph)
+    big = np.iinfo(np.int64).max
+    low = comm.allreduce(int(out_degrees.min()) if out_degrees.size else big, op="min")
+    high = comm.allreduce(int(out_degrees.max()) if out_degrees.size else 0, op="max")
+    isolated = comm.allreduce(int(np.count_nonzero(touched == 0)))
+    per_rank = comm.allgather_object((dist.nlocal, dist.num_local_edges, dist.nbytes()))
+    n = graph.num_vertices
+    degree = "out-degree" if graph.directed else "degree"
+    ctx.say(f"graph: {args.graph}")
+    ctx.say(f"format: {graph.load_info.format}, {graph.load_info.bytes:,} bytes read")
+    ctx.say(f"vertices: {n:,}")
+    ctx.say(f"stored edges: {graph.num_edges:,}")
+    ctx.say(f"undirected edges: {graph.num_undirected_edges:,}")
+    ctx.say(f"directed: {'yes' if graph.directed else 'no'}")
+    if n:
+        ctx.say(f"{degree}: min {low:,}, mean {graph.num_edges / n:.3f}, max {high:,}")
+    ctx.say(f"isolated vertices: {isolated:,}")
+    total_bytes = sum(b for _, _, b in per_rank)
+    ctx.say(f"bytes (CSR, all ranks): {total_bytes:,}")
+    ctx.say(f"ranks: {comm.size}")
+    rows = [("rank", "vertices", "edges", "bytes")]
+    rows += [(str(r), f"{v:,}", f"{e:,}", f"{b:,}") for r, (v, e, b) in enumerate(per_rank)]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        ctx.say("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
+    for i, label in ((1, "edges"), (0, "vertices")):
+        values = [r[i] for r in per_rank]
+        mean = sum(values) / len(values)
+        ctx.say(f"{label} imbalance (max/mean): {max(values) / mean if mean else 1.0:.3f}")
+    return EXIT_OK

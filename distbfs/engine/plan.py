@@ -1,0 +1,185 @@
+"""The search plan: everything a traversal needs about one graph, built once and kept while the
+graph is searched, so a timed search does no setup.
+
+``GraphResources`` holds what every search of one graph shares on this rank, each part built
+the first time a plan needs it (collectively: every rank builds plans in the same order): the
+backend's per-graph resources (``backend.prepare``: the CUDA edge queue, degree bounds and
+kernels, the numpy degrees), the in-neighbour CSR that bottom-up levels scan on a directed graph
+(one all-to-all), the whole-graph replica of small graphs on several ranks (two all-gathers) and
+the peer mailbox of fused levels through peer memory. ``SearchPlan`` is one strategy with its
+thresholds over those resources: it checks them once and chooses the fused small-frontier path
+(``distbfs.engine.fused``). A plan holds no search state: a search's labels and queues live in
+the ``SearchState`` that ``start`` returns. Nothing here is keyed by ``id()``: the resources
+are an object the caller keeps (``distbfs.Graph`` keeps one per graph) and drops with the graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import Replica
+from ..comm.base import Communicator
+from ..constants import UNLIMITED
+from ..graph import DistGraph, build_graph, build_local_graph
+from .direction import DirectionOptimizing, TopDownOnly
+from .fused import choose_fused_path
+from .strategy import DEFAULT_ALPHA, DEFAULT_BETA, Strategy, check_strategy, check_thresholds
+
+SHARE_FRONTIER = 32
+"""Several ranks, top-down strategies: after a level whose new global frontier grew and holds at
+least n / SHARE_FRONTIER vertices, the ranks all-gather its bitmap (n / 8 bytes) into their
+visited masks. A rank's mask otherwise knows only the vertices it sent or owns, and sends the
+others again when the next level reaches them (on Kronecker graphs, a third of the items of the
+largest level on 4 GPUs: benchmarks/RESULTS.md); a gather costs n / 64 items."""
+
+_UNSET = object()
+
+
+class GraphResources:
+    """What the searches of one graph share on this rank, each part built on first need.
+
+    Attributes
+    ----------
+    graph, backend, comm
+        The graph this rank holds, the stages and the exchange.
+    backend_resources
+        ``backend.prepare(graph)``, built at once.
+    """
+
+    def __init__(self, graph: DistGraph, backend: Any, comm: Communicator) -> None:
+        self.graph, self.backend, self.comm = graph, backend, comm
+        self.backend_resources = backend.prepare(graph)
+        self._in_graph: DistGraph | None = None
+        self._replica: Any = _UNSET
+        self._mailbox: Any = _UNSET
+
+    def in_neighbours(self) -> DistGraph:
+        """The graph of in-neighbours bottom-up levels scan (collective on first use): an
+        undirected graph is its own; a directed one gets its reverse CSR, built through
+        ``build_graph`` from the reversed edges (one all-to-all)."""
+        if self._in_graph is None:
+            graph, xp = self.graph, self.backend.xp
+            if graph.directed:
+                tails, heads = graph.stored_edges(xp)
+                self._in_graph = build_graph(self.comm, heads, tails, graph.n, directed=True, xp=xp)
+            else:
+                self._in_graph = graph
+        return self._in_graph
+
+    def replica(self) -> Replica | None:
+        """The whole graph as one rank's CSR on every rank, when its CSR takes at most
+        ``backend.replica_limit_bytes`` (collective on first use: two all-gathers of the
+        edges); None on one rank, without the path, or for a larger graph."""
+        if self._replica is _UNSET:
+            self._replica = None
+            graph, backend, comm = self.graph, self.backend, self.comm
+            limit = getattr(backend, "replica_limit_bytes", 0)
+            if comm.size > 1 and limit and comm.allreduce(graph.nbytes()) <= limit:
+                tails, heads = graph.stored_edges(backend.xp)
+                tails, heads = comm.allgather_array(tails), comm.allgather_array(heads)
+                # the stored edges, both directions of an undirected graph among them
+                one = build_local_graph(tails, heads, graph.n, directed=True, xp=backend.xp)
+                whole = DistGraph(
+                    graph.n,
+                    graph.num_edges,
+                    graph.directed,
+                    0,
+                    1,
+                    one.row_offsets,
+                    one.column_indices,
+                )
+                self._replica = Replica(whole, backend.prepare(whole))
+        return self._replica
+
+    def peer_mailbox(self) -> Any | None:
+        """This rank's mailbox for fused levels through peer memory, with every rank's mapped
+        here (collective on first use); None on one rank, for a backend without the path or
+        with it off, or where the ranks cannot map each other's memory (several nodes, GPUs
+        hidden from each other)."""
+        if self._mailbox is _UNSET:
+            self._mailbox = None
+            backend, comm = self.backend, self.comm
+            if comm.size > 1 and getattr(backend, "peer_levels", False):
+                mailbox = backend.make_peer_mailbox(self.graph)
+                addresses = comm.map_peer_memory(mailbox.array)
+                if addresses is not None:
+                    mailbox.addresses = backend.xp.asarray(np.array(addresses, dtype=np.int64))
+                    self._mailbox = mailbox
+        return self._mailbox
+
+
+class SearchPlan:
+    """One strategy and its thresholds over the shared ``GraphResources`` of a graph.
+
+    Attributes
+    ----------
+    graph, backend, comm
+        As in ``resources``.
+    strategy : Strategy
+    alpha, beta : float
+        The direction heuristic's thresholds (``direction_optimizing`` only).
+    in_graph : DistGraph
+        The in-neighbours bottom-up levels scan (``graph`` itself unless the strategy optimizes
+        the direction of a directed graph).
+    fused
+        The fused small-frontier path (``distbfs.engine.fused``).
+    shares_frontier : bool
+        Whether large new frontiers are all-gathered into the visited masks (``SHARE_FRONTIER``).
+    """
+
+    def __init__(
+        self,
+        resources: GraphResources,
+        strategy: Strategy | str | None = None,
+        alpha: float = DEFAULT_ALPHA,
+        beta: float = DEFAULT_BETA,
+    ) -> None:
+        self.resources = resources
+        self.graph, self.backend, self.comm = resources.graph, resources.backend, resources.comm
+        self.strategy = check_strategy(strategy, self.backend)
+        self.alpha, self.beta = check_thresholds(alpha, beta)
+        self.optimizing = self.strategy is Strategy.DIRECTION_OPTIMIZING
+        self.in_graph = resources.in_neighbours() if self.optimizing else self.graph
+        self.fused = choose_fused_path(resources, self._fused_limit())
+        self.shares_frontier = self.comm.size > 1 and not self.optimizing
+
+    @classmethod
+    def build(
+        cls,
+        graph: DistGraph,
+        backend: Any,
+        comm: Communicator,
+        strategy: Strategy | str | None = None,
+        alpha: float = DEFAULT_ALPHA,
+        beta: float = DEFAULT_BETA,
+    ) -> SearchPlan:
+        """A plan over resources of its own (one-off searches, tests, benchmarks of one
+        strategy); several plans of one graph should share one ``GraphResources``."""
+        return cls(GraphResources(graph, backend, comm), strategy, alpha, beta)
+
+    def start(self, source: int, predecessors: bool) -> Any:
+        """A new search's state: the source labeled 0 on its owner (``backend.start``)."""
+        return self.backend.start(
+            self.graph, source, predecessors, self.resources.backend_resources
+        )
+
+    def termination(self, state: Any) -> DirectionOptimizing | TopDownOnly:
+        """The level barrier of one search: with the direction heuristic's counts when the
+        strategy optimizes the direction."""
+        return DirectionOptimizing(self, state) if self.optimizing else TopDownOnly(self)
+
+    def shares(self, frontier_size: int, next_size: int) -> bool:
+        """Whether the new frontier (``next_size`` vertices, after ``frontier_size``) is shared
+        with every rank's visited mask (``SHARE_FRONTIER``)."""
+        grew = frontier_size < next_size and next_size * SHARE_FRONTIER >= self.graph.n
+        return self.shares_frontier and grew
+
+    def _fused_limit(self) -> int:
+        """Largest frontier handed to the fused path (0: never). ``direction_optimizing`` hands
+        it small top-down frontiers as ``hybrid`` does."""
+        small = self.backend.small_frontier_limit
+        if self.strategy is Strategy.TWO_PHASE or not small:
+            return 0
+        return UNLIMITED if self.strategy is Strategy.CONTRACT_EXPAND else small

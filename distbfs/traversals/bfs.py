@@ -1,0 +1,130 @@
+"""Breadth-first search: the level loop of Merrill, Garland & Grimshaw 2012, section 6.1, on
+any number of ranks, with the direction-optimizing levels of Beamer, Asanović & Patterson
+(SC 2012).
+
+Top-down level, every rank: expands its vertex frontier into an edge frontier; filters it against
+its visited mask and culls duplicates, binning the survivors by owner (fused filter+partition);
+exchanges the bins (vertex, parent) with every other rank; contracts what it received (status
+lookup against its own labels) into the next vertex frontier. The own bin never travels, so a
+backend may contract it before the exchange (``contract_local``) while the other bins move.
+Bottom-up level, every rank: packs its frontier into a bitmap; all-gathers the bitmaps (n/8
+bytes: the global frontier); every unlabeled owned vertex scans its in-neighbours and stops at
+the first one in the frontier, which becomes its parent. Small top-down frontiers go to the
+plan's fused path (many levels per launch). One all-reduce per level is the level barrier and
+the termination test (``distbfs.engine.direction``). The stages come from a backend, the
+exchanges from a communicator: this module imports neither cupy nor mpi4py.
+
+Invariants: labels are final when set (level-synchronous search); the loop ends after the first
+level whose global frontier is empty; every rank runs the same number of levels, in the same
+directions (decided from all-reduced numbers only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine.direction import BOTTOM_UP, TOP_DOWN
+from ..engine.levels import LevelLog, LevelStats
+from ..engine.plan import SearchPlan
+
+
+@dataclass
+class SearchResult:
+    """This rank's part of one search: labels and preds of its owned vertices (local order)."""
+
+    source: int
+    distances: Any
+    predecessors: Any | None
+    levels: list[LevelStats]
+    state: Any
+
+
+def bfs_levels(
+    plan: SearchPlan, source: int, *, predecessors: bool = False, timer: Any = None
+) -> SearchResult:
+    """Run one level-synchronous BFS from global vertex ``source`` (collective)."""
+    timer = plan.backend.make_timer(False) if timer is None else timer
+    state = plan.start(source, predecessors)
+    termination = plan.termination(state)
+    log = LevelLog()
+    level, frontier_size, direction = 0, 1, TOP_DOWN
+    while frontier_size > 0:
+        direction = termination.choose(direction)
+        if direction == TOP_DOWN and plan.fused.takes(level, frontier_size):
+            with timer.phase("contract_expand"):
+                span = plan.fused.run(plan, state, source, level, frontier_size)
+            if span:
+                with timer.phase("termination"):
+                    next_size = termination.after_fused(state)
+                log.fused(level, frontier_size, span)
+                timer.next_level()
+                level, frontier_size = level + span, next_size
+                continue
+        if direction == BOTTOM_UP:
+            counters = bottom_up_level(plan, state, timer, level)
+        else:
+            counters = top_down_level(plan, state, timer, level)
+        with timer.phase("termination"):
+            next_size = termination.end_level(state, direction, counters[-1])
+        if plan.shares(frontier_size, next_size):
+            share_frontier(plan, state, timer)
+        log.level(level, frontier_size, direction, counters)
+        timer.next_level()
+        level, frontier_size = level + 1, next_size
+    release_queues(plan, state)
+    levels = log.stats(plan.comm, timer)
+    return SearchResult(source, state.labels, state.preds, levels, state)
+
+
+def top_down_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
+    """Expand, filter+partition, exchange bins, contract (section 6.1); this rank's COUNTERS.
+
+    A frontier with more out-edges than the backend's edge queue holds is expanded and filtered
+    in strips (``expansion_strips``); the survivors of every strip are binned after the last."""
+    graph, backend, comm = plan.graph, plan.backend, plan.comm
+    expanded, bins = 0, None
+    for strip in range(backend.expansion_strips(graph, state)):
+        with timer.phase("expand"):
+            edge_frontier = backend.expand(graph, state, strip)
+        with timer.phase("filter_partition"):
+            bins = backend.filter_partition(state, edge_frontier, comm.size)
+        expanded += edge_frontier.size
+    assert bins is not None, "filter_partition returns the bins after the last strip"
+    with timer.phase("contract"):  # the own bin never travels: it is labeled meanwhile
+        backend.contract_local(graph, state, bins, level + 1)
+    with timer.phase("exchange"):
+        received = comm.exchange_bins(bins, overlap=True)
+    with timer.phase("contract"):
+        backend.contract(graph, state, received, level + 1)
+    sent = bins.counts
+    remote = int(sent.sum() - sent[comm.rank])
+    received_count = int(received.offsets[-1])
+    return [expanded, int(sent.sum()), remote, received_count, state.frontier_size, expanded]
+
+
+def bottom_up_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
+    """Frontier queue -> bitmap, all-gather of the bitmaps, bottom-up scan; this rank's COUNTERS."""
+    graph, backend = plan.graph, plan.backend
+    with timer.phase("bitmap"):
+        bitmap = backend.frontier_bitmap(graph, state)
+    with timer.phase("exchange"):
+        frontier = plan.comm.allgather_equal(bitmap)
+    with timer.phase("bottom_up"):
+        inspected = backend.bottom_up(graph, plan.in_graph, state, frontier, level + 1)
+    return [0, 0, 0, 0, state.frontier_size, inspected]
+
+
+def share_frontier(plan: SearchPlan, state: Any, timer: Any) -> None:
+    """All-gather the new frontier's bitmap into every rank's visited mask (``SHARE_FRONTIER``),
+    so the next level does not resend what other ranks labeled."""
+    with timer.phase("exchange"):
+        frontier = plan.comm.allgather_equal(plan.backend.frontier_bitmap(plan.graph, state))
+    plan.backend.mark_visited(plan.graph, state, frontier)
+
+
+def release_queues(plan: SearchPlan, state: Any) -> None:
+    """The search's queues go back (labels, predecessors and the visited mask stay), so what
+    runs next (validation, statistics) has their memory."""
+    state.scratch.clear()
+    state.vertex_frontier = plan.backend.xp.empty(0, dtype=state.vertex_frontier.dtype)
