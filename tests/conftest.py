@@ -1,8 +1,12 @@
-"""Shared fixtures: the job's communicator, the backends to compare, the shared real graphs.
+"""Shared fixtures: the job's communicator, the backends every engine and traversal test runs
+on, the shared real graphs.
 
-Tests derive their expectations from ``comm.size`` so they hold at 1, 2, 3 and 4 ranks. Tests
-marked ``mpi`` run under ``mpiexec -n P python -m pytest --with-mpi -m mpi``; the others in a
-plain ``python -m pytest``.
+``backend`` is numpy everywhere and cuda where a GPU is present (marked ``gpu``, skipped with a
+reason elsewhere), so each test body exists once and runs on both; ``backend_comm`` is the
+communicator that backend's searches exchange through (the host one for numpy; NCCL or GPU-aware
+MPI for cuda on several ranks). Tests derive their expectations from ``comm.size`` so they hold
+at 1, 2, 3 and 4 ranks. Tests marked ``mpi`` run under ``mpiexec -n P python -m pytest
+--with-mpi -m mpi``; the others in a plain ``python -m pytest``.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from distbfs.comm import get_communicator
+from distbfs.backends.numpy import NumpyBackend
+from distbfs.runtime import get_communicator, resolve_comm
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -53,3 +58,25 @@ def _cupy_or_skip():
 def xp(request):
     """The array module under test: numpy everywhere, cupy where a GPU is present."""
     return np if request.param == "numpy" else _cupy_or_skip()
+
+
+@pytest.fixture(params=["numpy", pytest.param("cuda", marks=pytest.mark.gpu)])
+def backend(request):
+    """The backend under test: numpy everywhere, cuda where a GPU is present."""
+    if request.param == "numpy":
+        return NumpyBackend()
+    _cupy_or_skip()
+    from distbfs.backends.cuda.backend import CudaBackend
+    from distbfs.device import bind_device
+
+    bind_device()
+    return CudaBackend()
+
+
+@pytest.fixture
+def backend_comm(backend, comm):
+    """The communicator searches on ``backend`` exchange through (same ranks as ``comm``)."""
+    if backend.name == "numpy":
+        return comm
+    # DISTBFS_TEST_COMM=mpi: ranks sharing one GPU (NCCL refuses two ranks on one device)
+    return resolve_comm(os.environ.get("DISTBFS_TEST_COMM", "auto"), "cuda")

@@ -16,8 +16,9 @@ import os
 import sys
 from typing import Any
 
-import distbfs.api
+import distbfs.api.search
 from distbfs import cli
+from distbfs.engine import SearchPlan
 from distbfs.errors import DeviceError
 
 RANK = int(os.environ.get("DISTBFS_TEST_FAIL_RANK", "1"))
@@ -55,14 +56,17 @@ class FailingBackend:
         self.level = level
 
 
-_bfs_levels = distbfs.api.bfs_levels
+_bfs_levels = distbfs.api.search.bfs_levels
 
 
-def failing_bfs_levels(graph: Any, source: int, backend: Any, comm: Any, **options: Any) -> Any:
-    options["strategy"] = "two_phase"  # every level through the stages (and the exchange)
-    return _bfs_levels(graph, source, FailingBackend(backend, comm.rank), comm, **options)
+def failing_bfs_levels(plan: SearchPlan, source: int, **options: Any) -> Any:
+    """The search on a plan of the failing backend, every level through the stages (and the
+    exchange)."""
+    backend = FailingBackend(plan.backend, plan.comm.rank)
+    failing = SearchPlan.build(plan.graph, backend, plan.comm, strategy="two_phase")
+    return _bfs_levels(failing, source, **options)
 
 
 if __name__ == "__main__":
-    distbfs.api.bfs_levels = failing_bfs_levels
+    distbfs.api.search.bfs_levels = failing_bfs_levels
     sys.exit(cli.main(sys.argv[1:]))

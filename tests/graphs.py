@@ -1,8 +1,11 @@
-"""Small structured graphs for tests, as global edge lists, and a scipy reference BFS.
+"""Small structured graphs for tests, as global edge lists, a scipy reference BFS and the one
+BFS-tree checker of the tests.
 
 Every builder returns ``(src, dst, n, directed)`` with int64 arrays. ``share(edges, comm)`` gives a
-rank its slice, so tests build the same graph at any rank count. The direction-optimizing tests
-also find here the (alpha, beta) forcings and the directions Beamer's rule should pick.
+rank its slice, so tests build the same graph at any rank count; ``build`` builds it in a
+backend's array module and ``search`` runs one search on a plan of its own. The
+direction-optimizing tests also find here the (alpha, beta) forcings and the directions Beamer's
+rule should pick.
 """
 
 from __future__ import annotations
@@ -13,8 +16,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
-from distbfs.bfs import BOTTOM_UP, TOP_DOWN
 from distbfs.constants import UNREACHED
+from distbfs.engine import BOTTOM_UP, TOP_DOWN, SearchPlan
+from distbfs.graph import build_graph
+from distbfs.traversals.bfs import bfs_levels
 
 
 def path(n: int):
@@ -70,9 +75,51 @@ def reference_distances(src, dst, n: int, directed: bool, source: int) -> np.nda
     return np.where(np.isinf(d), UNREACHED, d).astype(np.int64)
 
 
-def gather_global(comm, local: np.ndarray, n: int) -> np.ndarray:
-    """Global array in vertex order from every rank's striped local part."""
-    parts = comm.allgather_object(np.asarray(local))
+def host(array) -> np.ndarray:
+    """A numpy copy of a numpy or cupy array."""
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+def build(case, comm, backend):
+    """The graph of ``case`` (``(src, dst, n, directed)``) built from every rank's share, in
+    ``backend``'s array module."""
+    src, dst, n, directed = case
+    mine = share(src, dst, comm.rank, comm.size)
+    xp = backend.xp
+    return build_graph(comm, xp.asarray(mine[0]), xp.asarray(mine[1]), n, directed=directed, xp=xp)
+
+
+def search(graph, source, backend, comm, *, predecessors=False, timer=None, **plan_options):
+    """One search from ``source`` on a plan made for it (``plan_options``: strategy, alpha,
+    beta)."""
+    plan = SearchPlan.build(graph, backend, comm, **plan_options)
+    return bfs_levels(plan, source, predecessors=predecessors, timer=timer)
+
+
+def check_bfs_tree(case, source: int, distances, preds=None) -> np.ndarray:
+    """The BFS checker of the tests, on global arrays: distances equal scipy's; with
+    predecessors, Graph500's tree rules: the source is its own parent, unreached vertices have
+    none, and every other reached vertex's parent is one level up and joined to it by an edge of
+    the graph. Returns scipy's distances."""
+    src, dst, n, directed = case
+    distances = host(distances)
+    expected = reference_distances(src, dst, n, directed, source)
+    np.testing.assert_array_equal(distances, expected)
+    if preds is None:
+        return expected
+    preds = host(preds)
+    assert preds[source] == source
+    assert np.all(preds[expected == UNREACHED] == UNREACHED)
+    reached = np.flatnonzero((expected != UNREACHED) & (np.arange(n) != source))
+    np.testing.assert_array_equal(expected[preds[reached]], expected[reached] - 1)
+    tails, heads = unique_edges(src, dst, n, directed)
+    assert np.isin(preds[reached] * max(n, 1) + reached, tails * max(n, 1) + heads).all()
+    return expected
+
+
+def gather_global(comm, local, n: int) -> np.ndarray:
+    """Global array in vertex order from every rank's striped local part (numpy)."""
+    parts = comm.allgather_object(host(local))
     out = np.empty(n, dtype=parts[0].dtype)
     for r, part in enumerate(parts):
         out[r :: comm.size] = part

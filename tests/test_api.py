@@ -296,7 +296,7 @@ def test_bfs_bad_arguments():
 
 def test_validate_true_raises_validation_error(monkeypatch):
     """A corrupted search result is caught when validate=True (and only then)."""
-    import distbfs.api as api
+    import distbfs.api.search as api
 
     real = api.bfs_levels
 
@@ -375,7 +375,7 @@ def test_results_live_in_the_backend_array_module(xp):
     if xp is np:
         backend = "numpy"
     else:
-        from distbfs.backends.cuda_backend import CudaBackend
+        from distbfs.backends.cuda.backend import CudaBackend
 
         backend = CudaBackend()
     n = 400

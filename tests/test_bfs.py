@@ -1,16 +1,17 @@
-"""The level loop and the numpy stages on one rank: stage contracts, and distances equal to scipy's
-on structured and random graphs (hypothesis)."""
+"""The level loop on one rank, on every backend (numpy; cuda where a GPU is present): distances
+and trees equal scipy's on structured and random graphs (hypothesis), level statistics; then the
+numpy stages' contracts one by one."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from distbfs.backends import get_backend
-from distbfs.backends.launch_policy import LaunchPolicy
-from distbfs.bfs import bfs_levels
+from distbfs.backends.base import EdgeFrontier
+from distbfs.backends.cuda.launch_policy import LaunchPolicy
+from distbfs.backends.numpy import NumpyBackend
 from distbfs.comm.base import Bins
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import UNREACHED
@@ -19,23 +20,15 @@ from distbfs.graph import build_graph
 import graphs
 
 ONE = SingleRankCommunicator()
-NUMPY = get_backend("numpy")
+NUMPY = NumpyBackend()
 
 
 def build(src, dst, n, directed):
     return build_graph(ONE, src, dst, n, directed=directed)
 
 
-def check_predecessors(graph, distances, preds, source):
-    """Every reached vertex but the source has a parent one level up joined to it by an edge."""
-    assert preds[source] == source
-    reached = np.flatnonzero(distances != UNREACHED)
-    assert np.all(preds[distances == UNREACHED] == UNREACHED)
-    for v in reached[reached != source]:  # small graphs only
-        p = preds[v]
-        row = graph.column_indices[graph.row_offsets[p] : graph.row_offsets[p + 1]]
-        assert v in row, f"parent {p} of {v} is not joined to it"
-        assert distances[p] == distances[v] - 1
+def start(graph, source=0, predecessors=True):
+    return NUMPY.start(graph, source, predecessors, NUMPY.prepare(graph))
 
 
 STRUCTURED = {
@@ -51,33 +44,35 @@ STRUCTURED = {
 
 @pytest.mark.parametrize("name", sorted(STRUCTURED))
 @pytest.mark.parametrize("predecessors", [False, True])
-def test_structured_graphs_match_scipy(name, predecessors):
-    src, dst, n, directed = STRUCTURED[name]
-    graph = build(src, dst, n, directed)
+def test_structured_graphs_match_scipy(backend, name, predecessors):
+    case = STRUCTURED[name]
+    graph = graphs.build(case, ONE, backend)
+    n = case[2]
     for source in {0, n // 2, n - 1}:
-        result = bfs_levels(graph, source, NUMPY, ONE, predecessors=predecessors)
-        expected = graphs.reference_distances(src, dst, n, directed, source)
-        np.testing.assert_array_equal(result.distances, expected)
+        result = graphs.search(graph, source, backend, ONE, predecessors=predecessors)
         assert result.distances.dtype == np.int32
         if predecessors:
             assert result.predecessors.dtype == np.int64
-            check_predecessors(graph, result.distances, result.predecessors, source)
         else:
             assert result.predecessors is None
+        graphs.check_bfs_tree(case, source, result.distances, result.predecessors)
 
 
-def test_isolated_source_is_a_search_of_one_vertex():
-    src, dst, n, directed = graphs.components()
-    result = bfs_levels(build(src, dst, n, directed), 12, NUMPY, ONE, predecessors=True)
-    assert result.distances[12] == 0 and result.predecessors[12] == 12
-    assert np.count_nonzero(result.distances != UNREACHED) == 1
-    assert len(result.levels) == 1 and result.levels[0].edges_expanded == 0
+def test_isolated_source_is_a_search_of_one_vertex(backend):
+    graph = graphs.build(graphs.components(), ONE, backend)
+    result = graphs.search(graph, 12, backend, ONE, predecessors=True)
+    distances = graphs.host(result.distances)
+    assert distances[12] == 0 and graphs.host(result.predecessors)[12] == 12
+    assert np.count_nonzero(distances != UNREACHED) == 1
+    assert sum(lv.span for lv in result.levels) == 1
+    assert result.levels[0].edges_expanded == 0
 
 
 def test_level_statistics_add_up():
+    """Two-phase levels on numpy: every level's counters (fused levels keep none)."""
     src, dst, n, directed = graphs.grid(30, 30)
     graph = build(src, dst, n, directed)
-    result = bfs_levels(graph, 0, NUMPY, ONE, timer=NUMPY.make_timer(True))
+    result = graphs.search(graph, 0, NUMPY, ONE, timer=NUMPY.make_timer(True))
     levels = result.levels
     assert len(levels) == 30 + 30 - 1  # 58 levels of discovery, then one empty level
     assert [lv.frontier for lv in levels[:3]] == [1, 2, 3]
@@ -93,23 +88,22 @@ def test_level_statistics_add_up():
     }
 
 
-@settings(max_examples=60, deadline=None)
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     n=st.integers(1, 60),
     edges=st.lists(st.tuples(st.integers(0, 59), st.integers(0, 59)), max_size=200),
     directed=st.booleans(),
     data=st.data(),
 )
-def test_random_graphs_match_scipy(n, edges, directed, data):
+def test_random_graphs_match_scipy(backend, n, edges, directed, data):
     pairs = np.array([(u % n, v % n) for u, v in edges], dtype=np.int64).reshape(-1, 2)
-    src, dst = pairs[:, 0], pairs[:, 1]
+    case = (pairs[:, 0], pairs[:, 1], n, directed)
     source = data.draw(st.integers(0, n - 1))
-    graph = build(src, dst, n, directed)
-    result = bfs_levels(graph, source, NUMPY, ONE, predecessors=True)
-    np.testing.assert_array_equal(
-        result.distances, graphs.reference_distances(src, dst, n, directed, source)
-    )
-    check_predecessors(graph, result.distances, result.predecessors, source)
+    graph = graphs.build(case, ONE, backend)
+    result = graphs.search(graph, source, backend, ONE, predecessors=True)
+    graphs.check_bfs_tree(case, source, result.distances, result.predecessors)
 
 
 # --- the stages one by one ------------------------------------------------------------------
@@ -118,7 +112,7 @@ def test_random_graphs_match_scipy(n, edges, directed, data):
 def test_expand_gathers_every_neighbour_with_its_parent():
     src, dst, n, _ = graphs.random_graph(200, 800, 3, True)
     graph = build(src, dst, n, True)
-    state = NUMPY.start(graph, 0, predecessors=True)
+    state = start(graph)
     state.vertex_frontier = np.array([3, 7, 7, 150, 199], dtype=np.int64)
     edges = NUMPY.expand(graph, state)
     expected_v, expected_p = [], []
@@ -134,19 +128,17 @@ def test_expand_gathers_every_neighbour_with_its_parent():
 def test_filter_partition_culls_and_bins_by_owner(nbins):
     src, dst, n, _ = graphs.random_graph(100, 10, 5, True)
     graph = build(src, dst, n, True)
-    state = NUMPY.start(graph, 0, predecessors=True)
+    state = start(graph)
     visited_before = np.array([5, 6, 7])
     state.visited_mask[visited_before] = True
     rng = np.random.default_rng(7)
     vertices = rng.integers(0, n, 500).astype(np.int32)
-    from distbfs.backends.base import EdgeFrontier
-
     bins = NUMPY.filter_partition(state, EdgeFrontier(vertices, vertices + 1000), nbins)
     out = bins.vertices
     assert len(np.unique(out)) == len(out), "duplicates survived"
     expected = set(vertices.tolist()) - {0, 5, 6, 7}  # the source is marked at start
     assert set(out.tolist()) == expected
-    np.testing.assert_array_equal(bins.parents, out + 1000)  # pairs stay together
+    np.testing.assert_array_equal(bins.payloads[0], out + 1000)  # pairs stay together
     for r in range(nbins):
         segment = out[bins.offsets[r] : bins.offsets[r + 1]]
         assert np.all(segment % nbins == r)
@@ -159,8 +151,8 @@ def test_filter_partition_culls_and_bins_by_owner(nbins):
 def test_contract_labels_unlabeled_vertices():
     src, dst, n, _ = graphs.path(10)
     graph = build(src, dst, n, False)
-    state = NUMPY.start(graph, 0, predecessors=True)
-    received = Bins(np.array([0, 3]), np.array([0, 1, 2]), np.array([9, 0, 1]))
+    state = start(graph)
+    received = Bins(np.array([0, 3]), np.array([0, 1, 2]), (np.array([9, 0, 1]),))
     NUMPY.contract(graph, state, received, 1)
     assert state.frontier_size == 2
     assert sorted(state.vertex_frontier.tolist()) == [1, 2]
@@ -173,8 +165,8 @@ def test_contract_culls_duplicates_sent_by_several_ranks():
 
     # rank 0 of 2 owns the even vertices of a 10-vertex graph (its rows are irrelevant here)
     graph = DistGraph(10, 0, False, 0, 2, np.zeros(6, np.int64), np.zeros(0, np.int32))
-    state = NUMPY.start(graph, 0, predecessors=True)
-    received = Bins(np.array([0, 2, 5]), np.array([2, 4, 4, 2, 6]), np.array([1, 3, 5, 3, 7]))
+    state = start(graph)
+    received = Bins(np.array([0, 2, 5]), np.array([2, 4, 4, 2, 6]), (np.array([1, 3, 5, 3, 7]),))
     NUMPY.contract(graph, state, received, 1)
     assert sorted(state.vertex_frontier.tolist()) == [1, 2, 3]  # local rows of 2, 4, 6
     assert state.labels.tolist() == [0, 1, 1, 1, UNREACHED]

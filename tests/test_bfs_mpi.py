@@ -1,51 +1,42 @@
-"""The level loop at any rank count (run under mpiexec -n 1..4 with --with-mpi): distances equal
-scipy's and are the same at every count; bins really cross ranks."""
+"""The level loop at any rank count (run under mpiexec -n 1..4 with --with-mpi), on every
+backend: distances and trees equal scipy's and are the same at every count; bins really cross
+ranks; large frontiers are shared with every rank's visited mask."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from distbfs.backends import get_backend
-from distbfs.bfs import bfs_levels
+import distbfs.engine.plan as plan_module
+from distbfs.backends.numpy import NumpyBackend
 from distbfs.constants import UNREACHED
 from distbfs.graph import build_graph
 
 import graphs
 
 pytestmark = pytest.mark.mpi
-NUMPY = get_backend("numpy")
+NUMPY = NumpyBackend()
 
 CASES = graphs.ANY_RANK_COUNT
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_distances_and_predecessors_at_any_rank_count(comm, name):
-    src, dst, n, directed = CASES[name]
-    mine = graphs.share(src, dst, comm.rank, comm.size)
-    graph = build_graph(comm, *mine, n, directed=directed)
+def test_distances_and_predecessors_at_any_rank_count(backend, backend_comm, name):
+    comm, case = backend_comm, CASES[name]
+    n = case[2]
+    graph = graphs.build(case, comm, backend)
     assert graph.nlocal == len(range(comm.rank, n, comm.size))
     for source in sorted({0, n // 3, n - 1}):
-        result = bfs_levels(graph, source, NUMPY, comm, predecessors=True)
+        result = graphs.search(graph, source, backend, comm, predecessors=True)
         distances = graphs.gather_global(comm, result.distances, n)
         preds = graphs.gather_global(comm, result.predecessors, n)
-        expected = graphs.reference_distances(src, dst, n, directed, source)
-        np.testing.assert_array_equal(distances, expected)
-        reached = distances != UNREACHED
-        assert preds[source] == source
-        assert np.all(preds[~reached] == UNREACHED)
-        others = np.flatnonzero(reached & (np.arange(n) != source))
-        np.testing.assert_array_equal(distances[preds[others]], distances[others] - 1)
-        edge_set = set(zip(src.tolist(), dst.tolist(), strict=True))
-        if not directed:
-            edge_set |= {(v, u) for u, v in edge_set}
-        assert all((int(preds[v]), int(v)) in edge_set for v in others)
+        graphs.check_bfs_tree(case, source, distances, preds)
 
 
 def test_statistics_are_global_and_exchange_crosses_ranks(comm):
     src, dst, n, _ = graphs.random_graph(2000, 10000, 9, False)
     graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=False)
-    result = bfs_levels(graph, 0, NUMPY, comm)
+    result = graphs.search(graph, 0, NUMPY, comm)
     reached = np.count_nonzero(graphs.reference_distances(src, dst, n, False, 0) != UNREACHED)
     assert sum(lv.discovered for lv in result.levels) == reached - 1
     assert sum(lv.items_received for lv in result.levels) == sum(
@@ -54,12 +45,8 @@ def test_statistics_are_global_and_exchange_crosses_ranks(comm):
     remote = sum(lv.items_sent_remote for lv in result.levels)
     assert (remote > 0) == (comm.size > 1)
     # every rank sees the same statistics
-    assert (
-        comm.allgather_object([lv.frontier for lv in result.levels]).count(
-            [lv.frontier for lv in result.levels]
-        )
-        == comm.size
-    )
+    frontiers = [lv.frontier for lv in result.levels]
+    assert comm.allgather_object(frontiers).count(frontiers) == comm.size
 
 
 def test_construction_in_small_chunks_at_any_rank_count(comm, monkeypatch):
@@ -74,31 +61,30 @@ def test_construction_in_small_chunks_at_any_rank_count(comm, monkeypatch):
     np.testing.assert_array_equal(chunked.column_indices, reference.column_indices)
 
 
-def test_shared_frontiers_cull_what_other_ranks_labeled(comm, monkeypatch):
+def test_shared_frontiers_cull_what_other_ranks_labeled(backend, backend_comm, monkeypatch):
     """After a level whose frontier grew past n / SHARE_FRONTIER, the ranks all-gather it into
     their visited masks: the same distances, fewer items sent (several ranks), and every vertex
     of a shared frontier is in every rank's mask."""
-    import sys
-
-    bfs_module = sys.modules["distbfs.bfs"]  # (distbfs.bfs the attribute is the function)
-    src, dst, n, _ = graphs.random_graph(3000, 24000, 21, False)
-    graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=False)
-    shared = bfs_levels(graph, 0, NUMPY, comm, predecessors=True, strategy="two_phase")
-    share = bfs_module.SHARE_FRONTIER
-    monkeypatch.setattr(bfs_module, "SHARE_FRONTIER", 0)  # never
-    alone = bfs_levels(graph, 0, NUMPY, comm, predecessors=True, strategy="two_phase")
-    expected = graphs.reference_distances(src, dst, n, False, 0)
+    comm, case = backend_comm, graphs.random_graph(3000, 24000, 21, False)
+    n = case[2]
+    graph = graphs.build(case, comm, backend)
+    shared = graphs.search(graph, 0, backend, comm, predecessors=True, strategy="two_phase")
+    share = plan_module.SHARE_FRONTIER
+    monkeypatch.setattr(plan_module, "SHARE_FRONTIER", 0)  # never
+    alone = graphs.search(graph, 0, backend, comm, predecessors=True, strategy="two_phase")
+    expected = graphs.reference_distances(*case, 0)
     for result in (shared, alone):
         np.testing.assert_array_equal(graphs.gather_global(comm, result.distances, n), expected)
     sent = [sum(lv.items_sent for lv in r.levels) for r in (shared, alone)]
-    if comm.size > 1:
-        assert sent[0] < sent[1]
-        gathered = [
-            lv.level + 1
-            for lv in shared.levels
-            if lv.frontier < lv.discovered and lv.discovered * share >= n
-        ]
-        assert gathered
-        assert shared.state.visited_mask[np.isin(expected, gathered)].all()
-    else:
+    if comm.size == 1:
         assert sent[0] == sent[1]
+        return
+    assert sent[0] < sent[1]
+    gathered = [
+        lv.level + 1
+        for lv in shared.levels
+        if lv.frontier < lv.discovered and lv.discovered * share >= n
+    ]
+    assert gathered
+    if backend.name == "numpy":  # one byte per vertex (the CUDA mask is packed bits)
+        assert shared.state.visited_mask[np.isin(expected, gathered)].all()

@@ -437,7 +437,7 @@ def test_bad_input(bad_dir, args, needles):
 
 
 def test_cuda_and_nccl_unavailable_are_input_errors(tmp_path):
-    from distbfs.backends import cuda_available
+    from distbfs.device import cuda_available
 
     if not cuda_available()[0]:
         assert_input_error(run("bench", "--backend", "cuda", cwd=tmp_path), "--backend cuda")
@@ -448,7 +448,7 @@ def test_cuda_and_nccl_unavailable_are_input_errors(tmp_path):
 
 
 def test_validation_failure_exits_1(monkeypatch, capsys, tmp_path):
-    import distbfs.api as api
+    import distbfs.api.search as api
 
     real = api.bfs_levels
 
@@ -469,7 +469,7 @@ def test_bug_prints_traceback_and_exits_1(monkeypatch, capsys):
     def broken(ctx):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(cli, "cmd_info", broken)
+    monkeypatch.setitem(cli.COMMANDS, "info", broken)
     assert cli.main(["info", "whatever.mtx"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" in err and "RuntimeError: simulated bug" in err
@@ -479,7 +479,7 @@ def test_keyboard_interrupt_exits_130(monkeypatch):
     def interrupted(ctx):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "cmd_info", interrupted)
+    monkeypatch.setitem(cli.COMMANDS, "info", interrupted)
     assert cli.main(["info", "whatever.mtx"]) == 130
 
 
@@ -489,7 +489,7 @@ def test_rank_local_input_error_exits_2(monkeypatch, capsys):
     def local_failure(ctx):
         raise InputError("data.bin: unreadable on this rank", all_ranks=False)
 
-    monkeypatch.setattr(cli, "cmd_info", local_failure)
+    monkeypatch.setitem(cli.COMMANDS, "info", local_failure)
     assert cli.main(["info", "whatever.mtx"]) == 2
     assert capsys.readouterr().err == "distbfs: error: data.bin: unreadable on this rank\n"
 
@@ -519,7 +519,7 @@ def test_striped_npy_failure_leaves_nothing(monkeypatch, tmp_path):
 
 
 def test_level_table_format():
-    from distbfs.bfs import LevelStats
+    from distbfs.engine import LevelStats
 
     levels = [
         LevelStats(0, 1, 3, 3, 2, 3, 3, seconds={"expand": 0.001, "exchange": 0.002}),

@@ -142,7 +142,7 @@ _SCRIPT = textwrap.dedent(
         ctx.comm.barrier()  # the other ranks wait in a collective
         return 0
 
-    cli.cmd_info = failing
+    cli.COMMANDS["info"] = failing
     sys.exit(cli.main(["info", "ignored.mtx"]))
     """
 )
@@ -167,7 +167,7 @@ def test_validation_failure_exits_1_printed_once(files):
     script = textwrap.dedent(
         """
         import sys
-        import distbfs.api as api
+        import distbfs.api.search as api
         from distbfs import cli
 
         real = api.bfs_levels

@@ -9,13 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from distbfs.backends import get_backend
-from distbfs.bfs import STRATEGIES, bfs_levels
 from distbfs.comm.base import Bins
 from distbfs.comm.gpu import MIN_BUFFER_BYTES, GrowingBuffer
 from distbfs.comm.single import SingleRankCommunicator
-from distbfs.constants import UNREACHED
+from distbfs.engine import STRATEGIES
 from distbfs.graph import build_graph
+from distbfs.runtime import get_backend
 
 import graphs
 
@@ -57,6 +56,11 @@ def make(host: MPICommunicator, transport: str):
     return comm, ops, None
 
 
+def parents_of(bins: Bins):
+    """The parents bins carry as their payload (None when they carry none)."""
+    return bins.payloads[0] if bins.payloads else None
+
+
 def random_bins(rank: int, size: int, seed: int, *, dtype=np.int32, parents=True, scale=40):
     """Bins of random length per destination (some empty), random ids; host arrays."""
     rng = np.random.default_rng(seed * 1009 + rank)
@@ -66,12 +70,11 @@ def random_bins(rank: int, size: int, seed: int, *, dtype=np.int32, parents=True
     np.cumsum(counts, out=offsets[1:])
     vertices = rng.integers(0, 2**30, int(offsets[-1])).astype(dtype)
     preds = rng.integers(0, 2**30, int(offsets[-1])).astype(dtype) if parents else None
-    return Bins(offsets, vertices, preds)
+    return Bins(offsets, vertices, () if preds is None else (preds,))
 
 
 def on_device(bins: Bins) -> Bins:
-    parents = None if bins.parents is None else device(bins.parents)
-    return Bins(bins.offsets.copy(), device(bins.vertices), parents)
+    return Bins(bins.offsets.copy(), device(bins.vertices), tuple(map(device, bins.payloads)))
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -87,10 +90,10 @@ def test_exchange_bins_equals_mpi(host, transport, dtype, parents):
     assert isinstance(got.vertices, DeviceArray) and got.vertices.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(got.vertices, expected.vertices)
     if parents:
-        assert isinstance(got.parents, DeviceArray)
-        np.testing.assert_array_equal(got.parents, expected.parents)
+        assert isinstance(parents_of(got), DeviceArray)
+        np.testing.assert_array_equal(parents_of(got), parents_of(expected))
     else:
-        assert got.parents is None
+        assert parents_of(got) is None
     # Bytes that crossed ranks: everything but the own bin, which was copied device to device.
     item = np.dtype(dtype).itemsize * (2 if parents else 1)
     sent = bins.counts
@@ -138,7 +141,10 @@ def test_own_segment_contracted_before_is_not_copied(host, transport):
     np.testing.assert_array_equal(got.offsets, expected.offsets)
     assert ops.copied("d2d") == 0
     own = slice(int(expected.offsets[me]), int(expected.offsets[me + 1]))
-    for payload, want in ((got.vertices, expected.vertices), (got.parents, expected.parents)):
+    for payload, want in (
+        (got.vertices, expected.vertices),
+        (parents_of(got), parents_of(expected)),
+    ):
         others = np.ones(want.shape[0], dtype=bool)
         others[own] = False
         np.testing.assert_array_equal(np.asarray(payload)[others], want[others])
@@ -172,9 +178,11 @@ def test_peer_copies_equal_mpi(host, dtype, parents):
         assert isinstance(got.vertices, DeviceArray) and got.vertices.dtype == np.dtype(dtype)
         np.testing.assert_array_equal(np.asarray(got.vertices)[others], expected.vertices[others])
         if parents:
-            np.testing.assert_array_equal(np.asarray(got.parents)[others], expected.parents[others])
+            np.testing.assert_array_equal(
+                np.asarray(parents_of(got))[others], parents_of(expected)[others]
+            )
         else:
-            assert got.parents is None
+            assert parents_of(got) is None
     if size == 1:
         return
     assert comm.path["exchange"] == "cuda-ipc" and comm.path["peer_memory"] == "cuda-ipc"
@@ -195,7 +203,7 @@ def test_receive_buffers_are_reused_once_warm(host, transport):
         expected = host.exchange_bins(bins)
         got = comm.exchange_bins(on_device(bins))
         np.testing.assert_array_equal(got.vertices, expected.vertices)
-        np.testing.assert_array_equal(got.parents, expected.parents)
+        np.testing.assert_array_equal(parents_of(got), parents_of(expected))
         if level == 0:
             warm = len(ops.allocations)
     assert len(ops.allocations) == warm, "a level allocated after the largest one"
@@ -219,7 +227,7 @@ class _PendingBins(Bins):
 
     def resolve(self) -> Bins:
         type(self).resolved += 1
-        return Bins(self.offsets.copy(), self.vertices, self.parents)
+        return Bins(self.offsets.copy(), self.vertices, self.payloads)
 
 
 @pytest.mark.parametrize("transport", ["nccl", "mpi-staged"])
@@ -227,7 +235,7 @@ def test_pending_bins_resolved_only_when_they_travel(host, transport):
     comm, _, _ = make(host, transport)
     bins = random_bins(host.rank, host.size, 5)
     expected = host.exchange_bins(bins)
-    pending = _PendingBins(bins.offsets.copy(), device(bins.vertices), device(bins.parents))
+    pending = _PendingBins(bins.offsets.copy(), device(bins.vertices), (device(parents_of(bins)),))
     before = _PendingBins.resolved
     got = comm.exchange_bins(pending)
     if host.size == 1:  # the one bin stays where it is, unresolved (the one-bin contract)
@@ -342,11 +350,10 @@ class _DeviceBinsBackend:
         return self.inner.bottom_up(*host)
 
     def contract(self, graph, state, received, level):
-        parents = received.parents
         host_bins = Bins(
             received.offsets,
             np.asarray(received.vertices).view(np.ndarray),
-            None if parents is None else np.asarray(parents).view(np.ndarray),
+            tuple(np.asarray(p).view(np.ndarray) for p in received.payloads),
         )
         return self.inner.contract(graph, state, host_bins, level)
 
@@ -367,16 +374,12 @@ def test_level_loop_over_gpu_transports_equals_mpi(host, transport, strategy, na
     backend = _DeviceBinsBackend()
     for source in (0, n // 2):
         numpy = get_backend("numpy")
-        expected = bfs_levels(graph, source, numpy, host, predecessors=True, strategy=strategy)
-        got = bfs_levels(graph, source, backend, comm, predecessors=True, strategy=strategy)
+        expected = graphs.search(graph, source, numpy, host, predecessors=True, strategy=strategy)
+        got = graphs.search(graph, source, backend, comm, predecessors=True, strategy=strategy)
         np.testing.assert_array_equal(got.distances, expected.distances)
         distances = graphs.gather_global(host, got.distances, n)
-        np.testing.assert_array_equal(
-            distances, graphs.reference_distances(src, dst, n, directed, source)
-        )
         preds = graphs.gather_global(host, got.predecessors, n)
-        reached = np.flatnonzero((distances != UNREACHED) & (np.arange(n) != source))
-        np.testing.assert_array_equal(distances[preds[reached]], distances[reached] - 1)
+        graphs.check_bfs_tree(cases[name], source, distances, preds)
         assert [lv.discovered for lv in got.levels] == [lv.discovered for lv in expected.levels]
     if host.size > 1:
         assert comm.path["exchange"] == ("cuda-ipc" if transport == "peer" else comm.transport)
@@ -411,8 +414,9 @@ def test_mpi_gpu_needs_an_mpi_host():
 
 
 def test_nccl_unavailable_is_one_agreed_error(host):
-    from distbfs.comm import get_communicator, launcher_size, nccl_available
     from distbfs.errors import InputError
+    from distbfs.launcher import launcher_size
+    from distbfs.runtime import get_communicator, nccl_available
 
     if any(host.allgather_object(nccl_available()[0])):
         pytest.skip("NCCL is available on some rank")

@@ -10,62 +10,52 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from distbfs.backends import get_backend
-from distbfs.backends.base import frontier_bitmap_bytes, supports_bottom_up
-from distbfs.backends.numpy_backend import NumpyBackend
-from distbfs.bfs import (
-    BOTTOM_UP,
-    DIRECTIONS,
-    STRATEGIES,
-    TOP_DOWN,
-    bfs_levels,
-    default_strategy,
-    in_neighbours,
-)
+from distbfs.backends.base import frontier_bitmap_bytes
+from distbfs.backends.numpy import NumpyBackend
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import UNREACHED
+from distbfs.engine import (
+    BOTTOM_UP,
+    STRATEGIES,
+    TOP_DOWN,
+    Direction,
+    GraphResources,
+    default_strategy,
+    supports_bottom_up,
+)
+from distbfs.engine.plan import SearchPlan
 from distbfs.graph import build_graph
 
 import graphs
 
 ONE = SingleRankCommunicator()
-NUMPY = get_backend("numpy")
+NUMPY = NumpyBackend()
 DO = "direction_optimizing"
 INF = math.inf
 
 
-def check_tree(src, dst, n, directed, source, distances, preds):
-    """Every reached vertex but the source has a parent one level up joined to it by an edge."""
-    reached = distances != UNREACHED
-    assert preds[source] == source
-    assert np.all(preds[~reached] == UNREACHED)
-    others = np.flatnonzero(reached & (np.arange(n) != source))
-    np.testing.assert_array_equal(distances[preds[others]], distances[others] - 1)
-    tails, heads = graphs.unique_edges(src, dst, n, directed)
-    wanted = preds[others] * max(n, 1) + others
-    assert np.isin(wanted, tails * max(n, 1) + heads).all(), "a parent is not joined to its child"
+def directions(result) -> list[str]:
+    """The direction of every level (a fused row: its span's levels, all top-down)."""
+    return [lv.direction for lv in result.levels for _ in range(lv.span)]
 
 
-def run_and_check(comm, case, source, alpha, beta):
-    """Search with direction_optimizing on ``comm``; check distances, tree, directions."""
-    src, dst, n, directed = case
-    mine = graphs.share(src, dst, comm.rank, comm.size)
-    graph = build_graph(comm, *mine, n, directed=directed)
-    result = bfs_levels(
-        graph, source, NUMPY, comm, predecessors=True, strategy=DO, alpha=alpha, beta=beta
+def run_and_check(comm, case, source, alpha, beta, backend=NUMPY):
+    """Search with direction_optimizing on ``comm``; check distances, tree, directions. The
+    fused path is off, so every level has its counts and follows the rule level by level."""
+    backend.small_frontier_limit = 0
+    graph = graphs.build(case, comm, backend)
+    result = graphs.search(
+        graph, source, backend, comm, predecessors=True, strategy=DO, alpha=alpha, beta=beta
     )
+    n = case[2]
     distances = graphs.gather_global(comm, result.distances, n)
     preds = graphs.gather_global(comm, result.predecessors, n)
-    expected = graphs.reference_distances(src, dst, n, directed, source)
-    np.testing.assert_array_equal(distances, expected)
-    check_tree(src, dst, n, directed, source, distances, preds)
-    directions = [lv.direction for lv in result.levels]
+    graphs.check_bfs_tree(case, source, distances, preds)
     inspected = [lv.edges_inspected for lv in result.levels]
-    expected = graphs.expected_directions(src, dst, n, directed, source, alpha, beta, inspected)
-    assert directions == expected
+    assert directions(result) == graphs.expected_directions(*case, source, alpha, beta, inspected)
     return graph, result
 
 
@@ -87,17 +77,36 @@ STRUCTURED = {
 
 @pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
 @pytest.mark.parametrize("name", sorted(STRUCTURED))
-def test_structured_graphs(name, forcing):
+def test_structured_graphs(backend, name, forcing):
     n = STRUCTURED[name][2]
     alpha, beta = graphs.FORCINGS[forcing]
     for source in sorted({0, n // 2, n - 1}):
-        graph, result = run_and_check(ONE, STRUCTURED[name], source, alpha, beta)
-        two_phase = bfs_levels(graph, source, NUMPY, ONE, strategy="two_phase")
-        np.testing.assert_array_equal(result.distances, two_phase.distances)
+        graph, result = run_and_check(ONE, STRUCTURED[name], source, alpha, beta, backend)
+        two_phase = graphs.search(graph, source, backend, ONE, strategy="two_phase")
+        np.testing.assert_array_equal(
+            graphs.host(result.distances), graphs.host(two_phase.distances)
+        )
         assert [lv.frontier for lv in result.levels] == [lv.frontier for lv in two_phase.levels]
 
 
-@settings(max_examples=80, deadline=None)
+@pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
+@pytest.mark.parametrize("name", sorted(STRUCTURED))
+def test_with_fused_levels(backend, name, forcing):
+    """The backend's default path: small top-down frontiers go to its fused path (CUDA), the
+    heuristic's counts recounted after it: distances and trees as scipy's."""
+    case = STRUCTURED[name]
+    graph = graphs.build(case, ONE, backend)
+    alpha, beta = graphs.FORCINGS[forcing]
+    for source in sorted({0, case[2] - 1}):
+        result = graphs.search(
+            graph, source, backend, ONE, predecessors=True, strategy=DO, alpha=alpha, beta=beta
+        )
+        graphs.check_bfs_tree(case, source, result.distances, result.predecessors)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     n=st.integers(1, 60),
     edges=st.lists(st.tuples(st.integers(0, 59), st.integers(0, 59)), max_size=300),
@@ -106,20 +115,18 @@ def test_structured_graphs(name, forcing):
     beta=st.sampled_from([1e-9, 0.5, 4.0, 18.0, INF]),
     data=st.data(),
 )
-def test_random_graphs(n, edges, directed, alpha, beta, data):
+def test_random_graphs(backend, n, edges, directed, alpha, beta, data):
     pairs = np.array([(u % n, v % n) for u, v in edges], dtype=np.int64).reshape(-1, 2)
     case = (pairs[:, 0], pairs[:, 1], n, directed)
     source = data.draw(st.integers(0, n - 1))
-    graph, result = run_and_check(ONE, case, source, alpha, beta)
-    two_phase = bfs_levels(graph, source, NUMPY, ONE, predecessors=True, strategy="two_phase")
-    np.testing.assert_array_equal(result.distances, two_phase.distances)
+    run_and_check(ONE, case, source, alpha, beta, backend)
 
 
-def test_forced_switches_really_switch():
+def test_forced_switches_really_switch(backend):
     """On one graph each forcing gives the direction pattern it promises."""
     case = graphs.random_graph(2000, 16000, 5, False)  # low diameter, frontier grows then shrinks
-    runs = {k: run_and_check(ONE, case, 0, *ab)[1] for k, ab in graphs.FORCINGS.items()}
-    ways = {k: [lv.direction for lv in r.levels] for k, r in runs.items()}
+    runs = {k: run_and_check(ONE, case, 0, *ab, backend)[1] for k, ab in graphs.FORCINGS.items()}
+    ways = {k: directions(r) for k, r in runs.items()}
     sizes = [lv.frontier for lv in runs["default"].levels]
     assert ways["top_down_only"] == [TOP_DOWN] * len(sizes)
     first = ways["stay_bottom_up"].index(BOTTOM_UP)
@@ -134,36 +141,39 @@ def test_forced_switches_really_switch():
 
 
 @pytest.mark.parametrize("forcing", ["default", "stay_bottom_up"])
-def test_a_losing_bottom_up_level_hands_back_to_top_down(forcing):
+def test_a_losing_bottom_up_level_hands_back_to_top_down(backend, forcing):
     case = graphs.losing_bottom_up()
-    graph, result = run_and_check(ONE, case, 0, *graphs.FORCINGS[forcing])
-    assert [lv.direction for lv in result.levels] == [TOP_DOWN, BOTTOM_UP, TOP_DOWN]
-    top_down = bfs_levels(graph, 0, NUMPY, ONE, strategy="two_phase").levels
+    graph, result = run_and_check(ONE, case, 0, *graphs.FORCINGS[forcing], backend)
+    assert directions(result) == [TOP_DOWN, BOTTOM_UP, TOP_DOWN]
+    top_down = graphs.search(graph, 0, backend, ONE, strategy="two_phase").levels
     assert result.levels[1].edges_inspected > 2 * top_down[1].edges_expanded  # level 1 lost
     assert result.levels[2].frontier >= 2 * result.levels[1].frontier  # level 2 still doubles
 
 
-def test_high_diameter_graphs_stay_top_down():
+def test_high_diameter_graphs_stay_top_down(backend):
     """The heuristic keeps grids (and paths) top-down under the default thresholds."""
     for case in (graphs.grid(60, 60), graphs.path(500)):
-        _, result = run_and_check(ONE, case, 0, 15.0, 18.0)
-        assert {lv.direction for lv in result.levels} == {TOP_DOWN}
+        _, result = run_and_check(ONE, case, 0, 15.0, 18.0, backend)
+        assert set(directions(result)) == {TOP_DOWN}
 
 
-def test_level_statistics():
+def test_level_statistics(backend):
     case = graphs.random_graph(3000, 30000, 2, False)
     src, dst, n, directed = case
-    graph = build_graph(ONE, src, dst, n, directed=directed)
-    result = bfs_levels(graph, 0, NUMPY, ONE, strategy=DO, timer=NUMPY.make_timer(True))
+    backend.small_frontier_limit = 0  # every level in two phases or bottom-up, with its counts
+    graph = graphs.build(case, ONE, backend)
+    timer = backend.make_timer(True)
+    result = graphs.search(graph, 0, backend, ONE, strategy=DO, timer=timer)
     levels = result.levels
     reached = np.count_nonzero(graphs.reference_distances(src, dst, n, directed, 0) != UNREACHED)
     assert sum(lv.discovered for lv in levels) == reached - 1
-    assert {lv.direction for lv in levels} == set(DIRECTIONS)
+    assert {lv.direction for lv in levels} == {d.value for d in Direction}
     top_down_phases = {"expand", "filter_partition", "contract"}
     bottom_up_phases = {"bitmap", "bottom_up"}
     for lv in levels:
         ran = {name for name, seconds in lv.seconds.items() if seconds > 0}
-        assert "termination" in ran and "exchange" in ran
+        if backend.name == "numpy":  # host phases always take time (events may time 0)
+            assert "termination" in ran and "exchange" in ran
         if lv.direction == TOP_DOWN:
             assert lv.edges_inspected == lv.edges_expanded
             assert top_down_phases <= ran and not bottom_up_phases & ran
@@ -173,7 +183,7 @@ def test_level_statistics():
             assert bottom_up_phases <= ran and not top_down_phases & ran
     # bottom-up inspects far fewer edges than top-down expands on this low-diameter graph
     total = sum(lv.edges_inspected for lv in levels)
-    two_phase = bfs_levels(graph, 0, NUMPY, ONE, strategy="two_phase").levels
+    two_phase = graphs.search(graph, 0, backend, ONE, strategy="two_phase").levels
     assert total < 0.5 * sum(lv.edges_expanded for lv in two_phase)
 
 
@@ -185,7 +195,7 @@ def test_edges_inspected_counts_the_slots_tested():
     n = 12
     src, dst, _, _ = graphs.path(n)
     graph = build_graph(ONE, src, dst, n, directed=False)
-    state = NUMPY.start(graph, 0, predecessors=True)
+    state = NUMPY.start(graph, 0, True, NUMPY.prepare(graph))
     for k in range(n):
         frontier = ONE.allgather_equal(NUMPY.frontier_bitmap(graph, state))
         inspected = NUMPY.bottom_up(graph, graph, state, frontier, k + 1)
@@ -215,30 +225,31 @@ def test_default_strategy_and_backends_without_bottom_up():
     src, dst, n, directed = graphs.random_graph(2000, 16000, 5, False)
     graph = build_graph(ONE, src, dst, n, directed=directed)
     with pytest.raises(ValueError, match="no bottom-up stages"):
-        bfs_levels(graph, 0, backend, ONE, strategy=DO, alpha=INF, beta=INF)
-    result = bfs_levels(graph, 0, backend, ONE)  # its default: hybrid, all levels top-down
+        graphs.search(graph, 0, backend, ONE, strategy=DO, alpha=INF, beta=INF)
+    result = graphs.search(graph, 0, backend, ONE)  # its default: hybrid, all levels top-down
     assert {lv.direction for lv in result.levels} == {TOP_DOWN}
     np.testing.assert_array_equal(
         result.distances, graphs.reference_distances(src, dst, n, directed, 0)
     )
-    default = bfs_levels(graph, 0, NUMPY, ONE)  # the numpy default runs bottom-up levels
+    default = graphs.search(graph, 0, NUMPY, ONE)  # the numpy default runs bottom-up levels
     assert BOTTOM_UP in {lv.direction for lv in default.levels}
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"strategy": "sideways"}, "strategy="),
-        ({"alpha": -1.0}, "alpha="),
-        ({"alpha": float("nan")}, "alpha="),
-        ({"beta": 0.0}, "beta="),
-        ({"beta": "18"}, "beta="),
+        ({"strategy": "sideways"}, r"^strategy: unknown strategy 'sideways'"),
+        ({"alpha": -1.0}, r"^alpha: expected a number >= 0, got -1.0"),
+        ({"alpha": float("nan")}, r"^alpha: expected a number >= 0, got nan"),
+        ({"beta": 0.0}, r"^beta: expected a number > 0, got 0.0"),
+        ({"beta": "18"}, r"^beta: expected a number > 0, got '18'"),
     ],
 )
 def test_bad_options_are_refused(options, message):
+    """The plan checks the strategy and its thresholds once, when it is made."""
     graph = build_graph(ONE, *graphs.path(5)[:2], 5, directed=False)
     with pytest.raises(ValueError, match=message):
-        bfs_levels(graph, 0, NUMPY, ONE, **options)
+        SearchPlan.build(graph, NUMPY, ONE, **options)
 
 
 # --- the pieces ---------------------------------------------------------------------------------
@@ -256,7 +267,7 @@ def test_bitmap_bytes_are_whole_words_for_the_largest_rank(n, size, expected):
 def test_frontier_bitmap_layout():
     src, dst, n, _ = graphs.random_graph(200, 600, 3, False)
     graph = build_graph(ONE, src, dst, n, directed=False)
-    state = NUMPY.start(graph, 0, predecessors=False)
+    state = NUMPY.start(graph, 0, False, NUMPY.prepare(graph))
     state.vertex_frontier = np.array([0, 3, 8, 63, 64, 199], dtype=np.int64)
     bitmap = NUMPY.frontier_bitmap(graph, state)
     assert bitmap.dtype == np.uint8 and bitmap.shape == (frontier_bitmap_bytes(n, 1),)
@@ -276,7 +287,7 @@ def test_bottom_up_stage_takes_the_first_frontier_neighbour_as_parent():
     dst = np.array([1, 4, 6, 9, 4, 6, 5, 0], np.int64)
     n = 10
     graph = build_graph(ONE, src, dst, n, directed=False)
-    state = NUMPY.start(graph, 4, predecessors=True)
+    state = NUMPY.start(graph, 4, True, NUMPY.prepare(graph))
     state.labels[[6, 9]] = 1  # pretend 4 (level 0) and 6, 9 (level 1) are labeled
     state.preds[[6, 9]] = 0
     state.vertex_frontier = np.array([6, 9], dtype=np.int64)
@@ -300,14 +311,17 @@ def test_bottom_up_stage_takes_the_first_frontier_neighbour_as_parent():
 def test_in_neighbours_is_the_reverse_csr_built_once():
     src, dst, n, _ = graphs.random_graph(300, 2000, 8, True)
     graph = build_graph(ONE, src, dst, n, directed=True)
-    reverse = in_neighbours(graph, ONE)
-    assert in_neighbours(graph, ONE) is reverse  # cached
+    resources = GraphResources(graph, NUMPY, ONE)
+    reverse = resources.in_neighbours()
+    assert resources.in_neighbours() is reverse  # kept
     tails, heads = graphs.unique_edges(src, dst, n, True)
     expected = build_graph(ONE, heads, tails, n, directed=True)
     np.testing.assert_array_equal(reverse.row_offsets, expected.row_offsets)
     np.testing.assert_array_equal(reverse.column_indices, expected.column_indices)
     undirected = build_graph(ONE, src, dst, n, directed=False)
-    assert in_neighbours(undirected, ONE) is undirected
+    assert GraphResources(undirected, NUMPY, ONE).in_neighbours() is undirected
+    plans = [SearchPlan(resources, DO, alpha=a) for a in (15.0, 2.0)]  # one reverse CSR
+    assert all(plan.in_graph is reverse for plan in plans)
 
 
 def test_single_rank_allgather_equal():
@@ -334,11 +348,11 @@ MPI_CASES = {
 @pytest.mark.mpi
 @pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
 @pytest.mark.parametrize("name", sorted(MPI_CASES))
-def test_any_rank_count(comm, name, forcing):
-    case = MPI_CASES[name]
+def test_any_rank_count(backend, backend_comm, name, forcing):
+    case, comm = MPI_CASES[name], backend_comm
     n = case[2]
     for source in sorted({0, n // 3, n - 1}):
-        _, result = run_and_check(comm, case, source, *graphs.FORCINGS[forcing])
+        _, result = run_and_check(comm, case, source, *graphs.FORCINGS[forcing], backend)
         rows = [(lv.direction, lv.frontier, lv.edges_inspected) for lv in result.levels]
         assert comm.allgather_object(rows).count(rows) == comm.size  # the same on every rank
         for lv in result.levels:
@@ -351,9 +365,9 @@ def test_bottom_up_counters_do_not_depend_on_the_rank_count(comm):
     """Slots tested are a property of the graph and the frontier, not of the striping."""
     src, dst, n, directed = graphs.random_graph(2000, 20000, 6, True)
     graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=directed)
-    result = bfs_levels(graph, 1, NUMPY, comm, strategy=DO)
+    result = graphs.search(graph, 1, NUMPY, comm, strategy=DO)
     one = build_graph(ONE, src, dst, n, directed=directed)
-    alone = bfs_levels(one, 1, NUMPY, ONE, strategy=DO)
+    alone = graphs.search(one, 1, NUMPY, ONE, strategy=DO)
     assert BOTTOM_UP in [lv.direction for lv in result.levels]
     mine = [(lv.direction, lv.frontier, lv.discovered) for lv in result.levels]
     assert mine == [(lv.direction, lv.frontier, lv.discovered) for lv in alone.levels]
@@ -376,7 +390,7 @@ def test_bottom_up_frontiers_enter_every_ranks_visited_mask(comm):
     drop those vertices before sending them."""
     src, dst, n, directed = MPI_CASES["random_undirected"]
     graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=directed)
-    result = bfs_levels(graph, 0, NUMPY, comm, strategy=DO, alpha=INF, beta=INF)
+    result = graphs.search(graph, 0, NUMPY, comm, strategy=DO, alpha=INF, beta=INF)
     distances = graphs.reference_distances(src, dst, n, directed, 0)
     gathered = [lv.level for lv in result.levels if lv.direction == BOTTOM_UP]
     assert gathered

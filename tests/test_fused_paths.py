@@ -1,21 +1,21 @@
-"""The level loop's fused small-frontier paths (``distbfs.bfs``), on CPU ranks: a numpy backend
-that emulates a fused path (``FusedNumpy``: each "fused" run is plain two-phase levels while the
-frontier is small) drives the same orchestration as the CUDA backend's cooperative kernel: the
-fused spans on one rank, the replicated path on several (every rank runs the first levels on its
-copy of the whole graph and keeps its own vertices' labels), the hand-over to striped levels,
-and the direction heuristic's recount after a span. Distances equal scipy's, trees are valid,
-and the spans add up to the levels, at any rank count (tests marked ``mpi``)."""
+"""The level loop's fused small-frontier paths (``distbfs.engine.fused``), on CPU ranks: a
+numpy backend that emulates a fused path (``FusedNumpy``: each "fused" run is plain two-phase
+levels while the frontier is small) drives the same orchestration as the CUDA backend's
+cooperative kernel: the fused spans on one rank, the replicated path on several (every rank runs
+the first levels on its copy of the whole graph and keeps its own vertices' labels), the
+hand-over to striped levels, and the direction heuristic's recount after a span. Distances equal
+scipy's, trees are valid, and the spans add up to the levels, at any rank count (tests marked
+``mpi``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from distbfs.backends.base import SearchState
-from distbfs.backends.numpy_backend import NumpyBackend
-from distbfs.bfs import bfs_levels, replicated
+from distbfs.backends.base import Replica, SearchState
+from distbfs.backends.numpy import NumpyBackend
 from distbfs.comm.single import SingleRankCommunicator
-from distbfs.constants import UNREACHED
+from distbfs.engine import GraphResources
 from distbfs.graph import DistGraph, build_graph
 
 import graphs
@@ -49,13 +49,13 @@ class FusedNumpy(NumpyBackend):
     def run_replicated_levels(
         self,
         graph: DistGraph,
-        replica: DistGraph,
+        replica: Replica,
         state: SearchState,
         source: int,
         max_frontier: int,
     ) -> int:
-        whole = self.start(replica, source, state.preds is not None)
-        levels = self.run_small_levels(replica, whole, 0, max_frontier)
+        whole = self.start(replica.graph, source, state.preds is not None, replica.resources)
+        levels = self.run_small_levels(replica.graph, whole, 0, max_frontier)
         if levels == 0:
             return 0
         rank, size = graph.rank, graph.size
@@ -81,24 +81,17 @@ STRATEGIES = ("hybrid", "contract_expand", "direction_optimizing")
 
 
 def check(comm, case, source, result):
-    src, dst, n, directed = case
+    n = case[2]
     distances = graphs.gather_global(comm, result.distances, n)
     preds = graphs.gather_global(comm, result.predecessors, n)
-    expected = graphs.reference_distances(src, dst, n, directed, source)
-    np.testing.assert_array_equal(distances, expected)
-    reached = np.flatnonzero((expected != UNREACHED) & (np.arange(n) != source))
-    assert preds[source] == source and np.all(preds[expected == UNREACHED] == UNREACHED)
-    np.testing.assert_array_equal(expected[preds[reached]], expected[reached] - 1)
-    tails, heads = graphs.unique_edges(src, dst, n, directed)
-    assert np.isin(preds[reached] * n + reached, tails * n + heads).all()
+    expected = graphs.check_bfs_tree(case, source, distances, preds)
     assert sum(lv.span for lv in result.levels) == int(expected.max()) + 1
     return expected
 
 
 def search(comm, case, source, backend, strategy, **options):
-    src, dst, n, directed = case
-    graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=directed)
-    result = bfs_levels(
+    graph = graphs.build(case, comm, backend)
+    result = graphs.search(
         graph, source, backend, comm, predecessors=True, strategy=strategy, **options
     )
     return graph, result
@@ -151,10 +144,10 @@ def test_no_replica_above_the_limit(comm):
     src, dst, n, directed = case
     graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=directed)
     small = FusedNumpy(replica_limit_bytes=graph.nbytes())  # a rank's share, not the whole
-    result = bfs_levels(graph, 0, small, comm, predecessors=True, strategy="hybrid")
+    result = graphs.search(graph, 0, small, comm, predecessors=True, strategy="hybrid")
     check(comm, case, 0, result)
     if comm.size > 1:
-        assert replicated(graph, comm, small) is None
+        assert GraphResources(graph, small, comm).replica() is None
         assert not small.runs and all(lv.span == 1 for lv in result.levels)
     else:
         assert small.runs
@@ -167,13 +160,16 @@ def test_replica_is_the_whole_graph_built_once(comm, name):
     on one rank there is nothing to copy."""
     src, dst, n, directed = CASES[name]
     graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=directed)
-    replica = replicated(graph, comm, FusedNumpy())
+    resources = GraphResources(graph, FusedNumpy(), comm)
+    replica = resources.replica()
     if comm.size == 1:
         assert replica is None
         return
     whole = build_graph(ONE, src, dst, n, directed=directed)
-    assert (replica.rank, replica.size, replica.n) == (0, 1, n)
-    np.testing.assert_array_equal(replica.row_offsets, whole.row_offsets)
-    np.testing.assert_array_equal(replica.column_indices, whole.column_indices)
-    assert replicated(graph, comm, FusedNumpy()) is replica
-    assert replicated(graph, comm, NumpyBackend()) is None  # no fused path, no copy
+    copy = replica.graph
+    assert (copy.rank, copy.size, copy.n, copy.directed) == (0, 1, n, directed)
+    np.testing.assert_array_equal(copy.row_offsets, whole.row_offsets)
+    np.testing.assert_array_equal(copy.column_indices, whole.column_indices)
+    np.testing.assert_array_equal(replica.resources.degrees, whole.local_degrees())
+    assert resources.replica() is replica  # built once
+    assert GraphResources(graph, NumpyBackend(), comm).replica() is None  # no fused path

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from distbfs.comm import get_communicator
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.device import bind_device, place, slurm_tasks_on_node
 from distbfs.errors import InputError
+from distbfs.runtime import get_communicator
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(
@@ -185,7 +185,7 @@ def test_device_module_prints_the_binding():
 
 
 def test_nccl_without_a_gpu_says_why():
-    from distbfs.comm import nccl_available
+    from distbfs.runtime import nccl_available
 
     ok, why = nccl_available()
     if ok:
@@ -211,7 +211,7 @@ def test_one_rank_is_the_single_rank_communicator_whatever_the_backend():
 
 def test_resolve_comm_nccl_without_a_gpu():
     from distbfs.api import resolve_comm
-    from distbfs.comm import nccl_available
+    from distbfs.runtime import nccl_available
 
     if nccl_available()[0]:
         pytest.skip("NCCL is available here")

@@ -13,11 +13,10 @@ import numpy as np
 import pytest
 from test_validate import FAKE_CUPY, DeviceArray, StagingComm, backend_for
 
-from distbfs.backends import get_backend
-from distbfs.bfs import bfs_levels
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.graph import build_graph
 from distbfs.roots import DEFAULT_ROOT_SEED, choose_roots, root_hash, splitmix64
+from distbfs.runtime import get_backend
 from distbfs.stats import (
     STATISTIC_KEYS,
     format_statistics,
@@ -136,8 +135,8 @@ def levels_on(comm, case, graph, source, xp, backend):
     """Distances of a search on ``graph`` (in ``xp``); without a backend, searched on the host
     and handed over in ``xp``."""
     if backend is not None:
-        return bfs_levels(graph, source, backend, comm).distances
-    return xp.asarray(bfs_levels(build(comm, case), source, NUMPY, comm).distances)
+        return graphs.search(graph, source, backend, comm).distances
+    return xp.asarray(graphs.search(build(comm, case), source, NUMPY, comm).distances)
 
 
 def check_traversed_edges(comm, xp=np, backend=NUMPY):

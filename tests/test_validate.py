@@ -25,11 +25,10 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 from distbfs import validate as validate_module
-from distbfs.backends import get_backend
-from distbfs.bfs import bfs_levels
 from distbfs.constants import UNREACHED
 from distbfs.errors import ValidationError
 from distbfs.graph import build_graph
+from distbfs.runtime import get_backend
 from distbfs.validate import (
     RULE_DISTANCES,
     RULE_NO_CYCLES,
@@ -168,7 +167,7 @@ def check_valid_outputs_pass(comm, name, xp=np, backend=NUMPY):
     graph = build(comm, case, xp)
     for source in sources_of(case):
         if backend is not None:
-            result = bfs_levels(graph, source, backend, comm, predecessors=True)
+            result = graphs.search(graph, source, backend, comm, predecessors=True)
             validate(graph, comm, source, result.distances, result.predecessors)
             validate(graph, comm, source, result.distances)
         distances, preds = scipy_bfs(*case, source)
@@ -489,10 +488,10 @@ def test_wrong_shapes_are_value_errors_mpi(comm):
 def backend_for(xp):
     """The search backend of an array module (the CUDA one is imported only for cupy)."""
     if xp is np:
-        from distbfs.backends.numpy_backend import NumpyBackend
+        from distbfs.backends.numpy import NumpyBackend
 
         return NumpyBackend()
-    from distbfs.backends.cuda_backend import CudaBackend
+    from distbfs.backends.cuda.backend import CudaBackend
 
     return CudaBackend()
 

@@ -1,5 +1,5 @@
 """The public Python API: a ``Graph`` built from a file, edges, SciPy, NetworkX or a generator
-(``graph``), and the traversals over it (``bfs``), with the argument checks made once at these
+(``graph``), and the traversals over it (``search``: ``bfs``), with the argument checks made once at these
 entry points (``arguments``).
 
 A ``Graph`` wraps the distributed CSR (``DistGraph``) together with the communicator and backend
@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..errors import InvalidArgumentType, InvalidArgumentValue
 from ..runtime import resolve_backend, resolve_comm
 from .arguments import check_vertex
-from .bfs import BFSResult, bfs
+from .search import BFSResult, bfs
 from .graph import FORMATS, Graph
 
 __all__ = [
