@@ -3,9 +3,8 @@ grid lattices (the high-diameter case). Each rank makes its own share of the edg
 graph is built collectively by ``build_graph`` (undirected).
 
 Invariant: for given parameters the edge tuples, and so the built graph, are bit-identical
-whatever the number of ranks, the chunk size and the array module (numpy or cupy). Every random
-number is a pure function of (seed, edge index, bit level), computed by counter-based hashing with
-the splitmix64 finalizer over uint64 arrays; nothing reads a sequential random stream. The global
+whatever the number of ranks, the chunk size and the array module (numpy or cupy): every random
+number is a pure function of (seed, edge index, bit level) (``distbfs.hashing``). The global
 tuple list has ``M`` entries; rank ``r`` of ``p`` makes tuples ``[r*M//p, (r+1)*M//p)``.
 
 Kronecker (Graph500 specification): ``n = 2**scale`` vertices, ``M = edgefactor * n`` tuples,
@@ -40,7 +39,6 @@ from __future__ import annotations
 
 import math
 import operator
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -49,6 +47,20 @@ import numpy as np
 from .comm.base import Communicator
 from .errors import InputError
 from .graph import DistGraph, build_graph, build_graph_streamed
+from .hashing import (
+    BIJECTION_ROUNDS,
+    GOLDEN,
+    MASK64,
+    TAG_EDGE_SCRAMBLE,
+    TAG_KRONECKER,
+    TAG_UNIFORM,
+    TAG_VERTEX_PERMUTATION,
+    bijection,
+    derive_keys,
+    halves,
+    mix64,
+    uint_dtype,
+)
 
 GENERATORS = ("kronecker", "uniform", "grid2d", "grid3d")
 DEFAULT_SEED = 20120225
@@ -63,8 +75,7 @@ MAX_TUPLES = 2**62
 """Largest edge-tuple list (its index, scrambled, must stay a non-negative int64)."""
 
 CHUNK_EDGES_HOST = 2**13
-"""Tuples per chunk with numpy: temporaries of 64 KiB stay in cache and below malloc's mmap
-threshold (larger chunks measured up to 4 times slower)."""
+"""Tuples per chunk with numpy: 64 KiB temporaries stay in cache and below malloc's mmap limit."""
 CHUNK_EDGES_DEVICE = 2**22
 """Tuples per chunk with cupy: large kernels, bounded temporary device memory."""
 
@@ -74,99 +85,8 @@ Progress = Callable[[int, int], Any]
 EdgeChunk = Callable[[int, int], tuple[Any, Any]]
 """``chunk(lo, hi)``: tuples [lo, hi) of a generator's list, as (src, dst) int64 arrays."""
 
-_MASK64 = 2**64 - 1
-_GOLDEN = 0x9E3779B97F4A7C15  # splitmix64 increment: 2**64 / golden ratio, odd
-_MIX1 = 0xBF58476D1CE4E5B9
-_MIX2 = 0x94D049BB133111EB
 _U64 = np.uint64
 _U32 = np.uint32
-_BIJECTION_ROUNDS = 4
-
-# Key-derivation tags: one independent key stream per use of the seed.
-_TAG_KRONECKER = 1
-_TAG_UNIFORM = 2
-_TAG_VERTEX_PERMUTATION = 3
-_TAG_EDGE_SCRAMBLE = 4
-
-
-# ----------------------------------------------------------------------------- hashing
-
-
-def _mix64_int(z: int) -> int:
-    """splitmix64 finalizer on a Python int (host-side key derivation)."""
-    z &= _MASK64
-    z = ((z ^ (z >> 30)) * _MIX1) & _MASK64
-    z = ((z ^ (z >> 27)) * _MIX2) & _MASK64
-    return z ^ (z >> 31)
-
-
-def splitmix64(state: int, count: int) -> list[int]:
-    """The first ``count`` outputs of the splitmix64 generator seeded with ``state``."""
-    return [_mix64_int(state + (i + 1) * _GOLDEN) for i in range(count)]
-
-
-def _keys(seed: int, tag: int, count: int) -> list[int]:
-    """``count`` 64-bit keys for one use (``tag``) of ``seed``."""
-    return splitmix64(_mix64_int(seed ^ _mix64_int(tag)), count)
-
-
-def mix64(xp: Any, x: Any, tmp: Any = None) -> Any:
-    """splitmix64 finalizer applied in place to the uint64 array ``x`` (returned).
-
-    Uses only wrapping uint64 multiply, shift and xor, so numpy and cupy agree bit for bit.
-    ``tmp`` is an optional scratch array of the same shape and dtype.
-    """
-    if tmp is None:
-        tmp = xp.empty_like(x)
-    xp.right_shift(x, _U64(30), out=tmp)
-    x ^= tmp
-    x *= _U64(_MIX1)
-    xp.right_shift(x, _U64(27), out=tmp)
-    x ^= tmp
-    x *= _U64(_MIX2)
-    xp.right_shift(x, _U64(31), out=tmp)
-    x ^= tmp
-    return x
-
-
-def _halves(xp: Any, h: Any) -> Any:
-    """The 32-bit halves of uint64 ``h`` as a uint32 array of twice the length: low, high."""
-    if xp is not np or sys.byteorder == "little":
-        return h.view(xp.uint32)  # no copy; a device is little-endian
-    out = xp.empty(2 * h.shape[0], dtype=xp.uint32)
-    out[0::2] = (h & _U64(0xFFFFFFFF)).astype(xp.uint32)
-    out[1::2] = (h >> _U64(32)).astype(xp.uint32)
-    return out
-
-
-def _uint_dtype(bits: int) -> Any:
-    return np.uint32 if bits <= 32 else np.uint64
-
-
-# ----------------------------------------------------------------------------- bijections
-
-
-def _bijection(xp: Any, x: Any, bits: int, keys: Sequence[int]) -> Any:
-    """A keyed bijection of ``[0, 2**bits)`` applied in place to the unsigned array ``x``.
-
-    Each round xors a key, multiplies by an odd key modulo ``2**bits`` and xor-shifts right by
-    ``ceil(bits / 2)``: each step is invertible on ``bits``-bit words, so the whole is a
-    permutation. The word size of ``x`` (uint32 or uint64, at least ``bits``) does not change the
-    result.
-    """
-    dt = x.dtype.type
-    word_mask = (1 << (8 * x.dtype.itemsize)) - 1
-    mask = (1 << bits) - 1
-    shift = dt(max(1, (bits + 1) // 2))
-    tmp = xp.empty_like(x)
-    for r in range(_BIJECTION_ROUNDS):
-        x ^= dt(keys[2 * r] & mask)
-        x *= dt((keys[2 * r + 1] | 1) & word_mask)
-        if mask != word_mask:
-            x &= dt(mask)
-        xp.right_shift(x, shift, out=tmp)
-        x ^= tmp
-    return x
 
 
 def permute_vertices(v: Any, scale: int, seed: int = DEFAULT_SEED, xp: Any = np) -> Any:
@@ -188,9 +108,9 @@ def permute_vertices(v: Any, scale: int, seed: int = DEFAULT_SEED, xp: Any = np)
     array of int64
         The new labels; the same whatever the array module.
     """
-    keys = _keys(seed, _TAG_VERTEX_PERMUTATION, 2 * _BIJECTION_ROUNDS)
-    x = v.astype(_uint_dtype(scale))
-    return _bijection(xp, x, scale, keys).astype(xp.int64)
+    keys = derive_keys(seed, TAG_VERTEX_PERMUTATION, 2 * BIJECTION_ROUNDS)
+    x = v.astype(uint_dtype(scale))
+    return bijection(xp, x, scale, keys).astype(xp.int64)
 
 
 def scramble_edge_indices(e: Any, num_tuples: int, seed: int = DEFAULT_SEED, xp: Any = np) -> Any:
@@ -204,13 +124,13 @@ def scramble_edge_indices(e: Any, num_tuples: int, seed: int = DEFAULT_SEED, xp:
     Returns int64.
     """
     bits = max(1, (num_tuples - 1).bit_length())
-    keys = _keys(seed, _TAG_EDGE_SCRAMBLE, 2 * _BIJECTION_ROUNDS)
-    limit = _uint_dtype(bits)(num_tuples) if num_tuples < 2**bits else None
-    y = _bijection(xp, e.astype(_uint_dtype(bits)), bits, keys)
+    keys = derive_keys(seed, TAG_EDGE_SCRAMBLE, 2 * BIJECTION_ROUNDS)
+    limit = uint_dtype(bits)(num_tuples) if num_tuples < 2**bits else None
+    y = bijection(xp, e.astype(uint_dtype(bits)), bits, keys)
     if limit is not None:
         pending = xp.nonzero(y >= limit)[0]
         while pending.shape[0]:
-            z = _bijection(xp, y[pending], bits, keys)
+            z = bijection(xp, y[pending], bits, keys)
             y[pending] = z
             pending = pending[z >= limit]
     return y.astype(xp.int64)
@@ -248,7 +168,7 @@ def _check_edgefactor(edgefactor: Any, scale: int) -> int:
 
 def _check_seed(seed: Any) -> int:
     value = _integer("seed", seed)
-    if not 0 <= value <= _MASK64:
+    if not 0 <= value <= MASK64:
         raise InputError(f"seed must be in [0, 2**64), got {value}")
     return value
 
@@ -357,7 +277,7 @@ def _kronecker_chunk(
     e = scramble_edge_indices(xp.arange(lo, hi, dtype=xp.int64), num_tuples, seed, xp)
     base = e.astype(xp.uint64)
     del e
-    base ^= _U64(_keys(seed, _TAG_KRONECKER, 1)[0])
+    base ^= _U64(derive_keys(seed, TAG_KRONECKER, 1)[0])
     tmp = xp.empty_like(base)
     mix64(xp, base, tmp)
     # Sign-bit trick: for t < 2**31 and T <= 2**31, bit 31 of (T - 1 - t) mod 2**32 is [t >= T].
@@ -371,9 +291,9 @@ def _kronecker_chunk(
     h = xp.empty_like(base)
     groups = (scale + 1) // 2  # levels from the low halves; scale // 2 from the high halves
     for g in range(groups):
-        xp.add(base, _U64(((g + 1) * _GOLDEN) & _MASK64), out=h)
+        xp.add(base, _U64(((g + 1) * GOLDEN) & MASK64), out=h)
         mix64(xp, h, tmp)
-        t = _halves(xp, h)
+        t = halves(xp, h)
         t >>= _U32(1)
         xp.subtract(t2, t, out=d2)  # bit 31: row bit (quadrant C or D)
         xp.subtract(t1, t, out=d1)
@@ -387,7 +307,7 @@ def _kronecker_chunk(
         d1 &= top
         acc_j |= d1
     del d1, d2, d3, h, tmp, base
-    wide = _uint_dtype(scale)
+    wide = uint_dtype(scale)
     shift = _U32(32 - groups)
     high_mask = _U32((1 << (scale // 2)) - 1)
 
@@ -403,9 +323,9 @@ def _kronecker_chunk(
     del acc_i, acc_j
     if not permute:
         return u.astype(xp.int64), v.astype(xp.int64)
-    keys = _keys(seed, _TAG_VERTEX_PERMUTATION, 2 * _BIJECTION_ROUNDS)
-    u = _bijection(xp, u, scale, keys).astype(xp.int64)
-    v = _bijection(xp, v, scale, keys).astype(xp.int64)
+    keys = derive_keys(seed, TAG_VERTEX_PERMUTATION, 2 * BIJECTION_ROUNDS)
+    u = bijection(xp, u, scale, keys).astype(xp.int64)
+    v = bijection(xp, v, scale, keys).astype(xp.int64)
     return u, v
 
 
@@ -479,13 +399,13 @@ def _kronecker_source(
 
 def _uniform_chunk(xp: Any, lo: int, hi: int, scale: int, seed: int) -> tuple[Any, Any]:
     base = xp.arange(lo, hi, dtype=xp.uint64)
-    base ^= _U64(_keys(seed, _TAG_UNIFORM, 1)[0])
+    base ^= _U64(derive_keys(seed, TAG_UNIFORM, 1)[0])
     tmp = xp.empty_like(base)
     mix64(xp, base, tmp)
     shift = _U64(64 - scale)
     ends = []
     for k in (1, 2):
-        h = base + _U64((k * _GOLDEN) & _MASK64)
+        h = base + _U64((k * GOLDEN) & MASK64)
         mix64(xp, h, tmp)
         h >>= shift
         ends.append(h.astype(xp.int64))

@@ -261,51 +261,76 @@ def build_graph_streamed(chunks: EdgeChunks, n: int, *, directed: bool, xp: Any 
     if n > 0 and n * n >= 2**63:
         raise InputError(f"graph too large to build: {n} vertices on 1 rank (use more ranks)")
 
-    def directed_edges(first: bool) -> Iterable[tuple[Any, Any]]:
-        """The edges (tail, head), self-loops dropped, in batches of about CHUNK / 2."""
-        batch: list[tuple[Any, Any]] = []
-        held = 0
-        for src, dst in itertools.chain(chunks(first), [(None, None)]):
-            if src is not None:
-                src, dst = xp.asarray(src, dtype=xp.int64), xp.asarray(dst, dtype=xp.int64)
-                loop_free = src != dst
-                batch.append((src[loop_free], dst[loop_free]))
-                held += len(batch[-1][0])
-            if held and (held >= CHUNK // 2 or src is None):  # never an empty batch
-                src = xp.concatenate([s for s, _ in batch])
-                dst = xp.concatenate([d for _, d in batch])
-                batch, held = [], 0
-                yield src, dst
-                if not directed:
-                    yield dst, src
+    def edges(first: bool) -> Iterable[tuple[Any, Any]]:
+        return _directed_edges(chunks(first), xp, directed)
 
     offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)  # pass 1: row lengths, then offsets
-    for tails, _ in directed_edges(True):
+    for tails, _ in edges(True):
         offsets[1:] += xp.bincount(tails, minlength=n)
     offsets[1:] = xp.cumsum(offsets[1:])
     columns = xp.empty(int(offsets[-1]), dtype=vertex_dtype(n))
     cursors = offsets[:-1].copy()  # pass 2: the next free slot of every row
-    for tails, heads in directed_edges(False):
-        order = xp.argsort(tails)
-        tails, heads = tails[order], heads[order]
-        del order
-        starts = xp.empty(len(tails), dtype=xp.bool_)  # the first edge of each tail's run
-        starts[:1] = True
-        starts[1:] = tails[1:] != tails[:-1]
-        run = xp.cumsum(starts) - 1
-        firsts = xp.flatnonzero(starts)
-        del starts
-        rank = xp.arange(len(tails), dtype=xp.int64) - firsts[run]  # rank within the run
-        del run
-        columns[cursors[tails] + rank] = heads
-        del rank
-        lengths = xp.diff(xp.append(firsts, len(tails)))
-        cursors[tails[firsts]] += lengths  # one run per row: no repeated index
+    for tails, heads in edges(False):
+        _place_heads(xp, tails, heads, cursors, columns)
     del cursors
-    degrees = xp.zeros(n, dtype=ROW_OFFSET_DTYPE)  # pass 3: per span of rows, sort and dedup
-    bounds = _row_spans(xp, offsets)
+    degrees, out = _sort_rows_in_place(xp, offsets, columns, n)  # pass 3
+    row_offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)
+    xp.cumsum(degrees, out=row_offsets[1:])
+    del degrees, offsets
+    column_indices = columns[:out].copy()
+    del columns
+    return DistGraph(n, out, directed, 0, 1, row_offsets, column_indices)
+
+
+def _directed_edges(
+    chunks: Iterable[tuple[Any, Any]], xp: Any, directed: bool
+) -> Iterable[tuple[Any, Any]]:
+    """The edges (tail, head) of ``chunks``, self-loops dropped, in batches of about CHUNK / 2
+    (and each batch reversed too when undirected)."""
+    batch: list[tuple[Any, Any]] = []
+    held = 0
+    for src, dst in itertools.chain(chunks, [(None, None)]):
+        if src is not None:
+            src, dst = xp.asarray(src, dtype=xp.int64), xp.asarray(dst, dtype=xp.int64)
+            loop_free = src != dst
+            batch.append((src[loop_free], dst[loop_free]))
+            held += len(batch[-1][0])
+        if held and (held >= CHUNK // 2 or src is None):  # never an empty batch
+            src = xp.concatenate([s for s, _ in batch])
+            dst = xp.concatenate([d for _, d in batch])
+            batch, held = [], 0
+            yield src, dst
+            if not directed:
+                yield dst, src
+
+
+def _place_heads(xp: Any, tails: Any, heads: Any, cursors: Any, columns: Any) -> None:
+    """Write each head into its tail's row at the row's cursor (the batch sorted by tail, a
+    row's slots are its cursor plus each edge's rank among the batch's edges of that row), and
+    advance the cursors."""
+    order = xp.argsort(tails)
+    tails, heads = tails[order], heads[order]
+    del order
+    starts = xp.empty(len(tails), dtype=xp.bool_)  # the first edge of each tail's run
+    starts[:1] = True
+    starts[1:] = tails[1:] != tails[:-1]
+    run = xp.cumsum(starts) - 1
+    firsts = xp.flatnonzero(starts)
+    del starts
+    rank = xp.arange(len(tails), dtype=xp.int64) - firsts[run]  # rank within the run
+    del run
+    columns[cursors[tails] + rank] = heads
+    del rank
+    lengths = xp.diff(xp.append(firsts, len(tails)))
+    cursors[tails[firsts]] += lengths  # one run per row: no repeated index
+
+
+def _sort_rows_in_place(xp: Any, offsets: Any, columns: Any, n: int) -> tuple[Any, int]:
+    """Sort each row of ``columns`` (rows at ``offsets``) and drop duplicates, a span of rows
+    at a time, compacting to the front; returns the rows' new degrees and the columns kept."""
+    degrees = xp.zeros(n, dtype=ROW_OFFSET_DTYPE)
     out = 0
-    for first_row, end_row in itertools.pairwise(bounds):
+    for first_row, end_row in itertools.pairwise(_row_spans(xp, offsets)):
         lo, hi = int(offsets[first_row]), int(offsets[end_row])
         if hi == lo:
             continue  # rows without edges: degree 0 already
@@ -322,12 +347,7 @@ def build_graph_streamed(chunks: EdgeChunks, n: int, *, directed: bool, xp: Any 
         degrees[first_row:end_row] = xp.bincount(span_rows, minlength=end_row - first_row)
         columns[out : out + len(keys)] = keys - span_rows * n  # out <= lo: already read
         out += len(keys)
-    row_offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)
-    xp.cumsum(degrees, out=row_offsets[1:])
-    del degrees, offsets
-    column_indices = columns[:out].copy()
-    del columns
-    return DistGraph(n, out, directed, 0, 1, row_offsets, column_indices)
+    return degrees, out
 
 
 def _row_spans(xp: Any, offsets: Any) -> list[int]:

@@ -16,45 +16,20 @@ from typing import Any
 
 import numpy as np
 
+from .arrays import array_module, as_host
 from .comm.base import Communicator
 from .errors import InputError
 from .graph import DistGraph
-from .validate import array_module, as_host
+from .hashing import splitmix64
 
 DEFAULT_ROOT_SEED = 0x5EED_2012
 """Seed of the root choice when the user gives none."""
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-
-
-def _as_uint64(values: Any) -> Any:
-    """``values`` as uint64 (wrapping), in their own array module (lists become numpy)."""
-    xp = array_module(values)
-    return xp.asarray(values, dtype=xp.uint64)
-
-
-def splitmix64(seed: int, counters: Any) -> Any:
-    """splitmix64 output number ``counters`` (uint64 array) of the generator seeded ``seed``.
-
-    State after k steps is ``seed + k * 0x9E3779B97F4A7C15`` (mod 2**64); the output is that
-    state through the splitmix64 finalizer. Vectorized, wrapping uint64 arithmetic, in the array
-    module of ``counters`` (numpy or cupy).
-    """
-    z = _as_uint64(counters) * _GOLDEN
-    z += np.uint64(seed % 2**64)
-    z ^= z >> np.uint64(30)
-    z *= _MIX1
-    z ^= z >> np.uint64(27)
-    z *= _MIX2
-    z ^= z >> np.uint64(31)
-    return z
-
 
 def root_hash(seed: int, vertices: Any) -> Any:
     """The rank key of each vertex for the root choice: splitmix64(seed, vertex + 1)."""
-    return splitmix64(seed, _as_uint64(vertices) + np.uint64(1))
+    xp = array_module(vertices)
+    return splitmix64(seed, xp.asarray(vertices, dtype=xp.uint64) + np.uint64(1))
 
 
 def _smallest(hashes: Any, vertices: Any, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from .arrays import array_module, to_module
 from .comm.base import Communicator
 from .constants import UNREACHED
 from .graph import DistGraph
-from .validate import array_module, to_module
 
 ORDER_STATISTICS = ("min", "firstquartile", "median", "thirdquartile", "max")
 SUMMARY = (*ORDER_STATISTICS, "mean", "stddev")

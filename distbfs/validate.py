@@ -45,13 +45,13 @@ are chosen by (vertex, kind, other endpoint), so the error is the same at every 
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .arrays import array_module, as_host, to_module
 from .comm.base import Communicator
 from .constants import DISTANCE_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from .errors import ValidationError
@@ -71,24 +71,6 @@ EDGE_CHUNK = 1 << 26
 
 # A candidate offender: (vertex, kind, other vertex, message); the smallest over ranks wins.
 Candidate = tuple[int, int, int, str]
-
-
-def as_host(array: Any) -> np.ndarray:
-    """A numpy view or copy of a numpy or cupy array."""
-    return array.get() if hasattr(array, "get") else np.asarray(array)
-
-
-def array_module(array: Any) -> Any:
-    """cupy for a cupy array, numpy for anything else (cupy is imported only when its arrays are
-    seen, so numpy-only installs never need it)."""
-    if type(array).__module__.partition(".")[0] != "cupy":
-        return np
-    return importlib.import_module("cupy")
-
-
-def to_module(xp: Any, array: Any) -> Any:
-    """``array`` in the array module ``xp`` (no copy when it is there already)."""
-    return as_host(array) if xp is np else xp.asarray(array)
 
 
 def _agree(comm: Communicator, rule: str, candidate: Candidate | None) -> None:

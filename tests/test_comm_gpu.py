@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from distbfs.comm.base import Bins
-from distbfs.comm.gpu import MIN_BUFFER_BYTES, GrowingBuffer
+from distbfs.comm.device_ops import MIN_BUFFER_BYTES, GrowingBuffer
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.engine import STRATEGIES
 from distbfs.graph import build_graph

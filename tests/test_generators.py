@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import distbfs.generators as gen
+import distbfs.hashing as hashing
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.errors import InputError
 from distbfs.generators import (
@@ -25,10 +26,10 @@ from distbfs.generators import (
     kronecker_edges,
     permute_vertices,
     scramble_edge_indices,
-    splitmix64,
     uniform_edges,
 )
 from distbfs.graph import build_graph
+from distbfs.hashing import splitmix64_sequence
 
 ONE = SingleRankCommunicator()
 
@@ -71,7 +72,7 @@ def tuples(kind: str, rank: int, size: int, xp=np, **kw):
 
 def test_splitmix64_matches_the_reference_generator():
     # First outputs of Vigna's splitmix64.c seeded with 1234567 (published test vector).
-    assert splitmix64(1234567, 5) == [
+    assert splitmix64_sequence(1234567, 5) == [
         6457827717110365317,
         3203168211198807973,
         9817491932198370423,
@@ -83,8 +84,8 @@ def test_splitmix64_matches_the_reference_generator():
 def test_mix64_array_equals_host_finalizer(xp):
     values = [0, 1, 2**63, 2**64 - 1, 0x9E3779B97F4A7C15, 123456789]
     x = xp.asarray(np.array(values, dtype=np.uint64))
-    got = host(gen.mix64(xp, x)).tolist()
-    assert got == [gen._mix64_int(v) for v in values]
+    got = host(hashing.mix64(xp, x)).tolist()
+    assert got == [hashing.mix64_int(v) for v in values]
 
 
 @pytest.mark.parametrize("scale", range(1, 17))
@@ -101,10 +102,10 @@ def test_vertex_permutation_is_a_bijection(xp, scale):
 
 @pytest.mark.parametrize("bits", [1, 5, 17, 31, 32])
 def test_bijection_does_not_depend_on_the_word_size(bits):
-    keys = gen._keys(7, 99, 2 * gen._BIJECTION_ROUNDS)
+    keys = hashing.derive_keys(7, 99, 2 * hashing.BIJECTION_ROUNDS)
     x = np.random.default_rng(bits).integers(0, 2**bits, 5000, dtype=np.uint64)
-    narrow = gen._bijection(np, x.astype(np.uint32), bits, keys)
-    wide = gen._bijection(np, x.copy(), bits, keys)
+    narrow = hashing.bijection(np, x.astype(np.uint32), bits, keys)
+    wide = hashing.bijection(np, x.copy(), bits, keys)
     np.testing.assert_array_equal(narrow.astype(np.uint64), wide)
 
 

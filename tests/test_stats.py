@@ -15,7 +15,8 @@ from test_validate import FAKE_CUPY, DeviceArray, StagingComm, backend_for
 
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.graph import build_graph
-from distbfs.roots import DEFAULT_ROOT_SEED, choose_roots, root_hash, splitmix64
+from distbfs.hashing import splitmix64
+from distbfs.roots import DEFAULT_ROOT_SEED, choose_roots, root_hash
 from distbfs.runtime import get_backend
 from distbfs.stats import (
     STATISTIC_KEYS,

@@ -1,6 +1,6 @@
 """The public Python API: a ``Graph`` built from a file, edges, SciPy, NetworkX or a generator
-(``graph``), and the traversals over it (``search``: ``bfs``), with the argument checks made once at these
-entry points (``arguments``).
+(``graph``), and the traversals over it (``search``: ``bfs``), with the argument checks made
+once at these entry points (``arguments``).
 
 A ``Graph`` wraps the distributed CSR (``DistGraph``) together with the communicator and backend
 that built it; ``comm="auto"`` and ``backend="auto"`` are resolved once per process
@@ -18,8 +18,8 @@ from __future__ import annotations
 from ..errors import InvalidArgumentType, InvalidArgumentValue
 from ..runtime import resolve_backend, resolve_comm
 from .arguments import check_vertex
-from .search import BFSResult, bfs
 from .graph import FORMATS, Graph
+from .search import BFSResult, bfs
 
 __all__ = [
     "FORMATS",

@@ -28,7 +28,8 @@ import numpy as np
 from mpi4py import MPI
 
 from .base import Communicator
-from .gpu import GPUCommunicator, GrowingBuffer, Plan
+from .device_ops import GrowingBuffer, Plan
+from .gpu import GPUCommunicator
 
 CUDA_AWARE_VAR = "DISTBFS_MPI_CUDA_AWARE"
 """Set to 1 or 0 to say whether MPI is CUDA-aware, overriding the library's answer."""

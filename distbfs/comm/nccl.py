@@ -40,7 +40,8 @@ import numpy as np
 
 from ..errors import DeviceError
 from .base import Communicator
-from .gpu import GPUCommunicator, Plan
+from .device_ops import Plan
+from .gpu import GPUCommunicator
 
 COUNTS_TRANSPORTS = ("host", "nccl")
 """How the bin lengths travel: NCCL on device buffers, or the host communicator."""
