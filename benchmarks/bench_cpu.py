@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 import distbfs
+from distbfs.benchmark import run_searches
 from distbfs.roots import choose_roots
 from distbfs.stats import graph500_statistics
 
@@ -55,18 +56,21 @@ def bench_scale(scale: int, nroots: int, strategy: str | None) -> dict:
         (np.ones(dist.num_local_edges, np.int8), dist.column_indices, dist.row_offsets),
         shape=(dist.n, dist.n),
     )
-    ours_t, scipy_t, nedges = [], [], []
-    for root in roots:
-        result = distbfs.bfs(graph, root, predecessors=True, validate=True, strategy=strategy)
+    reached: list[int] = []
+    series = run_searches(
+        graph,
+        roots,
+        predecessors=True,
+        strategy=strategy,
+        after_each=lambda result: reached.append(result.num_reached),
+    )
+    ours_t, nedges, scipy_t = series.times, series.nedges, []
+    for root, count in zip(roots, reached, strict=True):
         start = time.perf_counter()
         order, _ = csgraph.breadth_first_order(matrix, root, directed=True)
         scipy_t.append(time.perf_counter() - start)
-        if len(order) != result.num_reached:
-            raise SystemExit(
-                f"root {root}: scipy reached {len(order)}, distbfs {result.num_reached}"
-            )
-        ours_t.append(result.seconds)
-        nedges.append(result.edges_traversed)
+        if len(order) != count:
+            raise SystemExit(f"root {root}: scipy reached {len(order)}, distbfs {count}")
     ours, theirs = harmonic_teps(ours_t, nedges), harmonic_teps(scipy_t, nedges)
     return {
         "scale": scale,

@@ -37,7 +37,8 @@ import cupyx.scipy.sparse as cusparse
 from cupy.cuda.memory_hook import MemoryHook
 
 import distbfs
-from distbfs.bfs import default_strategy
+from distbfs.benchmark import run_searches
+from distbfs.engine import check_strategy
 from distbfs.roots import choose_roots
 from distbfs.stats import graph500_statistics
 
@@ -160,24 +161,17 @@ def bench_graph(name: str, args: argparse.Namespace) -> list[dict]:
 
 
 def search_graph(graph: distbfs.Graph, roots: list, strategy: str | None, args) -> dict:
-    """Graph500 searches from ``roots`` with ``strategy``; profile and peak memory of one."""
+    """Graph500 searches from ``roots`` with ``strategy`` (the harness: a profiled warm-up, then
+    one timed search per root, the first validated); peak memory of one more."""
     pool = cupy.get_default_memory_pool()
     dist = graph.dist
-    # the profiled search first: per-phase times, and a warm-up (kernel loads) for the timed ones
-    profile = distbfs.bfs(graph, roots[0], gather=False, timing=True, strategy=strategy)
-    pool.free_all_blocks()
-    times, nedges, levels = [], [], []
-    for i, root in enumerate(roots):
-        check = i < args.validate_roots
-        result = distbfs.bfs(
-            graph, root, predecessors=True, gather=False, validate=check, strategy=strategy
-        )
-        times.append(result.seconds)
-        nedges.append(result.edges_traversed)
-        levels.append(sum(row.span for row in result.levels))
-    del result  # the peak of one search alone, with predecessors, validation excluded
-    phases_profile = profile.levels
-    del profile
+    series = run_searches(
+        graph, roots, predecessors=True, validate=args.validate_roots, strategy=strategy
+    )
+    times, phases_profile = series.times, series.profile.levels
+    levels = [depth + 1 for depth in series.depths]
+    stats = series.statistics
+    del series  # the peak of one search alone, with predecessors, validation excluded
     gc.collect()  # as CuPy does before it gives up an allocation
     pool.free_all_blocks()
     held = pool.used_bytes()  # the graph and its edge queue
@@ -191,10 +185,9 @@ def search_graph(graph: distbfs.Graph, roots: list, strategy: str | None, args) 
             phases[phase] = phases.get(phase, 0.0) + seconds
     sent = sum(row.items_sent for row in phases_profile if row.span == 1)
     discovered = sum(row.discovered for row in phases_profile if row.span == 1)
-    stats = graph500_statistics(times, nedges)
     mean_time = sum(times) / len(times)
     return {
-        "strategy": strategy or default_strategy(graph.backend),
+        "strategy": str(check_strategy(strategy, graph.backend)),
         "roots": len(roots),
         "validated": min(len(roots), args.validate_roots),
         "hmean_teps": stats["harmonic_mean_TEPS"],

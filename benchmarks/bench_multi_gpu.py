@@ -62,7 +62,7 @@ def log2_floor(value: int) -> int:
 def make_communicator(kind: str, counts: str, backend: str) -> Any:
     """The job's communicator for ``backend`` (the cuda backend binds this rank's GPU first)."""
     from distbfs.api import resolve_backend
-    from distbfs.comm import get_communicator
+    from distbfs.runtime import get_communicator
 
     resolve_backend(backend)  # cuda: binds the GPU of this rank's node-local rank
     comm = get_communicator(kind, backend)
@@ -176,24 +176,20 @@ def search_graph(
     pool: Any,
     args: argparse.Namespace,
 ) -> dict[str, Any]:
-    """Graph500 searches from ``roots`` with ``strategy``, then one profiled search."""
+    """Graph500 searches from ``roots`` with ``strategy`` (the harness: a profiled warm-up,
+    then one timed search per root), then one more counting the bytes the communicator moved."""
     import distbfs
-    from distbfs.bfs import default_strategy
-    from distbfs.stats import graph500_statistics
+    from distbfs.benchmark import run_searches
+    from distbfs.engine import check_strategy
 
     dist = graph.dist
-    options = {"predecessors": args.predecessors, "gather": False, "strategy": strategy}
-    distbfs.bfs(graph, roots[0], **options)  # warm-up: kernel loads, NCCL connections, buffers
-    times, nedges, depths = [], [], []
-    for i, root in enumerate(roots):
-        check = not args.no_validate and (args.validate_roots is None or i < args.validate_roots)
-        result = distbfs.bfs(graph, root, validate=check, **options)
-        times.append(result.seconds)
-        nedges.append(result.edges_traversed)
-        depths.append(result.depth)
-    stats = graph500_statistics(times, nedges)
+    validate = 0 if args.no_validate else (args.validate_roots or len(roots))
+    series = run_searches(
+        graph, roots, predecessors=args.predecessors, validate=validate, strategy=strategy
+    )
+    times, depths, stats, profile = series.times, series.depths, series.statistics, series.profile
     before = dict(getattr(comm, "stats", {}))
-    profile = distbfs.bfs(graph, roots[0], timing=True, **options)
+    distbfs.bfs(graph, roots[0], predecessors=args.predecessors, gather=False, strategy=strategy)
     after = dict(getattr(comm, "stats", {}))
     item_bytes = dist.column_indices.dtype.itemsize * (2 if args.predecessors else 1)
     levels = level_rows(profile.levels, item_bytes, dist.n, comm.size)
@@ -204,7 +200,7 @@ def search_graph(
     counted = after.get("bytes_sent", 0) - before.get("bytes_sent", 0)
     mean_time = sum(times) / len(times)
     return {
-        "strategy": strategy or default_strategy(graph.backend),
+        "strategy": str(check_strategy(strategy, graph.backend)),
         "roots": len(roots),
         "validated": 0 if args.no_validate else min(len(roots), args.validate_roots or len(roots)),
         "hmean_teps": stats["harmonic_mean_TEPS"],

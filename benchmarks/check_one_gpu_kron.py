@@ -12,8 +12,8 @@ import time
 import cupy
 
 import distbfs
+from distbfs.benchmark import run_searches
 from distbfs.roots import choose_roots
-from distbfs.stats import graph500_statistics
 
 
 def main() -> None:
@@ -33,17 +33,10 @@ def main() -> None:
         f"CSR {csr / 1e9:.1f} GB ({graph.dist.num_edges:,} stored edges)"
     )
     roots = choose_roots(graph.dist, graph.comm, args.roots)
-    for strategy in args.strategies:  # a warm-up first: kernel compilation, queue growth
-        distbfs.bfs(graph, roots[0], predecessors=True, gather=False, strategy=strategy)
-        times, edges = [], []
-        for i, root in enumerate(roots):
-            result = distbfs.bfs(
-                graph, root, predecessors=True, gather=False, validate=i == 0, strategy=strategy
-            )
-            times.append(result.seconds)
-            edges.append(result.edges_traversed)
-        stats = graph500_statistics(times, edges)
-        print(f"  {strategy}: seconds per search {', '.join(f'{t:.3f}' for t in times)}")
+    for strategy in args.strategies:
+        series = run_searches(graph, roots, predecessors=True, validate=1, strategy=strategy)
+        stats = series.statistics
+        print(f"  {strategy}: seconds per search {', '.join(f'{t:.3f}' for t in series.times)}")
         print(
             f"  {strategy}: {stats['harmonic_mean_TEPS'] / 1e9:.2f} GTEPS over {len(roots)} "
             f"roots (first validated); pool {pool.total_bytes() / 1e9:.1f} GB"

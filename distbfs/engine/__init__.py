@@ -13,6 +13,7 @@ from .strategy import (
     DEFAULT_BETA,
     STRATEGIES,
     Strategy,
+    check_strategy,
     default_strategy,
     supports_bottom_up,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "LevelStats",
     "SearchPlan",
     "Strategy",
+    "check_strategy",
     "choose_direction",
     "default_strategy",
     "supports_bottom_up",
