@@ -24,8 +24,8 @@ validate=${BENCH_VALIDATE:-16}
 limit=${BENCH_TIMEOUT:-110}
 skip=" ${SKIP:-} "
 if [ -z "${BENCH_STRATEGIES:-}" ]; then
-  if python3 -c "from distbfs.backends.base import supports_bottom_up as s; \
-from distbfs.backends.cuda_backend import CudaBackend as B; raise SystemExit(not s(B))"; then
+  if python3 -c "from distbfs.engine import supports_bottom_up as s; \
+from distbfs.backends.cuda.backend import CudaBackend as B; raise SystemExit(not s(B))"; then
     BENCH_STRATEGIES="hybrid direction_optimizing"
   else
     BENCH_STRATEGIES="hybrid"

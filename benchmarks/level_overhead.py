@@ -24,7 +24,8 @@ import cupy
 import numpy as np
 
 import distbfs
-from distbfs.bfs import bfs_levels
+from distbfs.engine import SearchPlan
+from distbfs.traversals.bfs import bfs_levels
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from profile_ranks import print_rank0_profile
@@ -51,8 +52,8 @@ def main() -> int:
     args = parser.parse_args()
 
     from distbfs.api import resolve_backend
-    from distbfs.backends.cuda_backend import CudaBackend
-    from distbfs.comm import get_communicator
+    from distbfs.backends.cuda.backend import CudaBackend
+    from distbfs.runtime import get_communicator
 
     resolve_backend("cuda")  # binds this rank's GPU
     # every level through the full loop, or (--peer-levels) fused on every GPU at once
@@ -61,14 +62,14 @@ def main() -> int:
     shape = (args.side, args.side)
     graph = distbfs.Graph.generate("grid2d", shape=shape, backend=backend, comm=comm)
     dist = graph.dist
-    options = {"predecessors": True, "strategy": "hybrid"}
-    result = bfs_levels(dist, 0, backend, comm, **options)  # warm-up
+    plan = SearchPlan.build(dist, backend, comm, "hybrid")
+    result = bfs_levels(plan, 0, predecessors=True)  # warm-up
     levels = sum(level.span for level in result.levels)  # a fused row spans many
     times = []
     for _ in range(args.searches):
         comm.barrier()
         began = time.perf_counter()
-        bfs_levels(dist, 0, backend, comm, **options)
+        bfs_levels(plan, 0, predecessors=True)
         cupy.cuda.Device().synchronize()
         times.append(time.perf_counter() - began)
     slowest = comm.allreduce(min(times), op="max")
@@ -117,7 +118,7 @@ def main() -> int:
             values = " ".join(f"{r[name]:7.1f}" for r in everyone)
             print(f"  {name:>28}: {values} us (per rank)")
     if args.cprofile:
-        print_rank0_profile(comm, lambda: bfs_levels(dist, 0, backend, comm, **options), 40)
+        print_rank0_profile(comm, lambda: bfs_levels(plan, 0, predecessors=True), 40)
     return 0
 
 

@@ -24,8 +24,9 @@ import cupy
 import numpy as np
 
 import distbfs
-from distbfs.bfs import bfs_levels
+from distbfs.engine import SearchPlan
 from distbfs.roots import choose_roots
+from distbfs.traversals.bfs import bfs_levels
 
 
 class DualTimer:
@@ -97,19 +98,19 @@ def main() -> int:
     args = parser.parse_args()
 
     from distbfs.api import resolve_backend
-    from distbfs.comm import get_communicator
+    from distbfs.runtime import get_communicator
 
     backend = resolve_backend("cuda")  # binds this rank's GPU
     if args.queue_sizing is not None:
-        from distbfs.backends.cuda_backend import CudaBackend
+        from distbfs.backends.cuda.backend import CudaBackend
 
         backend = CudaBackend(queue_sizing=args.queue_sizing)
     comm = get_communicator("auto", "cuda")
     graph = distbfs.Graph.generate(args.graph, backend=backend, comm=comm, scale=args.scale)
     dist = graph.dist
     roots = choose_roots(dist, comm, count=args.roots)
-    options = {"predecessors": True, "strategy": args.strategy}
-    bfs_levels(dist, roots[0], backend, comm, **options)  # warm-up
+    plan = SearchPlan.build(dist, backend, comm, args.strategy)
+    bfs_levels(plan, roots[0], predecessors=True)  # warm-up
     totals: dict[str, np.ndarray] = {}
     walls = []
     for index, root in enumerate(roots):
@@ -117,7 +118,7 @@ def main() -> int:
         comm.barrier()
         cupy.cuda.Device().synchronize()
         began = time.perf_counter()
-        result = bfs_levels(dist, root, backend, comm, timer=timer, **options)
+        result = bfs_levels(plan, root, predecessors=True, timer=timer)
         cupy.cuda.Device().synchronize()
         walls.append(time.perf_counter() - began)
         mine = timer.both()
@@ -149,7 +150,7 @@ def main() -> int:
 
         def searches() -> None:
             for root in roots[: args.cprofile]:
-                bfs_levels(dist, root, backend, comm, **options)
+                bfs_levels(plan, root, predecessors=True)
 
         print_rank0_profile(comm, searches, 30)
     return 0

@@ -24,9 +24,10 @@ import cupy
 import numpy as np
 
 import distbfs
-from distbfs.backends.cuda_backend import CudaBackend
-from distbfs.bfs import SHARE_FRONTIER
+from distbfs.backends.cuda.backend import CudaBackend
+from distbfs.backends.cuda.buffers import CudaGraphResources
 from distbfs.comm.base import Bins
+from distbfs.engine import SHARE_FRONTIER
 from distbfs.graph import DistGraph
 
 STAGES = ("expand", "filter_partition", "contract", "share")
@@ -50,11 +51,21 @@ def striped(graph: DistGraph, size: int) -> list[DistGraph]:
     return parts
 
 
-def search(parts: list[DistGraph], backend: CudaBackend, source: int, times: dict) -> np.ndarray:
-    """One search from ``source``, the stages' ms added to ``times[(stage, level)]``; returns
-    the distances by global id."""
+def search(
+    parts: list[DistGraph],
+    resources: list[CudaGraphResources],
+    backend: CudaBackend,
+    source: int,
+    times: dict,
+) -> np.ndarray:
+    """One search from ``source`` (``resources``: each part's ``backend.prepare``, kept from
+    one search to the next), the stages' ms added to ``times[(stage, level)]``; returns the
+    distances by global id."""
     size = len(parts)
-    states = [backend.start(part, source, True) for part in parts]
+    states = [
+        backend.start(part, source, True, prepared)
+        for part, prepared in zip(parts, resources, strict=True)
+    ]
     pairs = list(zip(parts, states, strict=True))
 
     def timed(stage: str, level: int, call, *args):
@@ -84,10 +95,10 @@ def search(parts: list[DistGraph], backend: CudaBackend, source: int, times: dic
                 continue
             pieces = [(b.offsets[rank], b.offsets[rank + 1], b) for b in sent]
             vertices = cupy.concatenate([b.vertices[lo:hi] for lo, hi, b in pieces])
-            parents = cupy.concatenate([b.parents[lo:hi] for lo, hi, b in pieces])
+            parents = cupy.concatenate([b.payloads[0][lo:hi] for lo, hi, b in pieces])
             offsets = np.zeros(size + 1, dtype=np.int64)
             np.cumsum([hi - lo for lo, hi, _ in pieces], out=offsets[1:])
-            received = Bins(offsets, vertices, parents)
+            received = Bins(offsets, vertices, (parents,))
             timed("contract", level, backend.contract, part, state, received, level + 1)
         total = sum(state.frontier_size for state in states)
         if size > 1 and frontier < total and total * SHARE_FRONTIER >= parts[0].n:
@@ -116,8 +127,9 @@ def main() -> None:
     parts = striped(graph, args.ranks)
     del graph
     backend = CudaBackend()
+    resources = [backend.prepare(part) for part in parts]
     warmup: dict = defaultdict(float)
-    distances = search(parts, backend, int(roots[0]), warmup)
+    distances = search(parts, resources, backend, int(roots[0]), warmup)
     checksum = int((distances * np.arange(distances.shape[0]) % 1_000_003).sum())
     print(
         f"kron{args.scale}, {args.ranks} simulated ranks, {args.roots} roots; first search "
@@ -125,7 +137,7 @@ def main() -> None:
     )
     times: dict = defaultdict(float)
     for root in roots[1:]:
-        search(parts, backend, int(root), times)
+        search(parts, resources, backend, int(root), times)
     levels = sorted({level for _, level in times})
     print("ms per search  " + " ".join(f"{'L' + str(level):>7}" for level in levels) + "    sum")
     for stage in STAGES:

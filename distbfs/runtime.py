@@ -45,7 +45,7 @@ def get_backend(name: str = "auto") -> Backend:
     if name in ("auto", "cuda"):
         ok, why = cuda_available()
         if ok:
-            from .backends.cuda import CudaBackend
+            from .backends.cuda.backend import CudaBackend
 
             return CudaBackend()
         if name == "cuda":

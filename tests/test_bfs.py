@@ -15,6 +15,7 @@ from distbfs.backends.numpy import NumpyBackend
 from distbfs.comm.base import Bins
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import UNREACHED
+from distbfs.engine import STRATEGIES
 from distbfs.graph import build_graph
 
 import graphs
@@ -56,6 +57,21 @@ def test_structured_graphs_match_scipy(backend, name, predecessors):
         else:
             assert result.predecessors is None
         graphs.check_bfs_tree(case, source, result.distances, result.predecessors)
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURED))
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_every_strategy_matches_scipy(backend, name, strategy):
+    """Each strategy gives scipy's distances and a valid tree; fused rows (CUDA) add up to the
+    levels, and two_phase runs every level in two phases."""
+    case = STRUCTURED[name]
+    graph = graphs.build(case, ONE, backend)
+    for source in sorted({0, case[2] - 1}):
+        result = graphs.search(graph, source, backend, ONE, predecessors=True, strategy=strategy)
+        expected = graphs.check_bfs_tree(case, source, result.distances, result.predecessors)
+        assert sum(row.span for row in result.levels) == int(expected.max()) + 1
+        if strategy == "two_phase":
+            assert all(row.span == 1 for row in result.levels)
 
 
 def test_isolated_source_is_a_search_of_one_vertex(backend):

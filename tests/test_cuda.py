@@ -20,7 +20,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.io
-import scipy.sparse as sp
 
 cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
 try:
@@ -30,22 +29,27 @@ except Exception as exc:  # no driver, or a broken one
 if _DEVICES < 1:
     pytest.skip("no CUDA device is visible", allow_module_level=True)
 
-from distbfs.backends import cuda_backend  # noqa: E402
 from distbfs.backends.base import EdgeFrontier  # noqa: E402
-from distbfs.backends.cuda_backend import (  # noqa: E402
+from distbfs.backends.cuda import contract as cuda_contract  # noqa: E402
+from distbfs.backends.cuda import fused as cuda_fused  # noqa: E402
+from distbfs.backends.cuda.backend import CudaBackend  # noqa: E402
+from distbfs.backends.cuda.buffers import queues_of  # noqa: E402
+from distbfs.backends.cuda.filter_partition import MeetingBins, PendingBins  # noqa: E402
+from distbfs.backends.cuda.launch_policy import (  # noqa: E402
+    DEFAULT_POLICY,
     DEFAULT_QUEUE_SIZING,
-    CudaBackend,
-    MeetingBins,
-    PendingBins,
+    QUEUE_REGROWTH,
+    LaunchPolicy,
+    uses_meeting_bins,
 )
-from distbfs.backends.launch_policy import DEFAULT_POLICY, LaunchPolicy  # noqa: E402
-from distbfs.backends.numpy_backend import NumpyBackend  # noqa: E402
-from distbfs.bfs import bfs_levels  # noqa: E402
+from distbfs.backends.numpy import NumpyBackend  # noqa: E402
 from distbfs.comm.base import Bins  # noqa: E402
 from distbfs.comm.single import SingleRankCommunicator  # noqa: E402
 from distbfs.constants import UNREACHED  # noqa: E402
+from distbfs.engine import GraphResources, SearchPlan  # noqa: E402
 from distbfs.errors import DeviceError  # noqa: E402
 from distbfs.graph import DistGraph, build_graph  # noqa: E402
+from distbfs.traversals.bfs import bfs_levels  # noqa: E402
 
 import graphs  # noqa: E402
 
@@ -150,29 +154,6 @@ def unpack_mask(words, n: int) -> np.ndarray:
     return bits.ravel()[:n].astype(bool)
 
 
-def edge_matrix(case) -> sp.csr_matrix:
-    """Adjacency of the stored graph (both directions when undirected), self-loops dropped."""
-    src, dst, n, directed = case
-    if not directed:
-        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
-    keep = src != dst
-    return sp.csr_matrix((np.ones(int(keep.sum())), (src[keep], dst[keep])), shape=(n, n))
-
-
-def check_predecessors(case, source: int, dist: np.ndarray, pred: np.ndarray) -> None:
-    """pred[source] == source; every other reached v has an in-neighbour pred at dist - 1."""
-    assert pred[source] == source
-    assert np.all(pred[dist == UNREACHED] == UNREACHED)
-    reached = np.flatnonzero((dist != UNREACHED) & (np.arange(dist.shape[0]) != source))
-    if reached.size == 0:
-        return
-    parents = pred[reached]
-    assert np.all(parents >= 0)
-    assert np.array_equal(dist[parents], dist[reached] - 1)
-    a = edge_matrix(case)
-    assert np.all(np.asarray(a[parents, reached]).ravel() > 0), "a predecessor is no in-neighbour"
-
-
 # ----------------------------------------------------------------------------- stages
 
 
@@ -187,8 +168,8 @@ def _states(case, rank, size, predecessors, source=0, policy=DEFAULT_POLICY):
     return (
         g_np,
         g_cu,
-        HOST.start(g_np, source, predecessors),
-        cuda.start(g_cu, source, predecessors),
+        HOST.start(g_np, source, predecessors, HOST.prepare(g_np)),
+        cuda.start(g_cu, source, predecessors, cuda.prepare(g_cu)),
         cuda,
     )
 
@@ -222,7 +203,7 @@ def test_expand_matches_numpy(name, rank, size, predecessors, policy, queue_sizi
     case = SEARCH_CASES[name][0]
     g_np, g_cu, s_np, s_cu, _ = _states(case, rank, size, predecessors)
     cuda = CudaBackend(EXPAND_POLICIES[policy], queue_sizing=queue_sizing)
-    s_cu = cuda.start(g_cu, 0, predecessors)
+    s_cu = cuda.start(g_cu, 0, predecessors, cuda.prepare(g_cu))
     rng = np.random.default_rng(11)
     frontier = rng.choice(g_np.nlocal, size=min(g_np.nlocal, 900), replace=False)
     frontier = np.union1d(frontier, [0])  # local vertex 0: the first hub on one rank
@@ -302,17 +283,17 @@ def test_filter_partition_matches_numpy(nbins, predecessors, items, distinct):
     assert np.array_equal(unpack_mask(s_cu.visited_mask, n), s_np.visited_mask)
     if predecessors:
         offered = set((vertices * n + parents).tolist())
-        chosen = got_vertices * n + cupy.asnumpy(got.parents).astype(np.int64)
+        chosen = got_vertices * n + cupy.asnumpy(got.payloads[0]).astype(np.int64)
         assert set(chosen.tolist()) <= offered, "a parent that no item carried"
     else:
-        assert got.parents is None
+        assert got.payloads == ()
 
 
 def test_meeting_bins_only_for_two_bins_that_count_in_32_bits():
     """Bin 0 of a graph of 2^33 - 1 vertices would count 2^32 of them: the partition pass."""
-    assert cuda_backend._meeting(2, 2**33 - 2)
-    assert not cuda_backend._meeting(2, 2**33 - 1)
-    assert not cuda_backend._meeting(1, 100) and not cuda_backend._meeting(3, 100)
+    assert uses_meeting_bins(2, 2**33 - 2)
+    assert not uses_meeting_bins(2, 2**33 - 1)
+    assert not uses_meeting_bins(1, 100) and not uses_meeting_bins(3, 100)
 
 
 @pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
@@ -346,16 +327,16 @@ def test_contract_matches_numpy(rank, size, predecessors, early, monkeypatch):
     received = np.concatenate(segments)
     parents = rng.integers(0, g_np.n, received.shape[0])
     offsets = np.concatenate([[0], np.cumsum([seg.shape[0] for seg in segments])])
-    HOST.contract(g_np, s_np, Bins(offsets, received, parents if predecessors else None), 2)
+    HOST.contract(g_np, s_np, Bins(offsets, received, (parents,) if predecessors else ()), 2)
     bins = Bins(
         offsets.astype(np.int64),
         cupy.asarray(received.astype(np.int32)),
-        cupy.asarray(parents.astype(np.int32)) if predecessors else None,
+        (cupy.asarray(parents.astype(np.int32)),) if predecessors else (),
     )
     if early:  # the same layout stands in for the bins this rank sent
-        monkeypatch.setattr(cuda_backend, "OVERLAP_MIN_ITEMS", 1)
+        monkeypatch.setattr(cuda_contract, "OVERLAP_MIN_ITEMS", 1)
         cuda.contract_local(g_cu, s_cu, bins, 2)
-        assert cuda_backend.CudaBackend._queues(s_cu).level.own_contracted == (size > 1)
+        assert queues_of(s_cu).level.own_contracted == (size > 1)
     cuda.contract(g_cu, s_cu, bins, 2)
     assert np.array_equal(cupy.asnumpy(s_cu.labels), s_np.labels)
     assert s_cu.frontier_size == s_np.frontier_size
@@ -389,7 +370,7 @@ def test_contract_refuses_bins_other_than_the_pending_one():
 def _search(case, source, backend, xp, predecessors=True, timer=None):
     """Two-phase search: every level runs the stages, so per-level counters exist."""
     graph = build(case, xp)
-    result = bfs_levels(
+    result = graphs.search(
         graph,
         source,
         backend,
@@ -410,7 +391,7 @@ def test_search_matches_numpy_and_scipy(name, queue_sizing):
     dist, pred, levels = _search(case, source, CudaBackend(queue_sizing=queue_sizing), cupy)
     assert np.array_equal(dist, want_dist)
     assert np.array_equal(dist, graphs.reference_distances(*case, source))
-    check_predecessors(case, source, dist, pred)
+    graphs.check_bfs_tree(case, source, dist, pred)
     # Culling is exact, so every counter matches the host reference level by level.
     fields = ("frontier", "edges_expanded", "items_sent", "items_received", "discovered")
     assert [[getattr(lv, f) for f in fields] for lv in levels] == [
@@ -430,10 +411,10 @@ def test_search_with_int64_column_ids():
     graph = build(case, cupy)
     wide = dataclasses.replace(graph, column_indices=graph.column_indices.astype(cupy.int64))
     backend = CudaBackend()
-    result = bfs_levels(wide, source, backend, ONE_RANK, predecessors=True, strategy="two_phase")
+    result = graphs.search(wide, source, backend, ONE_RANK, predecessors=True, strategy="two_phase")
     dist = backend.to_host(result.distances)
     assert np.array_equal(dist, graphs.reference_distances(*case, source))
-    check_predecessors(case, source, dist, backend.to_host(result.predecessors))
+    graphs.check_bfs_tree(case, source, dist, backend.to_host(result.predecessors))
 
 
 @pytest.mark.parametrize(
@@ -451,7 +432,7 @@ def test_search_with_other_launch_policies(policy):
         case, source = SEARCH_CASES[name]
         dist, pred, _ = _search(case, source, CudaBackend(policy), cupy)
         assert np.array_equal(dist, graphs.reference_distances(*case, source))
-        check_predecessors(case, source, dist, pred)
+        graphs.check_bfs_tree(case, source, dist, pred)
 
 
 def _simulated_ranks(case, source, size, predecessors=True, queue_sizing=DEFAULT_QUEUE_SIZING):
@@ -460,7 +441,7 @@ def _simulated_ranks(case, source, size, predecessors=True, queue_sizing=DEFAULT
     full = build(case, np)
     parts = [stripe(full, r, size, cupy) for r in range(size)]
     backend = CudaBackend(queue_sizing=queue_sizing)
-    states = [backend.start(g, source, predecessors) for g in parts]
+    states = [backend.start(g, source, predecessors, backend.prepare(g)) for g in parts]
     level, total = 0, 1
     while total > 0:
         sent = []
@@ -473,11 +454,12 @@ def _simulated_ranks(case, source, size, predecessors=True, queue_sizing=DEFAULT
             parents = None
             if predecessors:
                 parents = cupy.concatenate(
-                    [b.parents[b.offsets[r] : b.offsets[r + 1]] for b in sent]
+                    [b.payloads[0][b.offsets[r] : b.offsets[r + 1]] for b in sent]
                 )
             counts = [b.offsets[r + 1] - b.offsets[r] for b in sent]
             offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-            backend.contract(g, s, Bins(offsets, vertices, parents), level + 1)
+            payloads = () if parents is None else (parents,)
+            backend.contract(g, s, Bins(offsets, vertices, payloads), level + 1)
         total = sum(s.frontier_size for s in states)
         level += 1
     dist = np.empty(full.n, dtype=np.int64)
@@ -512,20 +494,20 @@ def test_simulated_ranks_match_scipy(name, size, queue_sizing, early, monkeypatc
     (two ranks: the meeting bin's length read by the kernel from the device)."""
     meeting_bins = []  # the meeting bins contracted by the kernel's own count
     if early:
-        monkeypatch.setattr(cuda_backend, "OVERLAP_MIN_ITEMS", 1)
-        contract_items = CudaBackend._contract_items
+        monkeypatch.setattr(cuda_contract, "OVERLAP_MIN_ITEMS", 1)
+        contract_items = cuda_contract.contract_items
 
-        def spy(self, *args, **kwargs):
+        def spy(*args, **kwargs):
             meeting_bins.append(kwargs.get("meeting_bin", -1))
-            return contract_items(self, *args, **kwargs)
+            return contract_items(*args, **kwargs)
 
-        monkeypatch.setattr(CudaBackend, "_contract_items", spy)
+        monkeypatch.setattr(cuda_contract, "contract_items", spy)
     case, source = SEARCH_CASES[name]
     dist, pred = _simulated_ranks(case, source, size, queue_sizing=queue_sizing)
     if early and size == 2 and name != "isolated-source":  # (that source reaches nothing)
         assert {0, 1} <= set(meeting_bins), "both ranks' own meeting bins went early"
     assert np.array_equal(dist, graphs.reference_distances(*case, source))
-    check_predecessors(case, source, dist, pred)
+    graphs.check_bfs_tree(case, source, dist, pred)
 
 
 # ----------------------------------------------------------------------------- fused levels
@@ -534,7 +516,7 @@ def test_simulated_ranks_match_scipy(name, size, queue_sizing, early, monkeypatc
 def _hybrid(case, source, backend, max_frontier, predecessors=True):
     """A one-rank level loop that hands small frontiers to run_small_levels (section 5.4)."""
     graph = build(case, cupy)
-    state = backend.start(graph, source, predecessors)
+    state = backend.start(graph, source, predecessors, backend.prepare(graph))
     level, fused = 0, 0
     while state.frontier_size > 0:
         done = backend.run_small_levels(graph, state, level, max_frontier)
@@ -557,7 +539,7 @@ def test_fused_levels_match_scipy(name, max_frontier):
     case, source = SEARCH_CASES[name]
     dist, pred, _, fused = _hybrid(case, source, CudaBackend(), max_frontier)
     assert np.array_equal(dist, graphs.reference_distances(*case, source))
-    check_predecessors(case, source, dist, pred)
+    graphs.check_bfs_tree(case, source, dist, pred)
     assert fused > 0
 
 
@@ -575,7 +557,7 @@ def test_fused_levels_stop_at_the_edge_budget():
     backend = CudaBackend(LaunchPolicy(fused_max_edges=100))
     dist, pred, levels, fused = _hybrid(case, 0, backend, 10**9)
     assert np.array_equal(dist, graphs.reference_distances(*case, 0))
-    check_predecessors(case, 0, dist, pred)
+    graphs.check_bfs_tree(case, 0, dist, pred)
     assert fused == 20  # levels 1 .. 20, stopping before the hub's level
     assert levels == 22
 
@@ -584,7 +566,7 @@ def test_fused_levels_run_a_whole_path_in_one_launch():
     case, source = SEARCH_CASES["path-3000"]
     graph = build(case, cupy)
     backend = CudaBackend()
-    state = backend.start(graph, source, False)
+    state = backend.start(graph, source, False, backend.prepare(graph))
     assert backend.run_small_levels(graph, state, 0, 10) == 3000  # last level finds nothing
     assert state.frontier_size == 0
 
@@ -640,15 +622,15 @@ COOPERATIVE_CASES = {
 
 
 def _cooperative(case, source, backend, strategy, predecessors=True):
-    """A whole search through distbfs.bfs.bfs_levels; distances checked against scipy."""
-    result = bfs_levels(
+    """A whole search through the level loop; distances checked against scipy."""
+    result = graphs.search(
         build(case, cupy), source, backend, ONE_RANK, predecessors=predecessors, strategy=strategy
     )
     dist = cupy.asnumpy(result.distances).astype(np.int64)
     want = graphs.reference_distances(*case, source)
     np.testing.assert_array_equal(dist, want)
     if predecessors:
-        check_predecessors(case, source, dist, cupy.asnumpy(result.predecessors))
+        graphs.check_bfs_tree(case, source, dist, cupy.asnumpy(result.predecessors))
     else:
         assert result.predecessors is None
     assert sum(row.span for row in result.levels) == int(want.max()) + 1
@@ -733,13 +715,13 @@ def test_cooperative_grid_without_predecessors_and_with_int64_ids(predecessors):
     wide = dataclasses.replace(graph, column_indices=graph.column_indices.astype(cupy.int64))
     for g in (graph, wide):
         backend = FusedCounting(SMALL_GRID)
-        result = bfs_levels(
+        result = graphs.search(
             g, source, backend, ONE_RANK, predecessors=predecessors, strategy="contract_expand"
         )
         dist = cupy.asnumpy(result.distances).astype(np.int64)
         np.testing.assert_array_equal(dist, graphs.reference_distances(*case, source))
         if predecessors:
-            check_predecessors(case, source, dist, cupy.asnumpy(result.predecessors))
+            graphs.check_bfs_tree(case, source, dist, cupy.asnumpy(result.predecessors))
         else:
             assert result.predecessors is None
         assert backend.fused_levels > 0
@@ -751,7 +733,7 @@ def test_cooperative_grid_leaves_the_exact_frontier(max_frontier):
     case, source = COOPERATIVE_CASES["grid-300x300-corner"]
     graph = build(case, cupy)
     backend = CudaBackend()
-    state = backend.start(graph, source, True)
+    state = backend.start(graph, source, True, backend.prepare(graph))
     levels = backend.run_small_levels(graph, state, 0, max_frontier)
     # From the corner, the frontier at distance d holds d + 1 vertices (d < 300).
     assert levels == max_frontier
@@ -770,7 +752,7 @@ def test_cooperative_grid_leaves_the_exact_frontier(max_frontier):
         level += 1
         level += backend.run_small_levels(graph, state, level, 10**9)
     np.testing.assert_array_equal(cupy.asnumpy(state.labels).astype(np.int64), want)
-    check_predecessors(case, source, want, cupy.asnumpy(state.preds))
+    graphs.check_bfs_tree(case, source, want, cupy.asnumpy(state.preds))
 
 
 @pytest.mark.parametrize(
@@ -791,7 +773,7 @@ def test_cooperative_grid_stops_before_a_hub_over_the_edge_budget(policy):
     assert hub_row.edges_expanded == leaves  # the two-phase path expanded the hub
     # From the hub, the fused grid declines at once and leaves the state untouched.
     graph = build(case, cupy)
-    state = backend.start(graph, 0, True)
+    state = backend.start(graph, 0, True, backend.prepare(graph))
     assert backend.run_small_levels(graph, state, 0, 10**9) == 0
     assert state.frontier_size == 1
     assert cupy.asnumpy(state.vertex_frontier).tolist() == [0]
@@ -803,14 +785,14 @@ def test_cooperative_grid_fits_the_device():
     policy = DEFAULT_POLICY
     backend = CudaBackend(policy)
     graph = build(SEARCH_CASES["path-3000"][0], cupy)
-    state = backend.start(graph, 0, False)
+    state = backend.start(graph, 0, False, backend.prepare(graph))
     kernel = state.scratch["cuda"].kernels["contract_expand"]
     resident = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
         kernel.kernel.ptr, policy.fused_threads, 0
     )
     processors = cupy.cuda.Device().attributes["MultiProcessorCount"]
     assert resident >= policy.fused_blocks_per_sm
-    assert backend._fused_grid(kernel) == processors * policy.fused_blocks_per_sm
+    assert cuda_fused.fused_grid(policy, {}, kernel) == processors * policy.fused_blocks_per_sm
 
 
 def test_launch_policy_refuses_a_fused_grid_that_cannot_be_resident():
@@ -836,11 +818,13 @@ def test_levels_larger_than_the_edge_queue_run_in_strips():
         return expand(graph, state, strip)
 
     backend.expand = counted
-    result = bfs_levels(graph, source, backend, ONE_RANK, predecessors=True, strategy="two_phase")
+    result = graphs.search(
+        graph, source, backend, ONE_RANK, predecessors=True, strategy="two_phase"
+    )
     dist = backend.to_host(result.distances)
     assert np.array_equal(dist, graphs.reference_distances(*case, source))
-    check_predecessors(case, source, dist, backend.to_host(result.predecessors))
-    queue = backend._edge_queues[id(graph)]
+    graphs.check_bfs_tree(case, source, dist, backend.to_host(result.predecessors))
+    queue = result.state.resources.edge_queue
     assert queue.capacity <= queue.limit == 60
     assert max(calls) == 49 and result.levels[1].edges_expanded == 3000
 
@@ -857,32 +841,33 @@ def test_edge_queue_overflow_names_the_queue_and_the_setting(monkeypatch):
 def test_out_of_memory_says_how_much_and_what_to_do(monkeypatch):
     graph = build(SEARCH_CASES["random-undirected"][0], cupy)
     backend = CudaBackend()
-    backend.start(graph, 0, True)  # compile the kernels before cupy.empty starts failing
+    resources = backend.prepare(graph)
+    backend.start(graph, 0, True, resources)  # compile the kernels before cupy.empty starts failing
 
     def no_memory(length, dtype=None):
         raise cupy.cuda.memory.OutOfMemoryError(8 * length, 0)
 
     monkeypatch.setattr(cupy, "empty", no_memory)
     with pytest.raises(DeviceError, match=r"out of GPU memory.*bytes.*more GPUs"):
-        backend.start(graph, 0, True)
+        backend.start(graph, 0, True, resources)
 
 
 def test_edge_queue_holds_the_largest_expansion_and_is_reused():
     """The graph's edge queue grows to what levels expand (known exactly beforehand; a
     regrowth by at least QUEUE_REGROWTH), not to the stored edges, and later searches reuse it
     as it is."""
-    from distbfs.backends.cuda_backend import QUEUE_REGROWTH
-
     case, source = SEARCH_CASES["grid-40x50"]
     graph, backend = build(case, cupy), CudaBackend()
-    search = {"predecessors": True, "strategy": "two_phase"}
-    levels = bfs_levels(graph, source, backend, ONE_RANK, **search).levels
+    resources = GraphResources(graph, backend, ONE_RANK)
+    first = bfs_levels(SearchPlan(resources, "two_phase"), source, predecessors=True)
+    levels = first.levels
     largest = max(lv.edges_expanded for lv in levels)
-    queue = backend._edge_queues[id(graph)]
+    queue = first.state.resources.edge_queue
     assert largest <= queue.capacity <= largest * QUEUE_REGROWTH < graph.num_local_edges
     vertices, parents = queue.vertices, queue.parents
     for strategy in ("two_phase", "hybrid", DO):
-        bfs_levels(graph, source, backend, ONE_RANK, predecessors=True, strategy=strategy)
+        later = bfs_levels(SearchPlan(resources, strategy), source, predecessors=True)
+        queue = later.state.resources.edge_queue  # the same queue: the graph's resources
         assert queue.vertices is vertices and queue.parents is parents
 
 
@@ -894,7 +879,8 @@ def test_queue_sizing_must_be_positive():
 def test_host_graph_is_refused():
     case, source = SEARCH_CASES["components"]
     with pytest.raises(TypeError, match="xp=cupy"):
-        CudaBackend().start(build(case, np), source, False)
+        backend, graph = CudaBackend(), build(case, np)
+        backend.start(graph, source, False, backend.prepare(graph))
 
 
 def test_event_timer_reports_every_phase_of_every_level():
@@ -909,39 +895,22 @@ def test_event_timer_reports_every_phase_of_every_level():
     assert sum(stats.seconds["expand"] for stats in levels) > 0
 
 
-@pytest.mark.parametrize("name", sorted(SEARCH_CASES))
-@pytest.mark.parametrize("strategy", ["two_phase", "hybrid", "contract_expand", DO])
-def test_level_loop_strategies_match_numpy(name, strategy):
-    """The level loop of distbfs.bfs with each strategy gives the numpy backend's distances."""
-    case, source = SEARCH_CASES[name]
-    expected = bfs_levels(build(case, np), source, NumpyBackend(), ONE_RANK).distances
-    result = bfs_levels(
-        build(case, cupy), source, CudaBackend(), ONE_RANK, predecessors=True, strategy=strategy
-    )
-    dist = cupy.asnumpy(result.distances)
-    np.testing.assert_array_equal(dist, expected)
-    check_predecessors(case, source, dist.astype(np.int64), cupy.asnumpy(result.predecessors))
-    assert sum(row.span for row in result.levels) == len(
-        bfs_levels(build(case, np), source, NumpyBackend(), ONE_RANK).levels
-    )
-    if strategy == "two_phase":
-        assert all(row.span == 1 for row in result.levels)
-
-
 def test_searches_release_their_device_buffers():
     """A finished search frees its queues at once (no reference cycle waiting for the GC)."""
     import gc
 
     case, source = SEARCH_CASES["random-undirected"]
     graph, backend = build(case, cupy), CudaBackend()
+    resources = GraphResources(graph, backend, ONE_RANK)
+    plans = {s: SearchPlan(resources, s) for s in ("two_phase", "hybrid")}
     pool = cupy.get_default_memory_pool()
     gc.disable()
     try:
         for strategy in ("two_phase", "hybrid"):
-            bfs_levels(graph, source, backend, ONE_RANK, predecessors=True, strategy=strategy)
+            bfs_levels(plans[strategy], source, predecessors=True)
         held = pool.used_bytes()
         for strategy in ("two_phase", "hybrid") * 5:
-            bfs_levels(graph, source, backend, ONE_RANK, predecessors=True, strategy=strategy)
+            bfs_levels(plans[strategy], source, predecessors=True)
         assert pool.used_bytes() == held
     finally:
         gc.enable()
@@ -976,7 +945,7 @@ def _gathered(case, size, frontier):
     rows = []
     for r in range(size):
         part = stripe(build(case, np), r, size, np)
-        state = HOST.start(part, 0, False)
+        state = HOST.start(part, 0, False, HOST.prepare(part))
         state.vertex_frontier = np.flatnonzero(frontier[np.arange(r, n, size)])
         rows.append(HOST.frontier_bitmap(part, state))
     return np.stack(rows)
@@ -1021,7 +990,7 @@ def test_frontier_bitmap_and_bottom_up_match_numpy(name, rank, size):
     # exact slots on the GPU; numpy tests in doubling rounds, so it counts at least as many
     assert found.shape[0] <= tested <= tested_np
     # the kernel left the next frontier's bitmap behind, and m_f of the new frontier
-    state = HOST.start(g_np, 0, False)
+    state = HOST.start(g_np, 0, False, HOST.prepare(g_np))
     state.vertex_frontier = found
     np.testing.assert_array_equal(
         cupy.asnumpy(cuda.frontier_bitmap(g_cu, s_cu)), HOST.frontier_bitmap(g_np, state)
@@ -1055,7 +1024,7 @@ def test_frontier_edges_after_contract_and_from_scratch():
 
 
 def _do_search(case, source, backend, alpha, beta, predecessors=True):
-    result = bfs_levels(
+    result = graphs.search(
         build(case, cupy),
         source,
         backend,
@@ -1068,26 +1037,8 @@ def _do_search(case, source, backend, alpha, beta, predecessors=True):
     dist = cupy.asnumpy(result.distances).astype(np.int64)
     np.testing.assert_array_equal(dist, graphs.reference_distances(*case, source))
     if predecessors:
-        check_predecessors(case, source, dist, cupy.asnumpy(result.predecessors))
+        graphs.check_bfs_tree(case, source, dist, cupy.asnumpy(result.predecessors))
     return result
-
-
-@pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
-@pytest.mark.parametrize("name", sorted(SEARCH_CASES))
-def test_direction_optimizing_switches_as_the_rule_says(name, forcing):
-    """Two-phase top-down levels (no fused path), so every level has its counts: the directions
-    are those Beamer's rule picks from scipy's distances and the slots each level tested."""
-    case, source = SEARCH_CASES[name]
-    alpha, beta = graphs.FORCINGS[forcing]
-    backend = CudaBackend()
-    backend.small_frontier_limit = 0
-    result = _do_search(case, source, backend, alpha, beta)
-    inspected = [lv.edges_inspected for lv in result.levels]
-    want = graphs.expected_directions(*case, source, alpha, beta, inspected)
-    assert [lv.direction for lv in result.levels] == want
-    for lv in result.levels:
-        if lv.direction == "bottom_up":
-            assert lv.edges_expanded == lv.items_sent == 0 and lv.edges_inspected >= lv.discovered
 
 
 @pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
@@ -1095,11 +1046,10 @@ def test_direction_optimizing_switches_as_the_rule_says(name, forcing):
     "name", ["random-undirected", "random-directed", "mixed-degrees", "hubs", "components"]
 )
 def test_direction_optimizing_with_fused_levels(name, forcing):
-    """The default CUDA path: small top-down frontiers go to the fused kernel, the heuristic's
-    counts are recounted after it; tight fused limits make the two alternate."""
+    """Tight fused limits make the fused kernel and direction-optimizing levels alternate (the
+    default policy runs in tests/test_direction_optimizing.py, on every backend)."""
     case, source = SEARCH_CASES[name]
-    for policy in (DEFAULT_POLICY, TIGHT_LIMITS):
-        _do_search(case, source, CudaBackend(policy), *graphs.FORCINGS[forcing])
+    _do_search(case, source, CudaBackend(TIGHT_LIMITS), *graphs.FORCINGS[forcing])
     _do_search(case, source, CudaBackend(), *graphs.FORCINGS[forcing], predecessors=False)
 
 
@@ -1126,13 +1076,13 @@ def test_bottom_up_levels_allocate_nothing_once_warm():
     graph, backend = build(case, cupy), CudaBackend()
     backend.small_frontier_limit = 0  # two-phase top-down levels, so bottom-up ones follow
     pool = cupy.get_default_memory_pool()
-    options = {"predecessors": True, "strategy": DO, "alpha": math.inf, "beta": math.inf}
+    plan = SearchPlan.build(graph, backend, ONE_RANK, DO, alpha=math.inf, beta=math.inf)
     gc.disable()
     try:
-        bfs_levels(graph, source, backend, ONE_RANK, **options)
+        bfs_levels(plan, source, predecessors=True)
         held = pool.used_bytes()
         for _ in range(3):
-            result = bfs_levels(graph, source, backend, ONE_RANK, **options)
+            result = bfs_levels(plan, source, predecessors=True)
             assert "bottom_up" in {lv.direction for lv in result.levels}
             del result
         assert pool.used_bytes() == held

@@ -98,7 +98,7 @@ def cuda_backend(cupy):
     """A CUDA backend without the replicated or peer small-frontier paths: every level striped,
     with exchanges (those paths have their own tests)."""
     from distbfs.api import resolve_backend
-    from distbfs.backends.cuda_backend import CudaBackend
+    from distbfs.backends.cuda.backend import CudaBackend
 
     return resolve_backend(CudaBackend(replica_limit_bytes=0, peer_levels=False))
 
@@ -114,12 +114,12 @@ def random_bins(
     np.cumsum(counts, out=offsets[1:])
     vertices = rng.integers(0, 2**30, int(offsets[-1])).astype(dtype)
     preds = rng.integers(0, 2**30, int(offsets[-1])).astype(dtype) if parents else None
-    return Bins(offsets, vertices, preds)
+    return Bins(offsets, vertices, () if preds is None else (preds,))
 
 
 def to_device(cupy, bins: Bins) -> Bins:
-    parents = None if bins.parents is None else cupy.asarray(bins.parents)
-    return Bins(bins.offsets.copy(), cupy.asarray(bins.vertices), parents)
+    payloads = tuple(cupy.asarray(p) for p in bins.payloads)
+    return Bins(bins.offsets.copy(), cupy.asarray(bins.vertices), payloads)
 
 
 # -- the communicator's collectives against MPI -------------------------------------------------
@@ -139,7 +139,7 @@ def test_exchange_bins_equals_mpi(comm, cupy, nccl_comms, counts, dtype, parents
         assert isinstance(got.vertices, cupy.ndarray) and got.vertices.dtype == np.dtype(dtype)
         np.testing.assert_array_equal(got.vertices.get(), expected.vertices)
         if parents:
-            np.testing.assert_array_equal(got.parents.get(), expected.parents)
+            np.testing.assert_array_equal(got.payloads[0].get(), expected.payloads[0])
     if comm.size > 1:
         assert nccl.path["exchange"] == ("cuda-ipc" if counts == "peer" else "nccl")
 
@@ -153,7 +153,7 @@ def test_receive_buffers_are_reused_once_warm(comm, cupy, nccl):
         expected = comm.exchange_bins(bins)
         got = nccl.exchange_bins(to_device(cupy, bins))
         np.testing.assert_array_equal(got.vertices.get(), expected.vertices)
-        np.testing.assert_array_equal(got.parents.get(), expected.parents)
+        np.testing.assert_array_equal(got.payloads[0].get(), expected.payloads[0])
         if level == 0:
             warm = nccl.describe()["receive_buffer_allocations"]
     assert nccl.describe()["receive_buffer_allocations"] == warm
@@ -206,7 +206,7 @@ def test_mpi_gpu_transport_equals_mpi(comm, cupy):
             expected = comm.exchange_bins(bins)
             got = gpu_mpi.exchange_bins(to_device(cupy, bins))
             np.testing.assert_array_equal(got.vertices.get(), expected.vertices)
-            np.testing.assert_array_equal(got.parents.get(), expected.parents)
+            np.testing.assert_array_equal(got.payloads[0].get(), expected.payloads[0])
         words = np.arange(500, dtype=np.uint32) + np.uint32(comm.rank)
         gathered = gpu_mpi.allgather_equal(cupy.asarray(words))
         np.testing.assert_array_equal(
@@ -390,8 +390,8 @@ def check_fused_spans(comm, cupy, nccl, name, strategy, **backend_options):
     ``backend_options``, at the default fused limits (every level in one fused span: these
     graphs fit whole) and at tight ones (fused spans hand over to striped levels and back):
     distances equal the reference, trees are valid, spans add up to the levels."""
-    from distbfs.backends.cuda_backend import CudaBackend
-    from distbfs.backends.launch_policy import LaunchPolicy
+    from distbfs.backends.cuda.backend import CudaBackend
+    from distbfs.backends.cuda.launch_policy import LaunchPolicy
 
     src, dst, n, directed = STRUCTURED[name]
     mine = graphs.share(src, dst, comm.rank, comm.size)
@@ -439,7 +439,7 @@ def test_peer_small_frontier_path(comm, cupy, nccl, name, strategy):
 def test_peer_small_frontier_path_every_family(comm, cupy, nccl, family):
     """The generated families (Kronecker hubs in the first levels, grids' long tails) with
     the peer path on, against numpy on the CPU ranks, both strategies."""
-    from distbfs.backends.cuda_backend import CudaBackend
+    from distbfs.backends.cuda.backend import CudaBackend
 
     backend = CudaBackend(replica_limit_bytes=0)
     check_family_against_numpy(comm, cupy, nccl, backend, family, roots=4)

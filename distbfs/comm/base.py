@@ -7,7 +7,7 @@ A ``Communicator`` connects the ranks of one job. The level loop needs ``exchang
 ``alltoallv`` and ``allgather``.
 Implementations: one rank (``single``), MPI through mpi4py (``mpi``), and for device arrays NCCL
 (``nccl``) or a GPU-aware MPI transport (``mpi_gpu``), both on ``gpu.GPUCommunicator``. Which one
-runs is decided in exactly one place, ``distbfs.comm.get_communicator``.
+runs is decided in exactly one place, ``distbfs.runtime.get_communicator``.
 
 ``map_peer_memory`` maps every rank's device buffer into each rank (GPU communicators, all
 ranks on one node: CUDA IPC), for the backend's fused small levels over peer memory.

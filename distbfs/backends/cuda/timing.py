@@ -1,4 +1,5 @@
-"""Phase timer of the CUDA backend: CUDA events around each phase, resolved after the search.
+"""Phase timer of the CUDA backend (instrumentation of the level loop, no stage of the paper):
+CUDA events around each phase, resolved after the search.
 
 Same interface as ``distbfs.timing.HostTimer`` (``phase(name)``, ``next_level()``,
 ``per_level()``). ``phase`` only records an event on the current stream before and after the

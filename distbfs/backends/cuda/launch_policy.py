@@ -1,9 +1,13 @@
-"""Launch policy of the CUDA kernels: the one place where block sizes and hash sizes are chosen.
+"""Launch policy of the CUDA backend: the one place where its tuning is chosen.
 
 Every tunable number the kernels in ``kernels/`` use arrives as a ``-D`` compile option made by
 ``LaunchPolicy.defines()`` (``kernels/common.cuh`` refuses to compile without them), so no kernel
 and no host module holds a magic number of its own. Merrill et al. 2012 tune the same knobs per
-architecture (section 4.1: gathering thresholds; section 4.2: warp and history culling).
+architecture (section 4.1: gathering thresholds; section 4.2: warp and history culling). The host
+side's tuning lives here too, as module constants: how large the edge queue may grow
+(``DEFAULT_QUEUE_SIZING``, ``QUEUE_REGROWTH``), when the own bin is contracted before the
+exchange (``OVERLAP_MIN_ITEMS``, section 6.1), when two bins meet in one queue
+(``MEETING_BINS``), and how long a fused peer level waits (``PEER_TIMEOUT_SECONDS``).
 
 Invariants: thread counts are multiples of the warp width (32); hash sizes are powers of two;
 the policy is frozen, so a policy and a device name one compiled module.
@@ -160,3 +164,43 @@ class LaunchPolicy:
 
 DEFAULT_POLICY = LaunchPolicy()
 """The policy the CUDA backend uses unless given another (tuned for H100/H200, sm_90)."""
+
+
+DEFAULT_QUEUE_SIZING = 0.5
+"""The edge queue's limit as a fraction of the rank's stored edges. A Kronecker level expands up
+to ~90% of them; with the queue that large a search would hold over 3x the CSR's bytes (a vertex
+and a parent per item: 2 x 0.9 x the column array), so such levels are expanded in strips
+instead. A smaller fraction saves memory but makes mid-size graphs pay the extra strips'
+launches; at 0.5 only levels over half the edges take two (measured: benchmarks/RESULTS.md,
+'queue sizing')."""
+
+QUEUE_REGROWTH = 1.125
+"""Least factor by which a graph's edge queue grows once it exists (``buffers.grow_edge_queue``):
+searches from other roots, whose largest levels differ by a few percent, then do not reallocate
+it each time."""
+
+OVERLAP_MIN_ITEMS = 1 << 16
+"""Several ranks: an own bin of at least this many items is contracted before the exchange
+(``contract_local``), while the host exchanges the counts and the other ranks' bins travel;
+smaller levels contract everything in one launch once it arrived."""
+
+MEETING_BINS = 2
+"""Bins written in place by the filter: two meet in the middle of a bin queue of twice the kept
+capacity (bin 0 growing down, bin 1 up), so two ranks skip the partition pass at no memory cost:
+the kept queue it replaces is as long. With ``MeetingBins`` the own bin's contraction is launched
+before their lengths are read (measured: benchmarks/RESULTS.md, 'meeting bins').
+The kernel counts both in one 64-bit counter, 32 bits each, so graphs of ``MEETING_MAX_N``
+vertices or more, and more bins, go through the kept queue and the partition pass (a counting
+sort by owner)."""
+
+MEETING_MAX_N = (1 << 33) - 1
+"""Meeting bins need n below this: bin b counts vertices v = b mod 2, under 2^32 of them."""
+
+PEER_TIMEOUT_SECONDS = 30.0
+"""Longest a rank of fused peer levels waits for another at a level barrier before it stops
+with an error (a rank that failed ends the job through MPI before that)."""
+
+
+def uses_meeting_bins(nbins: int, n: int) -> bool:
+    """Whether ``nbins`` bins of a graph of ``n`` vertices are filtered into meeting bins."""
+    return nbins == MEETING_BINS and n < MEETING_MAX_N

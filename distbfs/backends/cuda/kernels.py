@@ -1,5 +1,8 @@
-"""The one loader of the CUDA kernels in ``kernels/``: each stage's ``cupy.RawModule`` is built
-once per device, launch policy and vertex width, and memoized.
+"""The one loader of the CUDA kernels in ``kernels/`` (one ``.cu`` file per stage of Merrill et al.
+2012: expand, filter_partition, contract, contract_expand, and the bottom-up levels): each
+stage's ``cupy.RawModule`` is built once per device, launch policy and vertex width, and
+memoized. Invariant: a kernel never holds a tuning number of its own; every one arrives as a
+``-D`` option (``compile_options``).
 
 Sources: ``kernels/`` at the root of a checkout (next to ``distbfs/``), or ``distbfs/_kernels``
 inside an installed wheel (package data); ``kernel_dir()`` looks in both. Each stage file is
@@ -12,8 +15,8 @@ layout (``Counter``), the fused kernel's scratch length, ``UNREACHED`` and the v
 as ``-D``; NVRTC through CuPy, which also picks the target architecture from the current device
 (``sm_XX`` of its compute capability) and puts its bundled CUB and the CUDA headers
 (``cooperative_groups.h``) on the include path. Stages in ``COOPERATIVE_STAGES`` are built with
-``enable_cooperative_groups``. ``python -m distbfs.backends.kernels`` compiles every stage with
-nvcc instead, for a machine without a GPU (syntax and type check), for the default policy and a
+``enable_cooperative_groups``. ``python -m distbfs.backends.cuda.kernels`` compiles every stage
+with nvcc instead, for a machine without a GPU (syntax and type check), for the default policy and a
 small one, and checks from ptxas's resource report that the cooperative kernel's blocks fit
 ``fused_blocks_per_sm`` to a multiprocessor (registers, shared memory).
 """
@@ -29,8 +32,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from ..constants import UNREACHED
-from ..errors import DeviceError
+from ...constants import UNREACHED
+from ...errors import DeviceError
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
 STAGES = ("expand", "filter_partition", "contract", "contract_expand", "bottom_up")
@@ -85,7 +88,7 @@ def counter_cursors(policy: LaunchPolicy) -> int:
 
 def kernel_dir() -> Path:
     """Folder holding the ``.cu`` sources: the wheel's package data, else the checkout's."""
-    package = Path(__file__).resolve().parents[1]
+    package = Path(__file__).resolve().parents[2]  # distbfs/ (this file: distbfs/backends/cuda/)
     for candidate in (package / "_kernels", package.parent / "kernels"):
         if (candidate / HEADER).is_file():
             return candidate
@@ -98,7 +101,7 @@ def kernel_dir() -> Path:
 @functools.cache
 def compile_options(policy: LaunchPolicy, vertex_bits: int) -> tuple[str, ...]:
     """The options every stage is compiled with (NVRTC or nvcc alike), architecture aside
-    (memoized: every search looks its kernels up)."""
+    (memoized: every prepared graph looks its kernels up)."""
     if vertex_bits not in (32, 64):
         raise ValueError(f"vertex_bits={vertex_bits}: column ids are int32 or int64")
     layout = tuple(f"-DDISTBFS_COUNTER_{slot.name}={int(slot)}" for slot in Counter)
@@ -138,7 +141,7 @@ def _module(device_id: int, stage: str, options: tuple[str, ...]) -> Any:
             options=options,
             enable_cooperative_groups=stage in COOPERATIVE_STAGES,
         )
-        module.compile()  # compile now, on this device, so errors surface here
+        module.compile()  # compile here, on this device, so errors surface here
     return module
 
 
@@ -153,8 +156,8 @@ def get_kernel(
     stage: str, name: str, policy: LaunchPolicy = DEFAULT_POLICY, vertex_bits: int = 32
 ) -> Any:
     """Kernel ``name`` (an ``extern "C"`` function) of ``stage``, on the current device (looked
-    up once: a search starts by taking a dozen of them, which cost 0.25 ms of host time a
-    search when the options were rebuilt and the function looked up every time)."""
+    up once per device, options and name: ``CudaBackend.prepare`` takes a dozen of them per
+    graph)."""
     import cupy
 
     return _kernel(cupy.cuda.Device().id, stage, name, compile_options(policy, vertex_bits))
@@ -191,7 +194,7 @@ CHECK_POLICIES = (
         fused_max_frontier=100,
     ),
 )
-"""Policies ``python -m distbfs.backends.kernels`` compiles: the default and a small one (the
+"""Policies ``python -m distbfs.backends.cuda.kernels`` compiles: the default and a small one (the
 smallest blocks the tests use), so that no size is only ever compiled on the device."""
 
 

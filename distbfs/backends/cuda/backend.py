@@ -1,0 +1,192 @@
+"""``CudaBackend``: the backend interface (``distbfs.backends.base.Backend``) over the stage
+modules of this package, one method per stage of Merrill et al. 2012 (section 6.1) and of the
+direction-optimizing levels; each method delegates to its stage module.
+
+Invariants: a backend holds no state of any graph or search (per-graph resources come from
+``prepare`` and travel with each search's state; a search's buffers live in its
+``SearchState``); it holds only its settings and memos of launch grids per device, which depend
+on nothing but the device and the launch policy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cupy
+import numpy as np
+
+from ...comm.base import Bins
+from ...graph import DistGraph
+from ...timing import NullTimer
+from ..base import EdgeFrontier, Replica, SearchState
+from . import bottom_up, contract, expand, filter_partition, fused, search
+from .buffers import CudaGraphResources, prepare
+from .launch_policy import DEFAULT_POLICY, DEFAULT_QUEUE_SIZING, LaunchPolicy
+from .timing import CudaEventTimer
+
+
+class CudaBackend:
+    """The level stages as CUDA kernels, on the current CuPy device.
+
+    Parameters
+    ----------
+    policy : LaunchPolicy
+        Block sizes and culling-hash sizes, compiled into the kernels.
+    queue_sizing : float
+        The edge queue's limit as a fraction of the rank's stored edges (0 < queue_sizing;
+        values above 1 change nothing, since no level expands more edges than the rank stores).
+        A level whose frontier has more out-edges is expanded and filtered in strips of at most
+        that many (``expansion_strips``). Lower it to save memory, raise it for fewer launches.
+    replica_limit_bytes : int
+        Several ranks: a graph whose whole CSR takes at most this many bytes is copied to every
+        rank once, and searches run their first levels fused on that copy while the frontier is
+        small (``distbfs.engine.fused``): high-diameter graphs then pay no exchange per level.
+        0 turns the copy off.
+    peer_levels : bool
+        Several ranks on one node, a graph not copied: small frontiers run fused on every GPU
+        at once, the items and level barriers going through peer memory
+        (``run_peer_levels``; ``distbfs.engine.fused``). False: such levels are striped
+        levels with host exchanges.
+    """
+
+    name = "cuda"
+    xp = cupy
+
+    def __init__(
+        self,
+        policy: LaunchPolicy = DEFAULT_POLICY,
+        queue_sizing: float = DEFAULT_QUEUE_SIZING,
+        replica_limit_bytes: int = 1 << 30,
+        peer_levels: bool = True,
+    ) -> None:
+        if not queue_sizing > 0:
+            raise ValueError(f"queue_sizing={queue_sizing}: need a positive fraction")
+        if replica_limit_bytes < 0:
+            raise ValueError(f"replica_limit_bytes={replica_limit_bytes}: must be >= 0")
+        self.policy = policy
+        self.queue_sizing = float(queue_sizing)
+        self.replica_limit_bytes = int(replica_limit_bytes)
+        self.peer_levels = bool(peer_levels)
+        self.small_frontier_limit = policy.fused_max_frontier
+        # Launch grids by device (and kernel): memos of search.persistent_grid,
+        # bottom_up.resident_grid and fused.fused_grid.
+        self._persistent: dict[int, int] = {}
+        self._resident: dict[tuple[int, int], int] = {}
+        self._fused_grids: dict[int, int] = {}
+
+    # -- interface shared with the other backends ------------------------------------------
+
+    def to_host(self, array: Any) -> np.ndarray:
+        return cupy.asnumpy(array) if isinstance(array, cupy.ndarray) else np.asarray(array)
+
+    def make_timer(self, enabled: bool) -> CudaEventTimer | NullTimer:
+        return CudaEventTimer() if enabled else NullTimer()
+
+    def prepare(self, graph: DistGraph) -> CudaGraphResources:
+        """What every search of ``graph`` reuses on this rank (``buffers.prepare``): built once
+        per graph by the search plan."""
+        return prepare(graph, self.policy, self.queue_sizing)
+
+    def start(
+        self, graph: DistGraph, source: int, predecessors: bool, resources: CudaGraphResources
+    ) -> SearchState:
+        """A new search of ``graph`` from ``source`` (``search.start``); ``resources``:
+        ``prepare(graph)``."""
+        return search.start(
+            graph,
+            source,
+            predecessors,
+            resources,
+            self.policy,
+            self.queue_sizing,
+            self._persistent,
+        )
+
+    def expansion_strips(self, graph: DistGraph, state: SearchState) -> int:
+        """Strips the current frontier's expansion takes: 1 unless its out-edges (m_f, known
+        exactly) exceed the edge queue's limit; then as few equal strips as fit it."""
+        need = self.frontier_edges(graph, state) if state.frontier_size > 0 else 0
+        return expand.strip_count(state, need)
+
+    def expand(self, graph: DistGraph, state: SearchState, strip: int = 0) -> EdgeFrontier:
+        need = self.frontier_edges(graph, state) if state.frontier_size > 0 else 0  # exact: m_f
+        strips = self.expansion_strips(graph, state)
+        return expand.expand(self.policy, graph, state, strip, need, strips)
+
+    def filter_partition(self, state: SearchState, edges: EdgeFrontier, nbins: int) -> Bins | None:
+        return filter_partition.filter_partition(self.policy, state, edges, nbins)
+
+    def contract_local(self, graph: DistGraph, state: SearchState, bins: Bins, level: int) -> None:
+        contract.contract_local(self.policy, graph, state, bins, level)
+
+    def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
+        contract.contract(self.policy, graph, state, received, level)
+
+    # -- direction-optimizing levels (kernels/bottom_up.cu) ---------------------------------
+
+    def frontier_edges(self, graph: DistGraph, state: SearchState) -> int:
+        return bottom_up.frontier_edges(self.policy, graph, state)
+
+    def frontier_bitmap(self, graph: DistGraph, state: SearchState) -> Any:
+        return bottom_up.frontier_bitmap(self.policy, graph, state)
+
+    def mark_visited(self, graph: DistGraph, state: SearchState, frontier: Any) -> None:
+        bottom_up.mark_visited(self.policy, graph, state, frontier)
+
+    def bottom_up(
+        self,
+        graph: DistGraph,
+        in_graph: DistGraph,
+        state: SearchState,
+        frontier: Any,
+        level: int,
+    ) -> int:
+        return bottom_up.bottom_up(
+            self.policy, self._resident, graph, in_graph, state, frontier, level
+        )
+
+    def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:
+        return bottom_up.unexplored(self.policy, graph, state)
+
+    # -- fused small-frontier levels (contract-expand, sections 5.2 and 5.4) ---------------
+
+    def run_small_levels(
+        self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
+    ) -> int:
+        return fused.run_small_levels(
+            self.policy, self._fused_grids, graph, state, level, max_frontier
+        )
+
+    def run_replicated_levels(
+        self,
+        graph: DistGraph,
+        replica: Replica,
+        state: SearchState,
+        source: int,
+        max_frontier: int,
+    ) -> int:
+        """Several ranks: fused levels from ``source`` on the whole graph (``replica.graph``, a
+        one-rank CSR), then this rank's part of the outcome into ``state``
+        (``fused.replica_share``). Returns the levels run (0 if none ran)."""
+        whole = self.start(replica.graph, source, state.preds is not None, replica.resources)
+        levels = self.run_small_levels(replica.graph, whole, 0, max_frontier)
+        if levels == 0:
+            return 0
+        fused.replica_share(graph, state, whole)
+        return levels
+
+    def make_peer_mailbox(self, graph: DistGraph) -> fused.PeerMailbox:
+        return fused.make_peer_mailbox(self.policy, graph)
+
+    def run_peer_levels(
+        self,
+        graph: DistGraph,
+        state: SearchState,
+        level: int,
+        max_frontier: int,
+        mailbox: fused.PeerMailbox,
+        entry: tuple[int, int],
+    ) -> int:
+        return fused.run_peer_levels(
+            self.policy, self._fused_grids, graph, state, level, max_frontier, mailbox, entry
+        )

@@ -1,0 +1,382 @@
+"""Device buffers of the CUDA backend: the queues of Merrill et al. 2012 (section 3: every stage
+reads one queue and appends to the next), the per-graph resources every search of a graph
+reuses (``prepare``), and their allocation.
+
+A graph's edge queue belongs to its ``CudaGraphResources`` and grows to the exact length of
+the largest expansion (or strip) so far, never past its limit (``queue_sizing`` x the rank's
+stored edges). A search's other queues (``SearchQueues``) are allocated by ``start``; those only
+some searches need (meeting bins, the kept queue, fused levels' spare queues, hub pieces,
+bottom-up bitmaps) are allocated at first use, once per search, by the ``ensure_*`` helpers.
+
+Invariants: every allocation goes through ``allocate``, which turns out-of-memory into a
+``DeviceError`` saying what to lower; a queue is freed before its larger replacement is taken,
+so the peak is never both; no capacity is smaller than what its stage can append in a level
+(filtering claims a vertex once, each vertex enters one frontier once).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cupy
+import numpy as np
+
+from ...constants import UNREACHED
+from ...errors import DeviceError
+from ...graph import DistGraph
+from ..base import SearchState, frontier_bitmap_bytes
+from .counters import COUNTER_DTYPE, LevelCounts
+from .kernels import FUSED_SCRATCH_SLOTS, Counter, get_kernel
+from .launch_policy import QUEUE_REGROWTH, LaunchPolicy, uses_meeting_bins
+
+UNREACHED_BYTE = 0xFF
+"""Every byte of UNREACHED (-1) in two's complement: labels and predecessors start as a memset,
+which runs at copy bandwidth (an elementwise fill of the int64 predecessors runs at half)."""
+assert UNREACHED == -1, "UNREACHED_BYTE assumes UNREACHED is -1"
+
+MASK_DTYPE = np.dtype(np.uint32)
+"""Word of the visited bitmask: bit ``v % 32`` of word ``v // 32`` is vertex v."""
+MASK_WORD_BITS = 32
+
+KERNELS = {
+    "expand": ("expand", "expand_kernel"),
+    "frontier_lengths": ("expand", "frontier_lengths_kernel"),
+    "expand_heavy": ("expand", "expand_heavy_kernel"),
+    "filter": ("filter_partition", "filter_kernel"),
+    "partition": ("filter_partition", "partition_kernel"),
+    "contract": ("contract", "contract_kernel"),
+    "contract_expand": ("contract_expand", "contract_expand_kernel"),
+    "contract_expand_peers": ("contract_expand", "contract_expand_peers_kernel"),
+    "frontier_bitmap": ("bottom_up", "frontier_bitmap_kernel"),
+    "mark_visited": ("bottom_up", "mark_visited_kernel"),
+    "frontier_degrees": ("bottom_up", "frontier_degrees_kernel"),
+    "unexplored": ("bottom_up", "unexplored_kernel"),
+    "bottom_up": ("bottom_up", "bottom_up_kernel"),
+}
+"""Kernel handles of a graph's searches by role: (stage file, ``extern "C"`` name)."""
+
+
+def fill_bytes(array: Any, byte: int) -> None:
+    """Set every byte of ``array`` to ``byte`` (cudaMemsetAsync on the current stream)."""
+    stream = cupy.cuda.get_current_stream()
+    cupy.cuda.runtime.memsetAsync(array.data.ptr, byte, array.nbytes, stream.ptr)
+
+
+def allocate(graph: DistGraph, what: str, length: int, dtype: np.dtype, total: int) -> Any:
+    """``cupy.empty``, turning out-of-memory into a ``DeviceError`` that says what to do."""
+    try:
+        return cupy.empty(length, dtype=dtype)
+    except cupy.cuda.memory.OutOfMemoryError:
+        raise DeviceError(
+            f"out of GPU memory on rank {graph.rank} allocating the {what} "
+            f"({length * dtype.itemsize} bytes); the search needs {total} bytes of queues "
+            f"beside the graph's {graph.nbytes()} bytes: use more GPUs (ranks), or lower "
+            f"the CUDA backend's queue_sizing"
+        ) from None
+
+
+def check_graph(graph: DistGraph) -> np.dtype:
+    """The column-id dtype of a graph the kernels can take; raise otherwise."""
+    if not isinstance(graph.row_offsets, cupy.ndarray) or not isinstance(
+        graph.column_indices, cupy.ndarray
+    ):
+        raise TypeError(
+            "the CUDA backend needs the graph on the device: build it with "
+            "build_graph(..., xp=cupy)"
+        )
+    if graph.row_offsets.dtype != np.int64:
+        raise TypeError(f"row_offsets must be int64, not {graph.row_offsets.dtype}")
+    dtype = graph.column_indices.dtype
+    if dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise TypeError(f"column_indices must be int32 or int64, not {dtype}")
+    return np.dtype(dtype)
+
+
+@dataclass
+class EdgeQueue:
+    """The edge queue of one graph on one rank, kept from one search to the next: it grows to
+    the largest edge frontier (or strip) a level has needed (known exactly before expansion:
+    m_f, the frontier's out-edges), at most to ``limit`` (``queue_sizing`` x the rank's stored
+    edges); a level with more edges is expanded and filtered in strips of at most ``limit``.
+    A direction-optimizing search's top-down levels stay far below it."""
+
+    limit: int
+    vertices: Any | None = None
+    parents: Any | None = None
+    capacity: int = 0
+
+
+@dataclass
+class CudaGraphResources:
+    """What every search of one graph reuses on this rank (``CudaBackend.prepare``): the edge
+    queue (empty at first), the largest out-degree, the hubs (vertices of more than
+    ``heavy_degree`` neighbours: capacity of the fused kernel's heavy queues) and their lists
+    cut into pieces of ``heavy_degree`` (capacity of expansion's hub pieces), and the compiled
+    kernels by role (``KERNELS``) on the process's device, for the graph's column width."""
+
+    vertex_dtype: np.dtype
+    edge_queue: EdgeQueue
+    max_degree: int
+    hubs: int
+    hub_pieces: int
+    kernels: dict[str, Any]
+
+
+def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> CudaGraphResources:
+    """The per-graph resources of ``graph`` (rank-local; one pass over its degrees)."""
+    vertex_dtype = check_graph(graph)
+    degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
+    max_degree = int(degrees.max()) if degrees.size else 0
+    cut = policy.heavy_degree
+    heavy = degrees[degrees > cut]
+    pieces = int(((heavy + cut - 1) // cut).sum()) if heavy.size else 0
+    local_edges = graph.num_local_edges
+    limit = max(1, min(local_edges, int(np.ceil(local_edges * queue_sizing))))
+    bits = 8 * vertex_dtype.itemsize
+    return CudaGraphResources(
+        vertex_dtype=vertex_dtype,
+        edge_queue=EdgeQueue(limit=limit),
+        max_degree=max_degree,
+        hubs=int(heavy.size),
+        hub_pieces=pieces,
+        kernels={
+            role: get_kernel(stage, name, policy, bits) for role, (stage, name) in KERNELS.items()
+        },
+    )
+
+
+@dataclass
+class SearchQueues:
+    """Device buffers of one search on one rank (``SearchState.scratch["cuda"]``)."""
+
+    graph: DistGraph
+    resources: CudaGraphResources
+    vertex_dtype: np.dtype
+    queue_sizing: float
+    edge: EdgeQueue  # the graph's edge queue (shared by its searches, one at a time)
+    keep_parents: bool
+    kept_capacity: int
+    bin_vertices: Any
+    bin_parents: Any | None
+    frontier: Any
+    counters: Any
+    pinned: np.ndarray
+    kernels: dict[str, Any]  # the graph's compiled kernels by role (KERNELS)
+    persistent_grid: int  # blocks of a grid that fills the device (grid-stride beyond it)
+    kept_vertices: Any | None = None  # survivors before binning (several bins only)
+    kept_parents: Any | None = None
+    spare_frontier: Any | None = None  # ping-pong partner of ``frontier`` (fused levels only)
+    heavy_vertices: Any | None = None  # fused levels: frontier vertices of long lists, ping
+    spare_heavy: Any | None = None  # and pong
+    heavy_capacity: int = 0  # vertices of this rank with more than heavy_degree neighbours
+    # expand: pieces of heavy_degree edges of the frontier's long lists: vertex, first column
+    # position, first edge-queue slot; at most ``heavy_pieces`` (the rank's lists cut so)
+    piece_vertices: Any | None = None
+    heavy_columns: Any | None = None
+    heavy_slots: Any | None = None
+    heavy_pieces: int = 0
+    frontier_ends: Any | None = None  # strips: end of each frontier list in the edge sequence
+    fused_scratch: Any | None = None  # fused levels: the kernel's ring of per-level counts
+    level: LevelCounts | None = None
+    # Direction-optimizing searches only (allocated on first use):
+    bitmaps: list[Any] | None = None  # this rank's frontier bitmap words: [current, next]
+    candidates: Any | None = None  # words: unlabeled owned vertices with in-neighbours
+    candidates_generation: int = -1  # the frontier generation ``candidates`` is current at
+    tally: Any | None = None  # two int64 sums: m_f, or (n_u, m_u) (frontier_edges, unexplored)
+    generation: int = 0  # bumped whenever the vertex frontier changes
+    bitmap_generation: int = -1  # the frontier bitmaps[0] holds
+    frontier_edges: tuple[int, int] = (-1, 0)  # (generation, m_f of that frontier)
+    unexplored: tuple[int, int, int] | None = None  # (generation, n_u, m_u) of this rank
+    side: Any | None = None  # a stream for reads that must not wait for the current stream
+
+    def advance(self, discovered: int, discovered_edges: int | None) -> None:
+        """The vertex frontier changed to ``discovered`` newly labeled vertices with
+        ``discovered_edges`` out-edges (None: not counted): bump the generation and carry
+        n_u and m_u along, so the heuristic never needs a pass over all vertices for them."""
+        known = self.unexplored
+        self.generation += 1
+        if known is None or known[0] != self.generation - 1 or discovered_edges is None:
+            self.unexplored = None
+        else:
+            unlabeled, edges = known[1] - discovered, known[2] - discovered_edges
+            self.unexplored = (self.generation, unlabeled, edges)
+
+    def side_stream(self) -> Any:
+        """The search's side stream (made on first use)."""
+        if self.side is None:
+            self.side = cupy.cuda.Stream(non_blocking=True)
+        return self.side
+
+    @property
+    def edge_capacity(self) -> int:
+        return self.edge.capacity
+
+    @property
+    def edge_vertices(self) -> Any:
+        return self.edge.vertices
+
+    @property
+    def edge_parents(self) -> Any | None:
+        return self.edge.parents if self.keep_parents else None
+
+    def __post_init__(self) -> None:
+        # Device pointers to the two counters kernels read a queue length from.
+        self.edge_count = self.counters[Counter.EDGES :]
+        self.kept_count = self.counters[Counter.FILTERED :]
+        self.bin_counter = self.counters[Counter.BINS :]  # meeting bins: both lengths, packed
+        self.fixed_counters = self.counters[: Counter.BINS]  # what a one-rank level reads
+
+    def grid(self, items: int, items_per_block: int) -> int:
+        """Blocks for ``items`` (a host bound), at most the persistent grid."""
+        return max(1, min(self.persistent_grid, -(-items // items_per_block)))
+
+    def begin_level(self, edge_bound: int) -> LevelCounts:
+        """Zero the counters (asynchronously) and start the counts of a new level."""
+        stream = cupy.cuda.get_current_stream()
+        cupy.cuda.runtime.memsetAsync(self.counters.data.ptr, 0, self.counters.nbytes, stream.ptr)
+        self.level = LevelCounts(self, edge_bound)
+        return self.level
+
+
+def queues_of(state: SearchState) -> SearchQueues:
+    """The CUDA queues of a search state (made by ``CudaBackend.start``)."""
+    queues = state.scratch.get("cuda")
+    if not isinstance(queues, SearchQueues):
+        raise TypeError("this search state was not made by the CUDA backend's start()")
+    return queues
+
+
+def level_of(queues: SearchQueues) -> LevelCounts:
+    """The counts of the search's current level."""
+    assert queues.level is not None  # start() begins the first level
+    return queues.level
+
+
+def as_vertices(array: Any, queues: SearchQueues) -> Any:
+    """``array`` as a device array of the graph's vertex dtype (no copy when it is one)."""
+    return cupy.asarray(array).astype(queues.vertex_dtype, copy=False)
+
+
+def grow_edge_queue(queues: SearchQueues, need: int) -> None:
+    """Make the edge queue (and its parent queue, when the search keeps predecessors) hold
+    ``need`` items, up to its limit. Its first size is exactly what a level needs (growing
+    by a factor would overshoot: a Kronecker graph's largest level holds over half its
+    edges); later it grows by at least ``QUEUE_REGROWTH``, so searches from other roots,
+    whose largest levels differ by a few percent, do not reallocate it each time (near a
+    full device each reallocation frees and retries). A need past the limit is left to
+    the kernels' overflow check (which names ``queue_sizing``)."""
+    edge = queues.edge
+    wanted = min(edge.limit, max(need, 1))
+    if wanted > edge.capacity:
+        grown = int(edge.capacity * QUEUE_REGROWTH)  # a regrowth leaves headroom
+        capacity = min(edge.limit, max(wanted, grown))
+        keep = edge.parents is not None or queues.keep_parents
+        nbytes = capacity * queues.vertex_dtype.itemsize * (2 if keep else 1)
+        edge.vertices = edge.parents = None  # freed before the larger ones are taken
+        edge.capacity = 0
+        edge.vertices = allocate(queues.graph, "edge queue", capacity, queues.vertex_dtype, nbytes)
+        if keep:
+            edge.parents = allocate(
+                queues.graph, "edge parent queue", capacity, queues.vertex_dtype, nbytes
+            )
+        edge.capacity = capacity
+    elif queues.keep_parents and edge.parents is None:
+        nbytes = edge.capacity * queues.vertex_dtype.itemsize
+        edge.parents = allocate(
+            queues.graph, "edge parent queue", edge.capacity, queues.vertex_dtype, nbytes
+        )
+
+
+def ensure_bin_queue(queues: SearchQueues, nbins: int, keep_parents: bool) -> None:
+    """Make the bin queue long enough for ``nbins`` bins written in place: two meeting bins
+    double it at the first level that bins (a search with none, such as a
+    direction-optimizing one whose top-down levels all run fused, never does), freeing the
+    old one first: the peak is the bin and kept queues that more bins take."""
+    length = queues.kept_capacity * (2 if uses_meeting_bins(nbins, queues.graph.n) else 1)
+    if queues.bin_vertices.shape[0] >= length:
+        return
+    queues.bin_vertices = queues.bin_parents = None  # freed before the larger ones
+    nbytes = length * queues.vertex_dtype.itemsize * (2 if keep_parents else 1)
+    queues.bin_vertices = allocate(queues.graph, "bin queue", length, queues.vertex_dtype, nbytes)
+    if keep_parents:
+        queues.bin_parents = allocate(
+            queues.graph, "bin parent queue", length, queues.vertex_dtype, nbytes
+        )
+
+
+def ensure_kept_queue(queues: SearchQueues, keep_parents: bool) -> None:
+    """Allocate, once per search, the queue of survivors that binning reads."""
+    if queues.kept_vertices is not None:
+        return
+    itemsize = queues.vertex_dtype.itemsize
+    nbytes = queues.kept_capacity * itemsize * (2 if keep_parents else 1)
+    queues.kept_vertices = allocate(
+        queues.graph, "kept queue", queues.kept_capacity, queues.vertex_dtype, nbytes
+    )
+    if keep_parents:
+        queues.kept_parents = allocate(
+            queues.graph, "kept parent queue", queues.kept_capacity, queues.vertex_dtype, nbytes
+        )
+
+
+def ensure_fused_queues(queues: SearchQueues) -> None:
+    """Allocate, once per search, the fused kernel's spare frontier, heavy queues, scratch.
+
+    A heavy queue holds one level's frontier vertices of more than ``heavy_degree``
+    neighbours; each vertex enters one frontier once, so the rank's count of such vertices
+    (``CudaGraphResources.hubs``) is a capacity no level can exceed.
+    """
+    if queues.spare_frontier is not None:
+        return
+    graph, dtype = queues.graph, queues.vertex_dtype
+    length = queues.frontier.shape[0]
+    heavy = queues.resources.hubs
+    nbytes = (length + 2 * max(1, heavy)) * dtype.itemsize
+    nbytes += FUSED_SCRATCH_SLOTS * COUNTER_DTYPE.itemsize
+    queues.spare_frontier = allocate(graph, "spare vertex frontier", length, dtype, nbytes)
+    queues.heavy_vertices = allocate(graph, "heavy queue", max(1, heavy), dtype, nbytes)
+    queues.spare_heavy = allocate(graph, "spare heavy queue", max(1, heavy), dtype, nbytes)
+    queues.heavy_capacity = heavy
+    queues.fused_scratch = allocate(
+        graph, "fused level counts", FUSED_SCRATCH_SLOTS, COUNTER_DTYPE, nbytes
+    )
+
+
+def ensure_heavy_pieces(queues: SearchQueues) -> int:
+    """Allocate, once per search, ``expand``'s queue of hub pieces; returns its capacity:
+    the rank's lists of more than ``heavy_degree`` neighbours cut into pieces of that many
+    (``CudaGraphResources.hub_pieces``; each list enters a level's frontier at most once)."""
+    if queues.piece_vertices is None:
+        graph, dtype = queues.graph, queues.vertex_dtype
+        pieces = queues.resources.hub_pieces
+        length = max(1, pieces)
+        nbytes = length * (dtype.itemsize + 2 * COUNTER_DTYPE.itemsize)
+        queues.piece_vertices = allocate(graph, "hub pieces", length, dtype, nbytes)
+        queues.heavy_columns = allocate(graph, "hub piece columns", length, COUNTER_DTYPE, nbytes)
+        queues.heavy_slots = allocate(graph, "hub piece slots", length, COUNTER_DTYPE, nbytes)
+        queues.heavy_pieces = pieces
+    return queues.heavy_pieces
+
+
+def zeroed_tally(queues: SearchQueues) -> Any:
+    """The search's two int64 sums, zeroed (allocated on first use)."""
+    if queues.tally is None:
+        queues.tally = allocate(queues.graph, "tally", 2, COUNTER_DTYPE, 16)
+    queues.tally.fill(0)
+    return queues.tally
+
+
+def ensure_bitmaps(queues: SearchQueues) -> list[Any]:
+    """Allocate, once per search, the current and next frontier bitmaps of this rank and
+    its candidate words."""
+    if queues.bitmaps is None:
+        graph = queues.graph
+        words = frontier_bitmap_bytes(graph.n, graph.size) // MASK_DTYPE.itemsize
+        nbytes = 3 * words * MASK_DTYPE.itemsize
+        queues.bitmaps = [
+            allocate(graph, f"{which} frontier bitmap", words, MASK_DTYPE, nbytes)
+            for which in ("current", "next")
+        ]
+        queues.candidates = allocate(graph, "bottom-up candidate words", words, MASK_DTYPE, nbytes)
+    return queues.bitmaps

@@ -1,0 +1,190 @@
+"""Expansion on the CUDA backend (Merrill et al. 2012, section 4.1; ``kernels/expand.cu``): the
+vertex frontier's adjacency lists gathered into the graph's edge queue by scan+warp+CTA
+gathering, with the expanding vertex per item when predecessors are kept; lists longer than
+``heavy_degree`` (hubs) are cut into pieces that the whole grid gathers.
+
+The frontier's out-edge count m_f is known exactly before expansion, so the edge queue grows to
+it; a frontier with more out-edges than the queue's limit is expanded in strips, equal windows
+of its edge sequence (``strip_count``), each filtered before the next overwrites the queue.
+
+Invariants: the strips of a level together hold every edge of the frontier exactly once; the
+kernels store nothing past the edge queue's capacity (the level's counters report any
+overflow); a whole level's length stays on the device until the level's one read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cupy
+import numpy as np
+
+from ...graph import DistGraph
+from ..base import EdgeFrontier, SearchState
+from .buffers import (
+    SearchQueues,
+    allocate,
+    as_vertices,
+    ensure_heavy_pieces,
+    grow_edge_queue,
+    level_of,
+    queues_of,
+)
+from .counters import COUNTER_DTYPE, LevelCounts, zero_counter
+from .kernels import Counter
+from .launch_policy import LaunchPolicy
+
+
+class DeviceEdgeFrontier(EdgeFrontier):
+    """The edge frontier (or one strip of it) in the preallocated edge queue.
+
+    A whole level's length stays on the device until the level's counters are read (by
+    ``contract``); ``size``, ``vertices`` and ``parents`` read them first if that has not
+    happened yet. A strip's length is known on the host (``window``: its edges' range in the
+    frontier's edge sequence).
+    """
+
+    def __init__(  # no dataclass fields of its own
+        self,
+        counts: LevelCounts,
+        window: tuple[int, int] | None = None,
+        last: bool = True,
+    ) -> None:
+        self.counts = counts
+        self.window = window
+        self.last = last
+
+    @property
+    def size(self) -> int:  # type: ignore[override]
+        if self.window is not None:
+            return self.window[1] - self.window[0]
+        return self.counts.value(Counter.EDGES)
+
+    @property
+    def vertices(self) -> Any:  # type: ignore[override]
+        return self.counts.queues.edge_vertices[: self.size]
+
+    @property
+    def parents(self) -> Any | None:  # type: ignore[override]
+        parents = self.counts.queues.edge_parents
+        return None if parents is None else parents[: self.size]
+
+
+def strip_count(state: SearchState, need: int) -> int:
+    """Strips an expansion of ``need`` edges (m_f) takes: 1 unless they exceed the edge queue's
+    limit; then as few equal strips as fit it."""
+    return max(1, -(-need // queues_of(state).edge.limit))
+
+
+def expand(
+    policy: LaunchPolicy,
+    graph: DistGraph,
+    state: SearchState,
+    strip: int,
+    need: int,
+    strips: int,
+) -> DeviceEdgeFrontier:
+    """Strip ``strip`` of ``strips`` of the frontier's expansion (``need``: m_f, exact) into the
+    edge queue. The first strip begins the level's counts; later ones keep them (kept items
+    accumulate) and zero only the hub-piece count."""
+    queues = queues_of(state)
+    size = int(state.frontier_size)
+    if not 0 <= strip < strips:
+        raise ValueError(f"strip {strip}: this frontier's expansion has {strips} strips")
+    window = None
+    if strips > 1:  # edges [begin, end) of the frontier's edge sequence
+        width = -(-need // strips)
+        window = (strip * width, min(need, (strip + 1) * width))
+    length = need if window is None else window[1] - window[0]
+    grow_edge_queue(queues, length)
+    if strip == 0:
+        counts = queues.begin_level(edge_bound=min(queues.edge_capacity, length))
+    else:  # the level's counts go on (kept items accumulate); this strip's hub pieces
+        counts = level_of(queues)
+        counts.edge_bound = length
+        zero_counter(queues, Counter.HEAVY)
+    if size > 0 and length > 0:
+        _launch(policy, graph, state, queues, window, strip == 0, length)
+    return DeviceEdgeFrontier(counts, window, last=strip == strips - 1)
+
+
+def _launch(
+    policy: LaunchPolicy,
+    graph: DistGraph,
+    state: SearchState,
+    queues: SearchQueues,
+    window: tuple[int, int] | None,
+    first: bool,
+    length: int,
+) -> None:
+    """The expand kernel over the frontier (``window``: the strip's edges, None: all; ``first``:
+    the level's first strip), then, if the strip has more than ``heavy_degree`` edges and the
+    rank has hubs, the hub pieces it queued, over the whole grid."""
+    size = int(state.frontier_size)
+    frontier = as_vertices(state.vertex_frontier, queues)
+    threads = policy.block_threads
+    grid = queues.grid(size, threads)
+    if window is not None and first:  # the level's list ends, for every strip
+        scan_frontier_ends(policy, queues, frontier, size, graph)
+    ends = None if window is None else queues.frontier_ends
+    hubs = length > policy.heavy_degree and ensure_heavy_pieces(queues) > 0
+    heavy = (
+        (queues.piece_vertices, queues.heavy_columns, queues.heavy_slots)
+        if hubs
+        else (None, None, None)
+    )
+    edge_queue = (queues.edge_vertices, queues.edge_parents, np.int64(queues.edge_capacity))
+    graph_args = (graph.row_offsets, graph.column_indices)
+    where = (np.int32(graph.rank), np.int32(graph.size))
+    begin, end = (0, 0) if window is None else window
+    queues.kernels["expand"](
+        (grid,),
+        (threads,),
+        (
+            frontier,
+            np.int64(size),
+            ends,
+            np.int64(begin),
+            np.int64(end),
+            *graph_args,
+            *where,
+            *edge_queue,
+            *heavy,
+            np.int64(queues.heavy_pieces if hubs else 0),
+            queues.counters,
+        ),
+    )
+    if hubs:  # their pieces, over the whole grid (the piece count stays on the device)
+        queues.kernels["expand_heavy"](
+            (queues.persistent_grid,),
+            (threads,),
+            (
+                *heavy,
+                np.int64(queues.heavy_pieces),
+                *graph_args,
+                *where,
+                *edge_queue,
+                queues.counters,
+            ),
+        )
+
+
+def scan_frontier_ends(
+    policy: LaunchPolicy, queues: SearchQueues, frontier: Any, size: int, graph: DistGraph
+) -> None:
+    """``queues.frontier_ends``: the end of each frontier vertex's list in the frontier's
+    edge sequence (an inclusive scan of the list lengths; allocated at the search's first
+    striped level)."""
+    if queues.frontier_ends is None:
+        length = queues.frontier.shape[0]
+        queues.frontier_ends = allocate(
+            graph, "frontier list ends", length, COUNTER_DTYPE, length * 8
+        )
+    ends = queues.frontier_ends[:size]
+    threads = policy.block_threads
+    queues.kernels["frontier_lengths"](
+        (queues.grid(size, threads),),
+        (threads,),
+        (frontier, np.int64(size), graph.row_offsets, ends),
+    )
+    cupy.cumsum(ends, out=ends)  # CUB's device scan, in place

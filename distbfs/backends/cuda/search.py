@@ -1,0 +1,142 @@
+"""A search's start on the CUDA backend: its per-vertex arrays and small queues, the source
+labeled (Merrill et al. 2012, section 6.1: every rank holds the labels of its owned vertices
+and a visited bitmask over all n).
+
+The bin queue holds min(local edges, n) items (filtering claims a vertex once, so a level keeps
+at most n; strips accumulate in it, so at most the rank's stored edges); the vertex frontier
+nlocal. The edge queue is the graph's (``CudaGraphResources``), kept from one search to the
+next.
+
+Invariants after ``start``: labels and predecessors are UNREACHED but the source's on its owner
+(label 0, its own parent, the only vertex of that rank's frontier); every rank's visited mask
+holds the source; the first level's counters are zeroed.
+"""
+
+from __future__ import annotations
+
+import cupy
+import cupyx
+import numpy as np
+
+from ...constants import DISTANCE_DTYPE, PREDECESSOR_DTYPE
+from ...graph import DistGraph
+from ...partition import local_id, owner
+from ..base import SearchState
+from .buffers import (
+    MASK_DTYPE,
+    MASK_WORD_BITS,
+    UNREACHED_BYTE,
+    CudaGraphResources,
+    SearchQueues,
+    allocate,
+    check_graph,
+    fill_bytes,
+    grow_edge_queue,
+)
+from .counters import COUNTER_DTYPE
+from .kernels import counter_slots
+from .launch_policy import LaunchPolicy
+
+
+def start(
+    graph: DistGraph,
+    source: int,
+    predecessors: bool,
+    resources: CudaGraphResources,
+    policy: LaunchPolicy,
+    queue_sizing: float,
+    grids: dict[int, int],
+) -> SearchState:
+    """A new search of ``graph`` from ``source`` (``resources``: ``prepare(graph)``; ``grids``:
+    the backend's memo of ``persistent_grid``)."""
+    vertex_dtype = check_graph(graph)
+    if vertex_dtype != resources.vertex_dtype:
+        raise ValueError(
+            f"resources prepared for {resources.vertex_dtype} column ids, the graph has "
+            f"{vertex_dtype}: pass prepare(graph) of this graph"
+        )
+    # Filtering claims each vertex's bit once: a level keeps at most n items, and at most
+    # the rank's stored edges (strips accumulate in this queue).
+    kept_capacity = max(1, min(graph.num_local_edges, graph.n))
+    buffers = _allocate(graph, vertex_dtype, kept_capacity, predecessors, policy)
+    labels = buffers["labels"]
+    fill_bytes(labels, UNREACHED_BYTE)
+    preds = buffers.get("predecessors")
+    if preds is not None:
+        fill_bytes(preds, UNREACHED_BYTE)
+    visited_mask = buffers["visited bitmask"]
+    fill_bytes(visited_mask, 0)
+    # Every rank knows the source is labeled.
+    visited_mask[source // MASK_WORD_BITS] = MASK_DTYPE.type(1 << (source % MASK_WORD_BITS))
+    frontier = buffers["vertex frontier"]
+    frontier_size = 0
+    if owner(source, graph.size) == graph.rank:
+        source_local = local_id(source, graph.size)
+        labels[source_local] = 0
+        if preds is not None:
+            preds[source_local] = source
+        frontier[0] = source_local
+        frontier_size = 1
+    counters = buffers["level counters"]
+    queues = SearchQueues(
+        graph=graph,
+        resources=resources,
+        vertex_dtype=vertex_dtype,
+        queue_sizing=queue_sizing,
+        edge=resources.edge_queue,
+        keep_parents=predecessors,
+        kept_capacity=kept_capacity,
+        bin_vertices=buffers["bin queue"],
+        bin_parents=buffers.get("bin parent queue"),
+        frontier=frontier,
+        counters=counters,
+        pinned=cupyx.empty_pinned(counters.shape, dtype=COUNTER_DTYPE),
+        kernels=resources.kernels,
+        persistent_grid=persistent_grid(policy, grids),
+    )
+    grow_edge_queue(queues, 1)
+    queues.begin_level(edge_bound=0)
+    return SearchState(
+        labels,
+        preds,
+        visited_mask,
+        frontier[:frontier_size],
+        frontier_size,
+        {"cuda": queues},
+        resources,
+    )
+
+
+def _allocate(
+    graph: DistGraph,
+    vertex_dtype: np.dtype,
+    kept_capacity: int,
+    predecessors: bool,
+    policy: LaunchPolicy,
+) -> dict[str, cupy.ndarray]:
+    """The search's per-vertex arrays and small queues, by name (uninitialized)."""
+    nlocal, n = graph.nlocal, graph.n
+    plan: dict[str, tuple[int, np.dtype]] = {
+        "labels": (nlocal, np.dtype(DISTANCE_DTYPE)),
+        "visited bitmask": (-(-n // MASK_WORD_BITS), MASK_DTYPE),
+        "vertex frontier": (max(1, nlocal), vertex_dtype),
+        "bin queue": (kept_capacity, vertex_dtype),  # two meeting bins: grown at first use
+        "level counters": (counter_slots(policy), COUNTER_DTYPE),
+    }
+    if predecessors:
+        plan["predecessors"] = (nlocal, np.dtype(PREDECESSOR_DTYPE))
+        plan["bin parent queue"] = plan["bin queue"]
+    total = sum(length * dtype.itemsize for length, dtype in plan.values())
+    return {
+        what: allocate(graph, what, length, dtype, total) for what, (length, dtype) in plan.items()
+    }
+
+
+def persistent_grid(policy: LaunchPolicy, memo: dict[int, int]) -> int:
+    """Blocks that fill the current device: ``blocks_per_sm`` per multiprocessor (``memo``:
+    by device id)."""
+    device = cupy.cuda.Device().id
+    if device not in memo:
+        processors = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
+        memo[device] = processors * policy.blocks_per_sm
+    return memo[device]
