@@ -14,9 +14,9 @@ shared=(mpirun --bind-to none -n 2 -x SLURM_GPUS_PER_TASK=1 -x CUDA_VISIBLE_DEVI
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__)"
 
-echo "== GPU tests"
+echo "== GPU tests (TEST_WORKERS processes sharing the GPU, pytest-xdist)"
 timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q -m "gpu and not multi_gpu" -p no:cacheprovider \
-  --timeout=150 tests/ >"$OUT/gpu_tests.log" 2>&1
+  -n ${TEST_WORKERS:-4} --timeout=200 tests/ >"$OUT/gpu_tests.log" 2>&1
 echo "pytest exit $?"; grep -E "passed|failed|^FAILED|^ERROR" "$OUT/gpu_tests.log" | tail -n 25
 
 echo "== MPI tests on the CUDA backend, two ranks sharing the GPU"
