@@ -1,4 +1,4 @@
-"""BFS on the real graphs of ../shared/data at any rank count (mpi) and on any backend (xp):
+"""BFS on the real graphs of ../shared/data at any rank count (mpi) and on every backend:
 p2p-Gnutella31 against its published reference depths, every other graph against scipy, every
 predecessor tree validated (Graph500 rules)."""
 
@@ -29,10 +29,6 @@ GRAPHS = [
 ]
 
 
-def _backend(xp) -> str:
-    return "numpy" if xp is np else "cuda"
-
-
 def _oracle(path) -> np.ndarray:
     with gzip.open(path, "rt") as handle:
         table = np.loadtxt(handle, dtype=np.int64, comments="#")
@@ -42,9 +38,12 @@ def _oracle(path) -> np.ndarray:
 
 
 @pytest.mark.parametrize("undirected", [False, True])
-def test_p2p_gnutella_matches_reference_depths(data_dir, xp, undirected):
+def test_p2p_gnutella_matches_reference_depths(data_dir, backend, backend_comm, undirected):
     graph = distbfs.Graph.from_file(
-        data_dir / "p2p-Gnutella31.txt.gz", undirected=undirected, backend=_backend(xp)
+        data_dir / "p2p-Gnutella31.txt.gz",
+        undirected=undirected,
+        backend=backend,
+        comm=backend_comm,
     )
     result = distbfs.bfs(graph, 5, predecessors=True, validate=True)
     mode = "undirected" if undirected else "directed"
@@ -55,8 +54,10 @@ def test_p2p_gnutella_matches_reference_depths(data_dir, xp, undirected):
 
 
 @pytest.mark.parametrize(("name", "undirected"), GRAPHS)
-def test_real_graph_matches_scipy(data_dir, xp, name, undirected):
-    graph = distbfs.Graph.from_file(data_dir / name, undirected=undirected, backend=_backend(xp))
+def test_real_graph_matches_scipy(data_dir, backend, backend_comm, name, undirected):
+    graph = distbfs.Graph.from_file(
+        data_dir / name, undirected=undirected, backend=backend, comm=backend_comm
+    )
     n = graph.num_vertices
     # the reference CSR, gathered from every rank's rows (small graphs)
     dist = graph.dist
