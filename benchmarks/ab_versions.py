@@ -62,12 +62,19 @@ def worker(args: argparse.Namespace) -> None:
             results = [distbfs.bfs(graph, r, gather=False, strategy=strategy) for r in roots]
             times = [r.seconds for r in results]
             stats = graph500_statistics(times, [r.edges_traversed for r in results])
+            profile = distbfs.bfs(graph, roots[0], gather=False, strategy=strategy, timing=True)
+            phases: dict[str, float] = {}
+            for level in profile.levels:
+                for phase, seconds in level.seconds.items():
+                    phases[phase] = phases.get(phase, 0.0) + 1e3 * seconds
             rows.append(
                 {
                     "graph": name,
                     "strategy": strategy,
                     "mean_ms": 1e3 * sum(times) / len(times),
                     "hmean_gteps": stats["harmonic_mean_TEPS"] / 1e9,
+                    "profile_ms": 1e3 * profile.seconds,
+                    "phases_ms": phases,
                 }
             )
         del graph
@@ -142,8 +149,15 @@ def main() -> None:
         after = [run[i]["mean_ms"] for run in runs["after"]]
         ratio = (sum(after) / len(after)) / (sum(before) / len(before))
         table.append({**row, "before_ms": before, "after_ms": after, "ratio": ratio})
+        table[-1]["phases_ms_before"] = runs["before"][-1][i]["phases_ms"]
         cells = [" / ".join(f"{t:.3f}" for t in ts) for ts in (before, after)]
         print(f"| {row['graph']} | {row['strategy']} | {cells[0]} | {cells[1]} | {ratio:.3f} |")
+    print("phases of one profiled search (ms, phase timers on), last round:")
+    for i, row in enumerate(runs["after"][0]):
+        for name in ("before", "after"):
+            phases = runs[name][-1][i]["phases_ms"]
+            cells = ", ".join(f"{k} {v:.3f}" for k, v in sorted(phases.items()))
+            print(f"  {row['graph']} {row['strategy']} {name}: {cells}")
     if args.json:
         args.json.write_text(json.dumps({"argv": sys.argv, "rows": table}, indent=1))
 
