@@ -12,25 +12,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import numpy as np
 
-from .strategy import DEFAULT_ALPHA, DEFAULT_BETA
+from .strategy import DEFAULT_ALPHA, DEFAULT_BETA, NamedChoice
 
 
-class Direction(str, Enum):
-    """The direction of one level; compares equal to its name."""
+class Direction(NamedChoice):
+    """The direction of one level (``Direction.TOP_DOWN == "top_down"``)."""
 
     TOP_DOWN = "top_down"
     BOTTOM_UP = "bottom_up"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
 
 
 TOP_DOWN, BOTTOM_UP = Direction.TOP_DOWN, Direction.BOTTOM_UP

@@ -17,19 +17,23 @@ from enum import Enum
 from typing import Any
 
 
-class Strategy(str, Enum):
-    """A level strategy; compares equal to its name (``Strategy.HYBRID == "hybrid"``)."""
-
-    TWO_PHASE = "two_phase"
-    CONTRACT_EXPAND = "contract_expand"
-    HYBRID = "hybrid"
-    DIRECTION_OPTIMIZING = "direction_optimizing"
+class NamedChoice(str, Enum):
+    """An enum of named choices that compares equal to, prints and formats as its name."""
 
     def __str__(self) -> str:
         return self.value
 
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)
+
+
+class Strategy(NamedChoice):
+    """A level strategy (``Strategy.HYBRID == "hybrid"``)."""
+
+    TWO_PHASE = "two_phase"
+    CONTRACT_EXPAND = "contract_expand"
+    HYBRID = "hybrid"
+    DIRECTION_OPTIMIZING = "direction_optimizing"
 
 
 STRATEGIES = tuple(s.value for s in Strategy)
