@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
     // thread's items before the next, so their bitmask reads, then their claims, are in flight
     // together (most of these items are copies of vertices labeled already, culled by the
     // read alone). A launch with own items keeps one item at a time: stepping their label
-    // lookups and CAS measured slower (one GPU, level 2 of kron27: 6.40 -> 7.10 ms).
+    // lookups and CAS measured slower (benchmarks/RESULTS.md, "contraction in steps").
     const bool remote_only = visited_mask != nullptr && own_begin >= own_end;
     for (size_type tile = static_cast<size_type>(blockIdx.x) * kTileItems; tile < items;
          tile += static_cast<size_type>(gridDim.x) * kTileItems) {

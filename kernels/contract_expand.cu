@@ -2,8 +2,8 @@
  * contract_expand.cu: the fused small-frontier strategy (Merrill et al. 2012, sections 5.2 and
  * 5.4; b40c's enactor_hybrid) as ONE persistent cooperative grid that runs BFS levels back to
  * back, with cooperative_groups' grid.sync() as the level barrier. A level of the two-phase path
- * costs several launches and a host round trip (~90 us); here it costs one grid barrier (~1 us)
- * besides its work. Launched with cuLaunchCooperativeKernel (the loader builds this module with
+ * costs several launches and a host round trip; here it costs one grid barrier besides its work
+ * (benchmarks/RESULTS.md, "fused limits"). Launched with cuLaunchCooperativeKernel (the loader builds this module with
  * enable_cooperative_groups), at most as many blocks as can be resident at once: the host sizes
  * the grid as fused_blocks_per_sm x multiprocessors, capped by the occupancy calculator.
  *
@@ -381,8 +381,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
  * contract_expand_peers_kernel: the same fused small-frontier levels on SEVERAL ranks of one
  * node, each a cooperative grid on its own GPU, exchanging through peer memory (CUDA IPC over
  * NVLink or PCIe) instead of the host: a striped level through the host costs two device
- * round trips, an MPI all-to-all, a grouped NCCL send/recv and an all-reduce (300-400 us on
- * H200s); here it costs two cross-GPU barriers besides its work.
+ * round trips, an MPI all-to-all, a grouped NCCL send/recv and an all-reduce; here it costs two
+ * cross-GPU barriers besides its work (benchmarks/RESULTS.md: "small level, 2 GPUs").
  *
  * Vertices are striped (v % size == rank, local id v / size) as in the two-phase path. Every
  * rank holds a mailbox; `mailboxes[o]` is rank o's, mapped into this process. Its header has

@@ -341,8 +341,8 @@ class GPUCommunicator(Communicator):
         """Reduce a number or an array over all ranks (op: sum, max, min).
 
         Python numbers and host arrays go through the host communicator: the value is already
-        on the host, and a host all-reduce (MPI: about 1.4 us for 8 bytes) costs far less than a
-        copy to the device, a device all-reduce and a copy back (about 28 us through NCCL); it
+        on the host, and a host all-reduce costs a fraction of a copy to the device, a device
+        all-reduce and a copy back (benchmarks/RESULTS.md, "host versus device all-reduce"); it
         adds no device synchronization to the level. Device arrays are reduced on the device.
         """
         if self.ops.is_device(value):

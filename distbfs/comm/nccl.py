@@ -11,9 +11,8 @@ Per level (``exchange_bins``), all on CuPy's current stream (the backend's):
    synchronization. With ``counts="nccl"`` they are copied to a small device buffer, one grouped
    ncclSend/ncclRecv (one int64 to and from every other rank) exchanges them, and one small
    device-to-host read brings what arrives back. The host path is the default because it is
-   faster where it matters, levels with small frontiers: kron27 direction-optimizing on two
-   H200s, 301 and 303 GTEPS against 263 and 288 through NCCL, alternating in one call
-   (benchmarks/RESULTS.md);
+   faster where it matters, levels with small frontiers (benchmarks/RESULTS.md, "NCCL
+   communicator: bin counts through the host");
 2. payloads: one ncclGroupStart/ncclGroupEnd holding, for every other rank, the send of its
    vertex segment (and parent segment: predecessors travel as (vertex, parent) pairs) and the
    receive of its segment, as bytes, into receive buffers that grow geometrically and are

@@ -58,9 +58,9 @@ class LaunchPolicy:
         needs every block resident at once). Compiled into ``__launch_bounds__`` as the minimum
         blocks per multiprocessor, so registers are budgeted for it; ``fused_threads *
         fused_blocks_per_sm`` must not exceed the 2048 threads a multiprocessor holds. 256 x 3
-        (396 blocks on an H200): the kernel needs 80 registers a thread (sm_90, no spills; 4
-        blocks would cap it at 64 and spill); a grid barrier over 132 and 264 blocks measured
-        1.0 us (396: not measured yet).
+        (396 blocks on an H200): the kernel needs 80 registers a thread on sm_90 (4 blocks would
+        cap it at 64 and spill more); ``python -m distbfs.backends.cuda.kernels`` reports the
+        registers, shared memory and spills of the compiled kernel.
     heavy_degree : int
         Adjacency lists longer than this (hubs) are gathered by the whole grid (grid gathering:
         their edges are dealt out over every thread of every block), in the fused kernel and in
@@ -77,22 +77,20 @@ class LaunchPolicy:
 
     Notes
     -----
-    Why the fused limits are as large as they are. A two-phase level costs about 90 us besides
-    its work (five launches from Python at 3.8 us, stream gaps, and the host read of its counters
-    at 19 us, measured on an H200; see shared/DEVICE.md). A fused level costs one grid barrier
-    (1.0 us across 132-264 blocks) besides its work, and its work is the two-phase level's minus
-    the edge queue: one column read, a bitmask test and, for new vertices, a claim per edge,
-    dealt over the whole device as a two-phase kernel's is (frontier split evenly over the blocks,
-    lists longer than ``heavy_degree`` over every thread). So a fused level is not slower
-    per edge at any size; the limits only bound what one launch can take: a level of 2**20
-    edges costs the fused grid about 2**20 x 3 memory operations / ~100 G/s = ~30 us, still far
-    under a two-phase level's fixed cost. The 300^3 3D grid searched from a corner (frontier up
-    to 67,500 vertices and ~400 k edges; "~100 k vertices and ~600 k edges" with margin) thus
-    runs every level fused, and so do the 2D grids and road networks. Kronecker graphs reach
-    frontiers of millions of edges within two or three levels: those still go to the two-phase
-    path (one launch of the fused grid that stops at once costs ~25 us there, once per such
-    level). Retune both with ``benchmarks/bench_gpu.py --strategy hybrid`` against
-    ``--strategy two_phase`` on the kron graphs when a direction-optimizing step arrives.
+    Why the fused limits are as large as they are. A two-phase level pays several launches from
+    Python, stream gaps and a host read of its counters besides its work; a fused level pays one
+    grid barrier (the costs: benchmarks/RESULTS.md, "fused limits"), and its work is the
+    two-phase level's minus the edge queue: one column read, a bitmask test and, for new
+    vertices, a claim per edge, dealt over the whole device as a two-phase kernel's is (frontier
+    split evenly over the blocks, lists longer than ``heavy_degree`` over every thread). So a
+    fused level is not slower per edge at any size; the limits only bound what one launch can
+    take, and a level of 2**20 edges (about three memory operations an edge) stays far under a
+    two-phase level's fixed cost. The 300^3 3D grid searched from a corner (frontier up to
+    67,500 vertices and ~400 k edges) thus runs every level fused, and so do the 2D grids and
+    road networks. Kronecker graphs reach frontiers of millions of edges within two or three
+    levels: those go to the two-phase path (a launch of the fused grid that stops at once is
+    paid once per such level). Retune both with ``benchmarks/bench_gpu.py --strategies hybrid
+    two_phase`` on the Kronecker graphs.
     """
 
     block_threads: int = 256
