@@ -3,9 +3,10 @@
  * 5.4; b40c's enactor_hybrid) as ONE persistent cooperative grid that runs BFS levels back to
  * back, with cooperative_groups' grid.sync() as the level barrier. A level of the two-phase path
  * costs several launches and a host round trip; here it costs one grid barrier besides its work
- * (benchmarks/RESULTS.md, "fused limits"). Launched with cuLaunchCooperativeKernel (the loader builds this module with
- * enable_cooperative_groups), at most as many blocks as can be resident at once: the host sizes
- * the grid as fused_blocks_per_sm x multiprocessors, capped by the occupancy calculator.
+ * (benchmarks/RESULTS.md, "fused limits"). Launched with cuLaunchCooperativeKernel (the loader
+ * builds this module with enable_cooperative_groups), at most as many blocks as can be resident
+ * at once: the host sizes the grid as fused_blocks_per_sm x multiprocessors, capped by the
+ * occupancy calculator.
  *
  * contract_expand_kernel runs on one rank (contract_expand_peers_kernel, below, on several
  * ranks of one node). One rank: the visited bitmask is exact (every labeled vertex has its bit

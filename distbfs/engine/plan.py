@@ -31,8 +31,8 @@ SHARE_FRONTIER = 32
 """Several ranks, top-down strategies: after a level whose new global frontier grew and holds at
 least n / SHARE_FRONTIER vertices, the ranks all-gather its bitmap (n / 8 bytes) into their
 visited masks. A rank's mask otherwise knows only the vertices it sent or owns, and sends the
-others again when the next level reaches them (on Kronecker graphs, a third of the items of the
-largest level on 4 GPUs: benchmarks/RESULTS.md); a gather costs n / 64 items."""
+others again when the next level reaches them (benchmarks/RESULTS.md, "shared frontiers"); a
+gather costs n / 64 items."""
 
 _UNSET = object()
 

@@ -165,12 +165,11 @@ DEFAULT_POLICY = LaunchPolicy()
 
 
 DEFAULT_QUEUE_SIZING = 0.5
-"""The edge queue's limit as a fraction of the rank's stored edges. A Kronecker level expands up
-to ~90% of them; with the queue that large a search would hold over 3x the CSR's bytes (a vertex
-and a parent per item: 2 x 0.9 x the column array), so such levels are expanded in strips
-instead. A smaller fraction saves memory but makes mid-size graphs pay the extra strips'
-launches; at 0.5 only levels over half the edges take two (measured: benchmarks/RESULTS.md,
-'queue sizing')."""
+"""The edge queue's limit as a fraction of the rank's stored edges. A Kronecker level expands
+most of them; with the queue that large a search would hold over 3x the CSR's bytes (a vertex
+and a parent per item), so such levels are expanded in strips instead. A smaller fraction saves
+memory but makes mid-size graphs pay the extra strips' launches; at 0.5 only levels over half
+the edges take two (measured: benchmarks/RESULTS.md, 'queue sizing')."""
 
 QUEUE_REGROWTH = 1.125
 """Least factor by which a graph's edge queue grows once it exists (``buffers.grow_edge_queue``):

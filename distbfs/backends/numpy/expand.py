@@ -20,7 +20,7 @@ from .search import EMPTY, frontier_rows
 DENSE_EXPAND_FRACTION = 0.3
 """Expansion gathers through one boolean pass over all local edges once the frontier's edges
 exceed this fraction of them (a boolean pass costs about a third of a range gather per edge on
-a CI-class machine: benchmarks/RESULTS.md)."""
+a CI-class machine: benchmarks/RESULTS.md, "numpy backend: dense expansion")."""
 
 
 def gather_ranges(starts: np.ndarray, lengths: np.ndarray, total: int | None = None) -> np.ndarray:
