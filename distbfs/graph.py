@@ -5,10 +5,20 @@ owner drops self-loops and duplicates and builds its rows. One rank can instead 
 edge source it can replay (``build_graph_streamed``: a counting sort by tail that never holds
 the edge list, so a generated graph takes about the memory of its CSR).
 
+Weights: a weighted graph carries ``weights`` aligned with ``column_indices`` (None when
+unweighted); they travel with their edges through every pass and are handled only when present,
+so an unweighted build is unchanged. Of duplicate edges the one of smallest weight is kept; an
+undirected edge stores one weight in both directions (the smaller, when the input lists u -> v
+and v -> u with different weights); zero weights are edges like any other. Weights must be
+non-negative and finite (the readers and the API check them). Their dtype is
+``constants.weight_dtype``'s: float32 when every weight of the whole graph is exactly a float32
+value, float64 otherwise, decided over all ranks.
+
 Invariants of a ``DistGraph``: ``row_offsets`` is int64 of length ``nlocal + 1``;
 ``column_indices`` holds global ids (int32 when n < 2**31), sorted and unique within each row,
-with no self-loops; an undirected graph stores both directions of every edge; the graph is the
-same, row for row, whatever the number of ranks.
+with no self-loops; ``weights`` is None or float32/float64 of the length of ``column_indices``;
+an undirected graph stores both directions of every edge, with one weight; the graph is the
+same, row for row and weight for weight, whatever the number of ranks.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from .comm.base import Communicator
-from .constants import ROW_OFFSET_DTYPE, vertex_dtype
+from .constants import ROW_OFFSET_DTYPE, vertex_dtype, weight_dtype
 from .errors import InputError
 from .partition import bin_by_owner, local_id, num_local, owner
 
@@ -42,6 +52,9 @@ class DistGraph:
         This rank and the number of ranks; vertex v lives on rank ``v % size`` as row ``v // size``.
     row_offsets, column_indices : array
         CSR of the owned rows (numpy or cupy, as the backend that built it).
+    weights : array or None
+        The weight of every stored edge, aligned with ``column_indices`` (same array module;
+        float32 or float64 by ``constants.weight_dtype``); None for an unweighted graph.
     """
 
     n: int
@@ -51,6 +64,12 @@ class DistGraph:
     size: int
     row_offsets: Any
     column_indices: Any
+    weights: Any = None
+
+    @property
+    def weighted(self) -> bool:
+        """True when the edges carry weights."""
+        return self.weights is not None
 
     @property
     def nlocal(self) -> int:
@@ -79,17 +98,22 @@ class DistGraph:
         return ids
 
     def nbytes(self) -> int:
-        return int(self.row_offsets.nbytes + self.column_indices.nbytes)
+        """Bytes of this rank's arrays (row offsets, columns and weights)."""
+        weights = 0 if self.weights is None else self.weights.nbytes
+        return int(self.row_offsets.nbytes + self.column_indices.nbytes + weights)
 
-    def stored_edges(self, xp: Any = np) -> tuple[Any, Any]:
-        """(tail, head) global ids of every edge this rank stores, int64, in CSR order."""
+    def stored_edges(self, xp: Any = np, *, with_weights: bool = False) -> tuple[Any, ...]:
+        """(tail, head) global ids of every edge this rank stores, int64, in CSR order; with
+        ``with_weights``, (tail, head, weight), the weights those of the CSR (None when the graph
+        is unweighted), ready for ``build_graph(..., weights=...)``."""
         # the row of every stored edge (searchsorted: CuPy's repeat takes no array of counts)
         slots = xp.arange(self.num_local_edges, dtype=xp.int64)
         rows = xp.searchsorted(self.row_offsets, slots, side="right") - 1
         del slots
         rows *= self.size
         rows += self.rank
-        return rows, self.column_indices.astype(xp.int64)
+        heads = self.column_indices.astype(xp.int64)
+        return (rows, heads, self.weights) if with_weights else (rows, heads)
 
 
 CHUNK = 1 << 28
@@ -101,62 +125,101 @@ def _chunks(length: int) -> range:
     return range(0, length, CHUNK)
 
 
-def _edge_keys(xp: Any, src: Any, dst: Any, n: int, size: int, symmetric: bool) -> Any:
+def _carried(xp: Any, weights: Any) -> Any:
+    """The input weights in the dtype they travel in through construction: float32 when given as
+    float32 (every value exact there), float64 otherwise; the stored dtype is decided at the end
+    (``_stored_weights``)."""
+    dtype = xp.float32 if weights.dtype == np.float32 else xp.float64
+    return xp.asarray(weights, dtype=dtype)
+
+
+def _stored_weights(values: Any, comm: Communicator | None = None) -> Any:
+    """The kept edges' weights in the dtype of ``weight_dtype`` (a copy: the construction
+    buffer they are a prefix of is freed); None for an unweighted graph. Collective with
+    ``comm``."""
+    return None if values is None else values.astype(weight_dtype(values, comm))
+
+
+def _edge_keys(
+    xp: Any, src: Any, dst: Any, n: int, size: int, symmetric: bool, weights: Any = None
+) -> tuple[Any, Any]:
     """Sort keys ``local_row * n + column`` of the edges owned here, self-loops dropped; both
-    directions when ``symmetric`` (one rank only: the reverse edge is owned here too)."""
+    directions when ``symmetric`` (one rank only: the reverse edge is owned here too); and the
+    weights aligned with the keys (None without ``weights``)."""
     kept = [
         int(xp.count_nonzero(src[i : i + CHUNK] != dst[i : i + CHUNK])) for i in _chunks(len(src))
     ]
     keys = xp.empty(sum(kept) * (2 if symmetric else 1), dtype=xp.int64)
+    values = None if weights is None else xp.empty(len(keys), dtype=weights.dtype)
     at = 0
     for i in _chunks(len(src)):
         s, d = src[i : i + CHUNK], dst[i : i + CHUNK]
         loop_free = s != d
         s, d = s[loop_free], d[loop_free]
-        for u, w in ((s, d), (d, s)) if symmetric else ((s, d),):
-            keys[at : at + len(u)] = local_id(u, size) * n + w
-            at += len(u)
-    return keys
+        w = None if weights is None else weights[i : i + CHUNK][loop_free]
+        for tails, heads in ((s, d), (d, s)) if symmetric else ((s, d),):
+            keys[at : at + len(tails)] = local_id(tails, size) * n + heads
+            if values is not None:
+                values[at : at + len(tails)] = w
+            at += len(tails)
+    return keys, values
 
 
-def _exchanged_keys(comm: Communicator, xp: Any, src: Any, dst: Any, n: int, directed: bool) -> Any:
+def _exchanged_keys(
+    comm: Communicator, xp: Any, src: Any, dst: Any, n: int, directed: bool, weights: Any = None
+) -> tuple[Any, Any]:
     """Send every edge (both directions when undirected, self-loops dropped) to the owner of
     its tail, in rounds of at most CHUNK / 2 directed edges, and return the received edges'
-    sort keys ``local_row * n + column`` in one array sized beforehand: a first pass counts
-    what each round sends to each rank (one all-gather of the counts), so no round's keys are
-    ever copied twice. Every rank runs the same number of rounds (collective)."""
+    sort keys ``local_row * n + column`` in one array sized beforehand, with their weights
+    (None without ``weights``): a first pass counts what each round sends to each rank (one
+    all-gather of the counts), so no round's keys are ever copied twice. Every rank runs the
+    same number of rounds (collective)."""
     p = comm.size
     step = CHUNK // 2 if directed else CHUNK // 4  # edges per round: both directions travel
     rounds = comm.allreduce(-(-len(src) // step), op="max")
 
-    def directed_edges(i: int) -> tuple[Any, Any]:
-        s, d = src[i * step : (i + 1) * step], dst[i * step : (i + 1) * step]
-        loop_free = s != d
-        s, d = s[loop_free], d[loop_free]
-        return (s, d) if directed else (xp.concatenate([s, d]), xp.concatenate([d, s]))
+    def directed_edges(i: int, weighted: bool) -> tuple[Any, ...]:
+        """(tails, heads[, weights]) of round ``i``."""
+        part = slice(i * step, (i + 1) * step)
+        loop_free = src[part] != dst[part]
+        edges = [src[part][loop_free], dst[part][loop_free]]
+        if weighted:
+            edges.append(weights[part][loop_free])
+        if directed:
+            return tuple(edges)
+        reverse = [edges[1], edges[0], *edges[2:]]
+        return tuple(xp.concatenate([a, b]) for a, b in zip(edges, reverse, strict=True))
 
     sent = np.zeros((rounds, p), dtype=np.int64)
     for i in range(rounds):
-        tails, _ = directed_edges(i)
+        tails = directed_edges(i, False)[0]
         counts = xp.bincount(owner(tails, p), minlength=p)
         sent[i] = counts.get() if hasattr(counts, "get") else counts
     received = comm.allgather_array(sent.reshape(-1)).reshape(p, rounds, p)[:, :, comm.rank]
     keys = xp.empty(int(received.sum()), dtype=xp.int64)
+    values = None if weights is None else xp.empty(len(keys), dtype=weights.dtype)
     at = 0
     for i in range(rounds):
-        tails, heads = directed_edges(i)
-        offsets, tails, (heads,) = bin_by_owner(xp, tails, p, heads)
-        _, (tails, heads) = comm.alltoallv(offsets, tails, heads)
+        tails, *payloads = directed_edges(i, values is not None)
+        offsets, tails, payloads = bin_by_owner(xp, tails, p, *payloads)
+        _, (tails, heads, *w) = comm.alltoallv(offsets, tails, *payloads)
         keys[at : at + len(tails)] = local_id(tails, p) * n + heads
+        if values is not None:
+            values[at : at + len(tails)] = w[0]
         at += len(tails)
     if at != len(keys):
         raise RuntimeError(f"rank {comm.rank} received {at} edges, {len(keys)} announced")
-    return keys
+    return keys, values
 
 
-def _sort_unique_in_place(xp: Any, keys: Any) -> Any:
-    """Sort ``keys`` in place and compact its distinct values to its front; return that prefix."""
-    keys.sort()
+def _sort_unique_in_place(xp: Any, keys: Any, weights: Any = None) -> tuple[Any, Any]:
+    """Sort ``keys`` in place and compact its distinct values to its front; return that prefix,
+    and that of ``weights`` (permuted and compacted alongside, in place: of duplicate keys the
+    smallest weight stays; None without weights)."""
+    if weights is None:
+        keys.sort()
+    else:
+        _sort_by_key_then_weight(xp, keys, weights)
     out = 0
     for i in _chunks(len(keys)):
         chunk = keys[i : i + CHUNK]
@@ -164,9 +227,23 @@ def _sort_unique_in_place(xp: Any, keys: Any) -> Any:
         first[1:] = chunk[1:] != chunk[:-1]
         first[:1] = True if i == 0 else chunk[:1] != keys[i - 1 : i]
         distinct = chunk[first]  # a copy: safe to write before position i + len(chunk)
+        if weights is not None:
+            weights[out : out + len(distinct)] = weights[i : i + CHUNK][first]
         keys[out : out + len(distinct)] = distinct
         out += len(distinct)
-    return keys[:out]
+    return keys[:out], (None if weights is None else weights[:out])
+
+
+def _sort_by_key_then_weight(xp: Any, keys: Any, weights: Any) -> None:
+    """Permute ``keys`` and ``weights`` alike, in place, into key order and, among equal keys,
+    weight order (the smallest first): by weight, then stably by key."""
+    order = xp.argsort(weights)
+    keys[:] = keys[order]
+    weights[:] = weights[order]
+    del order
+    order = xp.argsort(keys, kind="stable")
+    keys[:] = keys[order]
+    weights[:] = weights[order]
 
 
 def _csr_from_keys(xp: Any, keys: Any, n: int, nlocal: int) -> tuple[Any, Any]:
@@ -190,13 +267,18 @@ def build_graph(
     *,
     directed: bool,
     xp: Any = np,
+    weights: Any = None,
 ) -> DistGraph:
     """Build the distributed CSR from this rank's share of the edges (collective).
 
     ``src``/``dst`` are int64 arrays of global ids in ``[0, n)`` (checked by the readers).
-    For an undirected graph each edge may be given in one direction or both. Peak memory beyond
+    For an undirected graph each edge may be given in one direction or both. ``weights``: None
+    on every rank (an unweighted graph), or on every rank an array aligned with ``src`` of
+    non-negative finite numbers (checked by the readers and the API); duplicates keep the
+    smallest, and the stored dtype is ``weight_dtype``'s (one allreduce). Peak memory beyond
     the input: one int64 key per kept directed edge, the sort's buffer, and the CSR; on several
-    ranks also one exchange round's buffers (edges travel in rounds of at most CHUNK / 2).
+    ranks also one exchange round's buffers (edges travel in rounds of at most CHUNK / 2); with
+    weights, a weight per kept edge and the permutations of the sort by key and weight.
     """
     if n < 0:
         raise InputError(f"vertex count must be non-negative, got {n}")
@@ -206,110 +288,148 @@ def build_graph(
         raise InputError(f"graph too large to build: {n} vertices on {p} ranks (use more ranks)")
     src = xp.asarray(src, dtype=xp.int64)
     dst = xp.asarray(dst, dtype=xp.int64)
+    if weights is not None:
+        weights = _carried(xp, weights)
+        if weights.shape != src.shape:
+            raise ValueError(f"weights: {weights.shape[0]} weights for {src.shape[0]} edges")
     if p > 1:  # both directions travel to their owners
-        keys = _exchanged_keys(comm, xp, src, dst, n, directed)
+        keys, values = _exchanged_keys(comm, xp, src, dst, n, directed, weights)
     else:
-        keys = _edge_keys(xp, src, dst, n, p, symmetric=not directed)
-    del src, dst
-    row_offsets, column_indices = _csr_from_unsorted_keys(xp, keys, n, nlocal)
+        keys, values = _edge_keys(xp, src, dst, n, p, not directed, weights)
+    del src, dst, weights
+    row_offsets, column_indices, values = _csr_from_unsorted_keys(xp, keys, n, nlocal, values)
+    del keys
+    stored = _stored_weights(values, comm)
+    del values
     num_edges = comm.allreduce(int(column_indices.shape[0]))
-    return DistGraph(n, num_edges, directed, comm.rank, p, row_offsets, column_indices)
+    return DistGraph(n, num_edges, directed, comm.rank, p, row_offsets, column_indices, stored)
 
 
-def _csr_from_unsorted_keys(xp: Any, keys: Any, n: int, nlocal: int) -> tuple[Any, Any]:
-    """Row offsets and column ids of the keys ``row * n + column`` (sorted and deduplicated in
-    place: rows, then neighbours within a row; the keys are consumed)."""
-    keys = _sort_unique_in_place(xp, keys)
-    return _csr_from_keys(xp, keys, n, nlocal)
+def _csr_from_unsorted_keys(
+    xp: Any, keys: Any, n: int, nlocal: int, weights: Any = None
+) -> tuple[Any, Any, Any]:
+    """Row offsets, column ids and weights (None without ``weights``) of the keys
+    ``row * n + column`` (sorted and deduplicated in place: rows, then neighbours within a row;
+    the keys and weights are consumed)."""
+    keys, weights = _sort_unique_in_place(xp, keys, weights)
+    return (*_csr_from_keys(xp, keys, n, nlocal), weights)
 
 
-def build_local_graph(src: Any, dst: Any, n: int, *, directed: bool, xp: Any = np) -> DistGraph:
-    """The one-rank CSR of the edges ``src -> dst`` held here (no communication): what
-    ``build_graph`` builds on one rank. Several ranks use it for a whole-graph copy on each
-    (the replica of small graphs) from all-gathered edges."""
+def build_local_graph(
+    src: Any, dst: Any, n: int, *, directed: bool, xp: Any = np, weights: Any = None
+) -> DistGraph:
+    """The one-rank CSR of the edges ``src -> dst`` (and their ``weights``) held here (no
+    communication): what ``build_graph`` builds on one rank. Several ranks use it for a
+    whole-graph copy on each (the replica of small graphs) from all-gathered edges."""
     if n > 0 and n * n >= 2**63:
         raise InputError(f"graph too large to build: {n} vertices on 1 rank (use more ranks)")
     src = xp.asarray(src, dtype=xp.int64)
     dst = xp.asarray(dst, dtype=xp.int64)
-    keys = _edge_keys(xp, src, dst, n, 1, symmetric=not directed)
-    row_offsets, column_indices = _csr_from_unsorted_keys(xp, keys, n, n)
+    weights = None if weights is None else _carried(xp, weights)
+    keys, values = _edge_keys(xp, src, dst, n, 1, not directed, weights)
+    row_offsets, column_indices, values = _csr_from_unsorted_keys(xp, keys, n, n, values)
     num_edges = int(column_indices.shape[0])
-    return DistGraph(n, num_edges, directed, 0, 1, row_offsets, column_indices)
+    stored = _stored_weights(values)
+    return DistGraph(n, num_edges, directed, 0, 1, row_offsets, column_indices, stored)
 
 
-EdgeChunks = Callable[[bool], Iterable[tuple[Any, Any]]]
-"""A replayable edge source: ``chunks(first)`` yields (src, dst) int64 arrays, the same edges
-every call (``first``: the first pass, e.g. for progress reports)."""
+EdgeChunks = Callable[[bool], Iterable[tuple[Any, ...]]]
+"""A replayable edge source: ``chunks(first)`` yields (src, dst) int64 arrays, or (src, dst,
+weights) triples for a weighted graph, the same edges every call (``first``: the first pass,
+e.g. for progress reports; it only counts edges, so its weights are not read and may be None)."""
 
 
-def build_graph_streamed(chunks: EdgeChunks, n: int, *, directed: bool, xp: Any = np) -> DistGraph:
+def build_graph_streamed(
+    chunks: EdgeChunks, n: int, *, directed: bool, xp: Any = np, weighted: bool = False
+) -> DistGraph:
     """Build the one-rank CSR of the edges ``chunks`` yields, without holding the edge list:
     the same graph as ``build_graph`` on one rank (rows and their columns sorted, duplicates
-    and self-loops dropped, both directions of an undirected edge).
+    and self-loops dropped, both directions of an undirected edge; ``weighted``: the chunks
+    carry weights, of duplicates the smallest is kept).
 
     A counting sort by tail in three passes: (1) count every row's edges (self-loops dropped;
-    both directions when undirected); (2) replay the edges and place each head in its tail's
-    row through per-row cursors (each chunk sorted by tail, so a row's slots come from its
-    cursor plus the edge's rank among the chunk's edges of that row); (3) sort each row and
-    drop duplicates, a span of rows at a time (about CHUNK edges: at most CHUNK plus one row's),
-    compacting to the front.
-    Peak memory: the columns with duplicates (vertex_dtype), two int64 arrays of n + 1, and one
-    chunk's or one span's temporaries.
+    both directions when undirected); (2) replay the edges and place each head (and weight) in
+    its tail's row through per-row cursors (each chunk sorted by tail, so a row's slots come
+    from its cursor plus the edge's rank among the chunk's edges of that row); (3) sort each
+    row and drop duplicates, a span of rows at a time (about CHUNK edges: at most CHUNK plus
+    one row's), compacting to the front.
+    Peak memory: the columns with duplicates (vertex_dtype) and as many weights, two int64
+    arrays of n + 1, and one chunk's or one span's temporaries.
     """
     if n < 0:
         raise InputError(f"vertex count must be non-negative, got {n}")
     if n > 0 and n * n >= 2**63:
         raise InputError(f"graph too large to build: {n} vertices on 1 rank (use more ranks)")
 
-    def edges(first: bool) -> Iterable[tuple[Any, Any]]:
-        return _directed_edges(chunks(first), xp, directed)
+    def edges(first: bool) -> Iterable[tuple[Any, Any, Any]]:
+        return _directed_edges(chunks(first), xp, directed, weighted and not first)
 
     offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)  # pass 1: row lengths, then offsets
-    for tails, _ in edges(True):
+    for tails, _, _ in edges(True):
         offsets[1:] += xp.bincount(tails, minlength=n)
     offsets[1:] = xp.cumsum(offsets[1:])
     columns = xp.empty(int(offsets[-1]), dtype=vertex_dtype(n))
+    values = None
     cursors = offsets[:-1].copy()  # pass 2: the next free slot of every row
-    for tails, heads in edges(False):
-        _place_heads(xp, tails, heads, cursors, columns)
+    for tails, heads, weights in edges(False):
+        if weighted and values is None:
+            values = xp.empty(len(columns), dtype=weights.dtype)
+        _place_heads(xp, tails, heads, cursors, columns, weights, values)
     del cursors
-    degrees, out = _sort_rows_in_place(xp, offsets, columns, n)  # pass 3
+    if weighted and values is None:  # no edge
+        values = xp.empty(0, dtype=xp.float32)
+    degrees, out = _sort_rows_in_place(xp, offsets, columns, n, values)  # pass 3
     row_offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)
     xp.cumsum(degrees, out=row_offsets[1:])
     del degrees, offsets
     column_indices = columns[:out].copy()
     del columns
-    return DistGraph(n, out, directed, 0, 1, row_offsets, column_indices)
+    stored = None if values is None else _stored_weights(values[:out])
+    del values
+    return DistGraph(n, out, directed, 0, 1, row_offsets, column_indices, stored)
 
 
 def _directed_edges(
-    chunks: Iterable[tuple[Any, Any]], xp: Any, directed: bool
-) -> Iterable[tuple[Any, Any]]:
-    """The edges (tail, head) of ``chunks``, self-loops dropped, in batches of about CHUNK / 2
-    (and each batch reversed too when undirected)."""
-    batch: list[tuple[Any, Any]] = []
+    chunks: Iterable[tuple[Any, ...]], xp: Any, directed: bool, weighted: bool
+) -> Iterable[tuple[Any, Any, Any]]:
+    """The edges (tail, head, weight) of ``chunks``, self-loops dropped, in batches of about
+    CHUNK / 2 (and each batch reversed too when undirected); the weights None unless
+    ``weighted``."""
+    batch: list[tuple[Any, Any, Any]] = []
     held = 0
-    for src, dst in itertools.chain(chunks, [(None, None)]):
-        if src is not None:
-            src, dst = xp.asarray(src, dtype=xp.int64), xp.asarray(dst, dtype=xp.int64)
+    for chunk in itertools.chain(chunks, [None]):
+        if chunk is not None:
+            src, dst = xp.asarray(chunk[0], dtype=xp.int64), xp.asarray(chunk[1], dtype=xp.int64)
             loop_free = src != dst
-            batch.append((src[loop_free], dst[loop_free]))
+            weights = _carried(xp, chunk[2])[loop_free] if weighted else None
+            batch.append((src[loop_free], dst[loop_free], weights))
             held += len(batch[-1][0])
-        if held and (held >= CHUNK // 2 or src is None):  # never an empty batch
-            src = xp.concatenate([s for s, _ in batch])
-            dst = xp.concatenate([d for _, d in batch])
+        if held and (held >= CHUNK // 2 or chunk is None):  # never an empty batch
+            src = xp.concatenate([s for s, _, _ in batch])
+            dst = xp.concatenate([d for _, d, _ in batch])
+            weights = xp.concatenate([w for _, _, w in batch]) if weighted else None
             batch, held = [], 0
-            yield src, dst
+            yield src, dst, weights
             if not directed:
-                yield dst, src
+                yield dst, src, weights
 
 
-def _place_heads(xp: Any, tails: Any, heads: Any, cursors: Any, columns: Any) -> None:
+def _place_heads(
+    xp: Any,
+    tails: Any,
+    heads: Any,
+    cursors: Any,
+    columns: Any,
+    weights: Any = None,
+    values: Any = None,
+) -> None:
     """Write each head into its tail's row at the row's cursor (the batch sorted by tail, a
     row's slots are its cursor plus each edge's rank among the batch's edges of that row), and
-    advance the cursors."""
+    its weight at the same slot of ``values`` (with ``weights``); advance the cursors."""
     order = xp.argsort(tails)
     tails, heads = tails[order], heads[order]
+    if weights is not None:
+        weights = weights[order]
     del order
     starts = xp.empty(len(tails), dtype=xp.bool_)  # the first edge of each tail's run
     starts[:1] = True
@@ -317,17 +437,23 @@ def _place_heads(xp: Any, tails: Any, heads: Any, cursors: Any, columns: Any) ->
     run = xp.cumsum(starts) - 1
     firsts = xp.flatnonzero(starts)
     del starts
-    rank = xp.arange(len(tails), dtype=xp.int64) - firsts[run]  # rank within the run
+    slots = xp.arange(len(tails), dtype=xp.int64) - firsts[run]  # rank within the run
     del run
-    columns[cursors[tails] + rank] = heads
-    del rank
+    slots += cursors[tails]
+    columns[slots] = heads
+    if weights is not None:
+        values[slots] = weights
+    del slots
     lengths = xp.diff(xp.append(firsts, len(tails)))
     cursors[tails[firsts]] += lengths  # one run per row: no repeated index
 
 
-def _sort_rows_in_place(xp: Any, offsets: Any, columns: Any, n: int) -> tuple[Any, int]:
+def _sort_rows_in_place(
+    xp: Any, offsets: Any, columns: Any, n: int, values: Any = None
+) -> tuple[Any, int]:
     """Sort each row of ``columns`` (rows at ``offsets``) and drop duplicates, a span of rows
-    at a time, compacting to the front; returns the rows' new degrees and the columns kept."""
+    at a time, compacting to the front, the weights in ``values`` alongside (of duplicates the
+    smallest stays); returns the rows' new degrees and the columns kept."""
     degrees = xp.zeros(n, dtype=ROW_OFFSET_DTYPE)
     out = 0
     for first_row, end_row in itertools.pairwise(_row_spans(xp, offsets)):
@@ -342,10 +468,13 @@ def _sort_rows_in_place(xp: Any, offsets: Any, columns: Any, n: int) -> tuple[An
         del later_starts
         keys *= n
         keys += columns[lo:hi]
-        keys = _sort_unique_in_place(xp, keys)
+        span_values = None if values is None else values[lo:hi].copy()
+        keys, span_values = _sort_unique_in_place(xp, keys, span_values)
         span_rows = keys // n
         degrees[first_row:end_row] = xp.bincount(span_rows, minlength=end_row - first_row)
         columns[out : out + len(keys)] = keys - span_rows * n  # out <= lo: already read
+        if values is not None:
+            values[out : out + len(keys)] = span_values
         out += len(keys)
     return degrees, out
 

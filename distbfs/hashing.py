@@ -6,7 +6,8 @@ count and in either array module (wrapping uint64 multiply, shift and xor, which
 compute bit for bit alike).
 
 Keys: ``derive_keys(seed, tag, count)`` gives an independent key stream per use of a seed
-(``TAG_*``). Bijections: ``bijection`` is a keyed permutation of ``[0, 2**bits)``.
+(``TAG_*``). Bijections: ``bijection`` is a keyed permutation of ``[0, 2**bits)``. Pairs:
+``mix_pair`` hashes two counters (a generated edge's weight hashes its endpoints).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ TAG_KRONECKER = 1
 TAG_UNIFORM = 2
 TAG_VERTEX_PERMUTATION = 3
 TAG_EDGE_SCRAMBLE = 4
+TAG_WEIGHT = 5
 
 
 def mix64_int(z: int) -> int:
@@ -68,6 +70,19 @@ def mix64(xp: Any, x: Any, tmp: Any = None) -> Any:
     xp.right_shift(x, _U64(31), out=tmp)
     x ^= tmp
     return x
+
+
+def mix_pair(xp: Any, a: Any, b: Any, keys: Sequence[int]) -> Any:
+    """A uint64 hash of the counter pairs ``(a, b)`` (integer arrays, values below 2**64) under
+    two keys: ``mix64((mix64(a ^ k0) + b) ^ k1)``, wrapping. A new array; ``a`` and ``b`` are
+    untouched."""
+    h = a.astype(xp.uint64)
+    h ^= _U64(keys[0] & MASK64)
+    tmp = xp.empty_like(h)
+    mix64(xp, h, tmp)
+    h += b.astype(xp.uint64)
+    h ^= _U64(keys[1] & MASK64)
+    return mix64(xp, h, tmp)
 
 
 def splitmix64(seed: int, counters: Any) -> Any:

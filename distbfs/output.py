@@ -5,7 +5,9 @@ their owners (vertex v on rank v % p, local row v // p). Rank 0 creates a tempor
 to the target with the final dtype and shape; every rank writes its own strided slice
 (``mm[rank::size] = local``) through a memory map; rank 0 renames the file into place.
 ``write_json``: a small document written by rank 0. ``make_parent_dirs``: the directories an
-output path needs.
+output path needs. ``temp_name``: the hidden sibling name an output is built under before its
+rename (the native graph writer's directory too). Outputs are created with the permissions the
+umask gives.
 
 Invariants: the target either keeps its previous state or holds the complete new file; no
 temporary file survives a failure; every failure is agreed, so all ranks raise the same
@@ -25,7 +27,7 @@ from .comm.base import Communicator
 from .errors import InputError, agree_on_errors
 
 
-def _temp_name(path: str) -> str:
+def temp_name(path: str) -> str:
     """A fresh hidden name in the target's directory (so the final rename is atomic)."""
     directory, base = os.path.split(os.path.abspath(path))
     return os.path.join(directory, f".{base}.{secrets.token_hex(6)}.tmp")
@@ -101,7 +103,7 @@ def write_striped_npy(path: str | os.PathLike[str], local: Any, n: int, comm: Co
     try:
         with agree_on_errors(comm):
             if comm.rank == 0:
-                temp = _temp_name(path)
+                temp = temp_name(path)
                 try:
                     created = np.lib.format.open_memmap(
                         temp, mode="w+", dtype=host.dtype, shape=(n,)
@@ -146,7 +148,7 @@ def write_json(path: str | os.PathLike[str], document: Any, comm: Communicator) 
     path = os.fspath(path)
     with agree_on_errors(comm):
         if comm.rank == 0:
-            temp = _temp_name(path)
+            temp = temp_name(path)
             try:
                 with open(temp, "w", encoding="utf-8") as handle:
                     json.dump(document, handle, indent=2, sort_keys=False)

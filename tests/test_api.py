@@ -201,7 +201,7 @@ def test_from_file_and_save_roundtrip(tmp_path):
     matrix = adjacency(src, dst, 40)
     r = bfs(g, 3, validate=True)
     np.testing.assert_array_equal(r.distances, reference(matrix, 3, True))
-    u = Graph.from_file(str(path), undirected=True, format="mtx")
+    u = Graph.from_file(str(path), directed=False, format="mtx")
     assert not u.directed
     np.testing.assert_array_equal(bfs(u, 3).distances, reference(matrix, 3, False))
 
@@ -253,7 +253,7 @@ def test_errors_are_type_and_value_errors_and_input_errors():
         (lambda: Graph.from_networkx({"a": 1}), TypeError, r"^G: expected a networkx graph"),
         (lambda: Graph.from_file(123), TypeError, r"^path"),
         (lambda: Graph.from_file("x.mtx", format="csv"), ValueError, r"^format.*'csv'"),
-        (lambda: Graph.from_file("x.mtx", undirected=1), TypeError, r"^undirected"),
+        (lambda: Graph.from_file("x.mtx", directed=1), TypeError, r"^directed"),
         (lambda: Graph.generate("rmat", scale=5), ValueError, r"^kind.*'rmat'"),
         (lambda: Graph.generate(3, scale=5), TypeError, r"^kind"),
         (lambda: Graph.generate("kronecker"), ValueError, r"^scale: required"),

@@ -213,6 +213,29 @@ def test_generate_info_convert_roundtrip(tmp_path, edges):
     # convert --undirected symmetrizes
     ok(run("convert", "--undirected", text, tmp_path / "u.native", cwd=tmp_path))
     assert "directed: no" in ok(run("info", tmp_path / "u.native", cwd=tmp_path))
+    assert "weighted: no" in info and "weights: none (unweighted)" in info
+
+
+def test_generate_weighted_bench_json(tmp_path):
+    out = ok(
+        run(
+            "bench",
+            "--generator",
+            "grid2d",
+            "--shape",
+            "6x7",
+            "--weights",
+            "uniform:1:9",
+            "--roots",
+            2,
+            "--json",
+            tmp_path / "w.json",
+            cwd=tmp_path,
+        )
+    )
+    assert "NBFS: 2" in out
+    assert json.loads((tmp_path / "w.json").read_text())["graph"]["weights"] == "uniform:1:9"
+    assert "--weights" in ok(run("generate", "--help", cwd=tmp_path))
 
 
 def test_generate_kronecker_is_reproducible(tmp_path):
@@ -426,6 +449,11 @@ def bad_dir(tmp_path):
         (["generate", "kronecker", "-o", "g"], ["--scale"]),
         (["generate", "kronecker", "--scale", "4"], ["-o"]),
         (["generate", "uniform", "--scale", "4", "--shape", "2x2", "-o", "g"], ["--shape"]),
+        (
+            ["generate", "grid2d", "--shape", "2x2", "--weights", "uniform:1", "-o", "g"],
+            ["--weights", "'uniform:1'"],
+        ),
+        (["bench", "--scale", "4", "--weights", "uniform:-1:3"], ["--weights", "'uniform:-1:3'"]),
         (["info", "good.txt", "--format", "csv"], ["--format", "'csv'"]),
         (["info", "good.txt", "--format", "mtx"], ["good.txt:1"]),
     ],

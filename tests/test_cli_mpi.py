@@ -121,6 +121,10 @@ def files(tmp_path_factory):
         (["bench", "--scale", "-1"], ["--scale", "-1"]),
         (["bfs", "good.txt", "--source", "1", "--bogus"], ["--bogus"]),
         (["generate", "grid2d", "--shape", "0x5", "-o", "g"], ["--shape", "0x5"]),
+        (
+            ["generate", "grid2d", "--shape", "4x4", "--weights", "uniform:9:1", "-o", "g"],
+            ["--weights", "'uniform:9:1'"],
+        ),
         (["bfs", "good.txt", "--source", "1", "--output", "good.txt/r"], ["good.txt", "directory"]),
         (["bfs", "bad.mtx/r.mtx", "--source", "1"], ["bad.mtx/r.mtx"]),
     ],

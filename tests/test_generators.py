@@ -11,7 +11,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-import distbfs.generators as gen
+import distbfs.generators.chunks as generator_chunks
 import distbfs.hashing as hashing
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.errors import InputError
@@ -282,7 +282,7 @@ def test_chunk_size_does_not_change_the_tuples(monkeypatch, case):
     kind = case.split("-")[0]
     expected = tuples(kind, 1, 3, **CASES[case])
     for chunk in (1, 7, 1000):
-        monkeypatch.setattr(gen, "CHUNK_EDGES_HOST", chunk)
+        monkeypatch.setattr(generator_chunks, "CHUNK_EDGES_HOST", chunk)
         got = tuples(kind, 1, 3, **CASES[case])
         np.testing.assert_array_equal(got[0], expected[0])
         np.testing.assert_array_equal(got[1], expected[1])
@@ -339,7 +339,7 @@ def test_one_rank_generation_streams_the_same_graph(monkeypatch, kind, params, m
     src, dst = make()
     n = int(max(src.max(), dst.max())) + 1 if kind != "uniform" else 2**9
     ref = build_graph(ONE, src, dst, n, directed=False)
-    monkeypatch.setattr(gen, "CHUNK_EDGES_HOST", 37)
+    monkeypatch.setattr(generator_chunks, "CHUNK_EDGES_HOST", 37)
     monkeypatch.setattr(graph_module, "CHUNK", 5)
     graph = generate(kind, ONE, **params)
     np.testing.assert_array_equal(graph.row_offsets, ref.row_offsets)
@@ -348,7 +348,7 @@ def test_one_rank_generation_streams_the_same_graph(monkeypatch, kind, params, m
 
 
 def test_progress_reports_this_ranks_tuples(monkeypatch):
-    monkeypatch.setattr(gen, "CHUNK_EDGES_HOST", 100)
+    monkeypatch.setattr(generator_chunks, "CHUNK_EDGES_HOST", 100)
     calls = []
     src, _ = kronecker_edges(8, 4, DEFAULT_SEED, 1, 3, progress=lambda d, t: calls.append((d, t)))
     total = src.shape[0]

@@ -18,7 +18,8 @@ from distbfs.graph import build_graph
 from distbfs.io import LoadInfo, detect_format, read_graph, write_native
 from distbfs.io.edgelist import EdgeListFormat
 from distbfs.io.native import ranges
-from distbfs.io.text import PAD, read_range, read_text, tokenize
+from distbfs.io.text import PAD, read_range, read_text
+from distbfs.io.tokens import tokenize
 
 
 def write(tmp_path, name: str, text: str | bytes, *, gz: bool | None = None) -> str:
@@ -42,8 +43,30 @@ def reference(src, dst, n: int, directed: bool) -> tuple[np.ndarray, np.ndarray]
     return a.indptr.astype(np.int64), a.indices.astype(np.int64)
 
 
-def assert_graph(graph, offsets: np.ndarray, columns: np.ndarray, n: int, directed: bool) -> None:
-    """This rank's rows of ``graph`` equal the striped rows of the global CSR."""
+def weighted_reference(src, dst, weights, n: int, directed: bool):
+    """Global CSR (offsets, columns, weights) as build_graph defines it: self-loops dropped,
+    both directions of an undirected edge, of duplicates the smallest weight."""
+    src, dst = np.asarray(src, np.int64), np.asarray(dst, np.int64)
+    weights = np.asarray(weights, np.float64)
+    if not directed:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+        weights = np.concatenate([weights, weights])
+    keep = src != dst
+    src, dst, weights = src[keep], dst[keep], weights[keep]
+    order = np.lexsort((weights, dst, src))
+    src, dst, weights = src[order], dst[order], weights[order]
+    first = np.ones(src.size, dtype=bool)
+    first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src[first], minlength=n), out=offsets[1:])
+    return offsets, dst[first], weights[first]
+
+
+def assert_graph(
+    graph, offsets: np.ndarray, columns: np.ndarray, n: int, directed: bool, weights=None
+) -> None:
+    """This rank's rows of ``graph`` equal the striped rows of the global CSR (and its
+    weights; None: the graph is unweighted)."""
     assert graph.n == n and graph.directed == directed
     assert graph.num_edges == columns.size
     rows = np.arange(graph.rank, n, graph.size)
@@ -51,6 +74,10 @@ def assert_graph(graph, offsets: np.ndarray, columns: np.ndarray, n: int, direct
     np.testing.assert_array_equal(np.diff(graph.row_offsets), degrees)
     expected = columns[ranges(offsets[rows], degrees)]
     np.testing.assert_array_equal(graph.column_indices, expected)
+    if weights is None:
+        assert graph.weights is None and not graph.weighted
+    else:
+        np.testing.assert_array_equal(graph.weights, weights[ranges(offsets[rows], degrees)])
 
 
 def expect_error(path: str, comm, line: int | None, fragment: str, **kwargs) -> None:
@@ -79,12 +106,18 @@ def test_edge_list_two_and_three_columns(tmp_path, comm, gz):
     src, dst = np.array(EDGES).T
     assert_graph(graph, *reference(src, dst, 5, True), 5, True)
     assert info.format == "edgelist" and info.bytes == os.path.getsize(path)
-    weighted = "".join(
-        f"{u} {v} {w}\n" for (u, v), w in zip(EDGES, [1, 2.5, -3e4, 0, 7, 1, 2], strict=True)
-    )
+    weights = [1, 2.5, 3e4, 0, 7, 0.5, 2]  # (1, 2) twice: the smaller weight stays
+    weighted = "".join(f"{u} {v} {w}\n" for (u, v), w in zip(EDGES, weights, strict=True))
     path = write(tmp_path, "w.edges" + (".gz" if gz else ""), weighted)
-    graph, _ = read_graph(path, comm, undirected=True)
-    assert_graph(graph, *reference(src, dst, 5, False), 5, False)
+    graph, _ = read_graph(path, comm, directed=False)
+    assert_graph(
+        graph,
+        *weighted_reference(src, dst, weights, 5, False)[:2],
+        5,
+        False,
+        weighted_reference(src, dst, weights, 5, False)[2],
+    )
+    assert graph.weights.dtype == np.float32  # every weight exact in float32
 
 
 def test_edge_list_sparse_ids_and_no_final_newline(tmp_path, comm):
@@ -98,25 +131,36 @@ def test_edge_list_sparse_ids_and_no_final_newline(tmp_path, comm):
     ("field", "symmetry", "values"),
     [
         ("pattern", "general", ["", "", "", ""]),
-        ("integer", "symmetric", [" 3", " -1", " 0", " 9"]),
-        ("real", "general", [" 1.5", " -2e-3", " .5", " 7E+2"]),
+        ("integer", "symmetric", [" 3", " 1", " 0", " 9"]),
+        ("real", "general", [" 1.5", " 2e-3", " .5", " 7E+2"]),
     ],
 )
 def test_matrix_market(tmp_path, comm, gz, field, symmetry, values):
-    entries = [(1, 2), (3, 1), (4, 4), (2, 3)]
-    body = f"%%MatrixMarket matrix coordinate {field} {symmetry}\n% a comment\n%\n4 5 4\n"
+    entries = [(1, 2), (3, 1), (5, 5), (2, 3)]
+    body = f"%%MatrixMarket matrix coordinate {field} {symmetry}\n% a comment\n%\n5 5 4\n"
     body += "".join(f"{i} {j}{v}\n" for (i, j), v in zip(entries, values, strict=True))
     suffix = ".mtx" + (".gz" if gz else "")
     plain = write(tmp_path, "plain" + suffix, body)
-    commented = body.replace("4 5 4\n", "4 5 4\n% first\n").replace("4 4", "%inner\n\n4 4")
+    commented = body.replace("5 5 4\n", "5 5 4\n% first\n").replace("5 5 9", "%inner\n\n5 5 9")
     path = write(tmp_path, "m" + suffix, commented)
     directed = symmetry == "general"
     src, dst = np.array(entries).T - 1
+    weights = None if field == "pattern" else [float(v) for v in values]
     for name in (plain, path):
         graph, _ = read_graph(name, comm)
-        assert_graph(graph, *reference(src, dst, 5, directed), 5, directed)
+        if weights is None:
+            assert_graph(graph, *reference(src, dst, 5, directed), 5, directed)
+        else:
+            *csr, expected_weights = weighted_reference(src, dst, weights, 5, directed)
+            assert_graph(graph, *csr, 5, directed, expected_weights)
     expected = scipy.io.mmread(plain).tocoo()  # scipy agrees (it expands symmetric entries)
-    assert_graph(graph, *reference(expected.row, expected.col, 5, directed), 5, directed)
+    if weights is None:
+        assert_graph(graph, *reference(expected.row, expected.col, 5, directed), 5, directed)
+    else:  # scipy's entries, both directions listed already: as a directed graph of them
+        *csr, expected_weights = weighted_reference(
+            expected.row, expected.col, expected.data, 5, True
+        )
+        assert_graph(graph, *csr, 5, directed, expected_weights)
 
 
 def test_matrix_market_case_insensitive_banner(tmp_path, comm):
@@ -146,10 +190,14 @@ def test_metis_plain(tmp_path, comm, gz):
         ("4 3 011", ["1 2 7 3 1", "0 1 7", "5 1 1 4 5", "1 3 5"]),
     ],
 )
-def test_metis_weights_are_skipped(tmp_path, comm, header, lines):
+def test_metis_edge_weights_are_read_and_vertex_weights_skipped(tmp_path, comm, header, lines):
     path = write(tmp_path, "w.graph", header + "\n" + "\n".join(lines) + "\n")
     graph, _ = read_graph(path, comm)
-    assert_graph(graph, *reference([0, 0, 2], [1, 2, 3], 4, False), 4, False)
+    if header.split()[-1].endswith("1") and len(header.split()) == 3:  # fmt with edge weights
+        *csr, weights = weighted_reference([0, 0, 2], [1, 2, 3], [7, 1, 5], 4, False)
+        assert_graph(graph, *csr, 4, False, weights)
+    else:
+        assert_graph(graph, *reference([0, 0, 2], [1, 2, 3], 4, False), 4, False)
 
 
 def test_metis_trailing_blank_lines_are_tolerated(tmp_path, comm):
@@ -163,10 +211,10 @@ def test_long_ids_parse_exactly(tmp_path, comm):
     path = write(
         tmp_path, "big.txt", "".join(f"{a} {b}\n" for a, b in zip(ids, ids[::-1], strict=True))
     )
-    src, dst, n, directed = read_text(EdgeListFormat(), path, comm)
-    np.testing.assert_array_equal(src, np.array(ids, dtype=np.int64))
-    np.testing.assert_array_equal(dst, np.array(ids[::-1], dtype=np.int64))
-    assert n == 2**63 and directed
+    share = read_text(EdgeListFormat(), path, comm)
+    np.testing.assert_array_equal(share.src, np.array(ids, dtype=np.int64))
+    np.testing.assert_array_equal(share.dst, np.array(ids[::-1], dtype=np.int64))
+    assert share.n == 2**63 and share.directed and share.weights is None
 
 
 @settings(max_examples=40, deadline=None)
@@ -179,9 +227,10 @@ def test_tokenizer_matches_python(tmp_path_factory, pairs, space):
     path.write_text("".join(f"{space}{a}{space}{b}{space}\n" for a, b in pairs))
     from distbfs.comm.single import SingleRankCommunicator
 
-    src, dst, n, _ = read_text(EdgeListFormat(), str(path), SingleRankCommunicator())
-    assert src.tolist() == [a for a, _ in pairs] and dst.tolist() == [b for _, b in pairs]
-    assert n == max(max(p) for p in pairs) + 1
+    share = read_text(EdgeListFormat(), str(path), SingleRankCommunicator())
+    assert share.src.tolist() == [a for a, _ in pairs]
+    assert share.dst.tolist() == [b for _, b in pairs]
+    assert share.n == max(max(p) for p in pairs) + 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,7 +311,7 @@ def test_edge_list_with_only_comments(tmp_path, comm):
     expect_error(write(tmp_path, "c.txt", "# nothing\n\n"), comm, None, "no edges")
 
 
-MTX = "%%MatrixMarket matrix coordinate pattern general\n% c\n3 4 3\n"
+MTX = "%%MatrixMarket matrix coordinate pattern general\n% c\n4 4 3\n"
 
 
 @pytest.mark.parametrize("gz", [False, True])
@@ -276,9 +325,9 @@ MTX = "%%MatrixMarket matrix coordinate pattern general\n% c\n3 4 3\n"
         (MTX + "1 2\n2 1.5\n3 4\n", 5, "bad token '1.5'"),
         (MTX + "1 -3\n2 3\n3 4\n", 4, "negative column index -3"),
         (MTX + "1 2\n2 3 4\n3 4\n", 5, "expected 2 columns, found 3"),
-        (MTX + "1 2\n4 3\n3 4\n", 5, "row index 4 out of range 1..3"),
+        (MTX + "1 2\n5 3\n3 4\n", 5, "row index 5 out of range 1..4"),
         (MTX + "1 2\n2 5\n3 4\n", 5, "column index 5 out of range 1..4"),
-        (MTX + "1 2\n0 1\n3 4\n", 5, "row index 0 out of range 1..3"),
+        (MTX + "1 2\n0 1\n3 4\n", 5, "row index 0 out of range 1..4"),
         (MTX + "1 2\n2 3\n99999999999999999999 4\n", 6, "row index 99999999999999999999 too large"),
         (
             "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n2 3 x1\n",
@@ -433,7 +482,7 @@ def test_real_graphs(data_dir, comm, name, n, lines, directed):
 def test_ca_condmat_self_loops_dropped(data_dir, comm):
     graph, _ = read_graph(str(data_dir / "CA-CondMat.txt.gz"), comm)
     assert graph.num_edges == 186_936 - 58  # 58 self-loops, no duplicates
-    undirected, _ = read_graph(str(data_dir / "CA-CondMat.txt.gz"), comm, undirected=True)
+    undirected, _ = read_graph(str(data_dir / "CA-CondMat.txt.gz"), comm, directed=False)
     assert undirected.num_edges == graph.num_edges  # both directions were listed already
     assert not undirected.directed
 
@@ -457,8 +506,8 @@ def test_native_round_trip(tmp_path, comm, data_dir):
     offsets = np.load(os.path.join(out, "row_offsets.npy"))
     assert offsets.dtype == np.int64 and offsets.shape == (graph.n + 1,)
 
-    undirected, _ = read_graph(out, comm, undirected=True)  # rebuilt through build_graph
-    expected, _ = read_graph(str(data_dir / "p2p-Gnutella31.txt.gz"), comm, undirected=True)
+    undirected, _ = read_graph(out, comm, directed=False)  # rebuilt through build_graph
+    expected, _ = read_graph(str(data_dir / "p2p-Gnutella31.txt.gz"), comm, directed=False)
     assert not undirected.directed and undirected.num_edges == expected.num_edges
     np.testing.assert_array_equal(undirected.column_indices, expected.column_indices)
 

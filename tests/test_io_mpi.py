@@ -51,7 +51,13 @@ def assert_same_as_one_rank(graph, path: str, **kwargs) -> None:
     rows = np.arange(graph.rank, graph.n, graph.size)
     degrees = offsets[rows + 1] - offsets[rows]
     np.testing.assert_array_equal(np.diff(graph.row_offsets), degrees)
-    np.testing.assert_array_equal(graph.column_indices, columns[ranges(offsets[rows], degrees)])
+    slots = ranges(offsets[rows], degrees)
+    np.testing.assert_array_equal(graph.column_indices, columns[slots])
+    if whole.weights is None:  # weights too, the same dtype on every rank count
+        assert graph.weights is None
+    else:
+        assert graph.weights.dtype == whole.weights.dtype
+        np.testing.assert_array_equal(graph.weights, np.asarray(whole.weights)[slots])
 
 
 def _files() -> dict[str, str]:
@@ -99,8 +105,12 @@ def test_generated_files_same_graph_at_any_rank_count(comm, shared, name):
     graph, info = read_graph(path, comm)
     assert graph.size == comm.size and info.seconds == comm.allreduce(info.seconds, op="max")
     assert_same_as_one_rank(graph, path)
-    undirected, _ = read_graph(path, comm, undirected=True)
-    assert_same_as_one_rank(undirected, path, undirected=True)
+    assert graph.weighted == (name in ("w.edges", "m.mtx", "m.mtx.gz"))
+    undirected, _ = read_graph(path, comm, directed=False)
+    assert_same_as_one_rank(undirected, path, directed=False)
+    out = str(shared / f"{name}.native")  # native, weights included, written and read at P ranks
+    write_native(graph, out, comm)
+    assert_same_as_one_rank(read_graph(out, comm)[0], path)
 
 
 @pytest.mark.parametrize(
@@ -139,8 +149,8 @@ def test_native_written_and_read_at_p_ranks(comm, data_dir, shared, name):
     assert_same_as_one_rank(again, source)  # the file holds the global CSR whatever wrote it
     whole, _ = read_graph(source, SingleRankCommunicator())
     np.testing.assert_array_equal(np.load(Path(out) / "row_offsets.npy"), whole.row_offsets)
-    undirected, _ = read_graph(out, comm, undirected=True)
-    assert_same_as_one_rank(undirected, source, undirected=True)
+    undirected, _ = read_graph(out, comm, directed=False)
+    assert_same_as_one_rank(undirected, source, directed=False)
     comm.barrier()
 
 

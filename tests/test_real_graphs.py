@@ -41,7 +41,7 @@ def _oracle(path) -> np.ndarray:
 def test_p2p_gnutella_matches_reference_depths(data_dir, backend, backend_comm, undirected):
     graph = distbfs.Graph.from_file(
         data_dir / "p2p-Gnutella31.txt.gz",
-        undirected=undirected,
+        directed=False if undirected else None,
         backend=backend,
         comm=backend_comm,
     )
@@ -56,7 +56,10 @@ def test_p2p_gnutella_matches_reference_depths(data_dir, backend, backend_comm, 
 @pytest.mark.parametrize(("name", "undirected"), GRAPHS)
 def test_real_graph_matches_scipy(data_dir, backend, backend_comm, name, undirected):
     graph = distbfs.Graph.from_file(
-        data_dir / name, undirected=undirected, backend=backend, comm=backend_comm
+        data_dir / name,
+        directed=False if undirected else None,
+        backend=backend,
+        comm=backend_comm,
     )
     n = graph.num_vertices
     # the reference CSR, gathered from every rank's rows (small graphs)

@@ -6,7 +6,8 @@ that names the argument and the bad value, raised identically on every rank.
 
 from __future__ import annotations
 
-from numbers import Integral
+from collections.abc import Callable
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,15 @@ def check_bool(name: str, value: Any) -> bool:
     return bool(value)
 
 
+def check_directed(value: Any) -> bool | None:
+    """``directed`` of a constructor: True, False or None (as the input says)."""
+    if value is not None and not isinstance(value, bool | np.bool_):
+        raise InvalidArgumentType(
+            f"directed: expected True, False or None, got {type(value).__name__} {value!r}"
+        )
+    return None if value is None else bool(value)
+
+
 def check_vertex(value: Any, n: int, name: str = "source") -> int:
     """``value`` as a vertex id of a graph of ``n`` vertices.
 
@@ -99,6 +109,113 @@ def host_ids(name: str, value: Any) -> tuple[np.ndarray | None, tuple[str, str] 
     if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
         return None, ("value", f"{name}: vertex id {int(array.max())} is too large")
     return array.astype(np.int64, copy=False), None
+
+
+def host_weights(
+    name: str, value: Any, where: Callable[[int], str] = lambda i: f"weight {i}"
+) -> tuple[np.ndarray | None, tuple[str, str] | None]:
+    """``value`` as host edge weights (float32 when given as float32, else float64), or the
+    (kind, message) of what is wrong with it: not 1-d, not numbers, or an entry that is
+    negative, NaN or infinite (``where(i)`` names entry ``i`` in the message)."""
+    if hasattr(value, "get") and not isinstance(value, np.ndarray):  # cupy array
+        value = value.get()
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        return None, ("type", f"{name}: expected an array of numbers as weights ({exc})")
+    if array.ndim != 1:
+        return None, ("value", f"{name}: expected a 1-d array of weights, got shape {array.shape}")
+    if array.dtype.kind not in "biuf":  # objects (attributes of networkx edges), strings
+        if not isinstance(value, np.ndarray):  # the items as given, not as numpy coerced them
+            array = np.array(value, dtype=object)
+        for i, item in enumerate(array.tolist()):
+            if not isinstance(item, Real):
+                return None, ("type", f"{name}: {where(i)} is {item!r}, not a number")
+    weights = array.astype(np.float32 if array.dtype == np.float32 else np.float64)
+    bad = ~np.isfinite(weights) | (weights < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        item = array[i : i + 1].tolist()[0]
+        return None, (
+            "value",
+            f"{name}: {where(i)} is {item!r}: weights must be non-negative and finite",
+        )
+    weights += 0.0  # one zero: -0.0 + 0.0 is 0.0
+    return weights, None
+
+
+def edge_arrays(
+    src: Any, dst: Any, weights: Any, num_vertices: Any
+) -> tuple[Any, Any, Any, tuple[str, str] | None]:
+    """(src, dst, weights, error) of ``from_edges``'s arguments on this rank: host int64 ids,
+    host weights (None when not given) and the (kind, message) of the first thing wrong."""
+    error: tuple[str, str] | None = None
+    if num_vertices is not None:
+        if not is_int(num_vertices):
+            error = (
+                "type",
+                f"num_vertices: expected an integer, got "
+                f"{type(num_vertices).__name__} {num_vertices!r}",
+            )
+        elif num_vertices < 0:
+            error = ("value", f"num_vertices: expected an integer >= 0, got {num_vertices}")
+    src_ids, src_error = host_ids("src", src)
+    dst_ids, dst_error = host_ids("dst", dst)
+    error = error or src_error or dst_error
+    if error is None and src_ids.shape[0] != dst_ids.shape[0]:
+        error = ("value", f"src, dst: lengths differ ({src_ids.shape[0]} != {dst_ids.shape[0]})")
+    values = None
+    if weights is not None:
+        values, weights_error = host_weights("weights", weights, lambda i: f"weights[{i}]")
+        error = error or weights_error
+        if error is None and values.shape[0] != src_ids.shape[0]:
+            error = (
+                "value",
+                f"weights: {values.shape[0]} weights for {src_ids.shape[0]} edges",
+            )
+    return src_ids, dst_ids, values, error
+
+
+def scipy_matrix(matrix: Any) -> Any:
+    """``matrix`` checked to be a square sparse matrix or array, as a scipy.sparse one: a
+    cupyx.scipy.sparse matrix is copied to the host (cupyx imported only for its objects)."""
+    if type(matrix).__module__.partition(".")[0] == "cupyx":
+        import cupyx.scipy.sparse as device_sparse
+
+        if device_sparse.issparse(matrix):
+            matrix = matrix.get()
+    import scipy.sparse as sp
+
+    if not sp.issparse(matrix):
+        raise InvalidArgumentType(
+            f"matrix: expected a scipy.sparse or cupyx.scipy.sparse matrix or array, got "
+            f"{type(matrix).__name__}"
+        )
+    if len(matrix.shape) != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise InvalidArgumentValue(f"matrix: expected a square matrix, got shape {matrix.shape}")
+    return matrix
+
+
+def is_symmetric(rows: np.ndarray, cols: np.ndarray, n: int, values: Any = None) -> bool:
+    """True when the n x n matrix of the entries (rows, cols) is symmetric: its pattern, and
+    with ``values`` its values too (of duplicate entries the smallest, as the graph keeps)."""
+    import scipy.sparse as sp
+
+    if values is not None and rows.shape[0]:
+        order = np.lexsort((values, cols, rows))
+        rows, cols, values = rows[order], cols[order], values[order]
+        first = np.ones(rows.shape[0], dtype=bool)
+        first[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+        rows, cols, values = rows[first], cols[first], values[first]
+    pattern = sp.csr_matrix((np.ones(rows.shape[0], dtype=np.int8), (rows, cols)), shape=(n, n))
+    pattern.sum_duplicates()
+    pattern.data[:] = 1
+    if (pattern != pattern.T).nnz != 0:
+        return False
+    if values is None:
+        return True
+    matrix = sp.csr_matrix((values, (rows, cols)), shape=(n, n))
+    return (matrix != matrix.T).nnz == 0
 
 
 def local_share(comm: Communicator, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:

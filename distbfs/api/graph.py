@@ -5,6 +5,12 @@ graph's ``GraphResources``, released with the graph).
 
 In an MPI job every constructor is collective: every rank calls it with the same arguments
 (``from_edges`` takes each rank's own share of the edges instead).
+
+One convention for directedness: ``directed`` is True, False (every edge stored in both
+directions) or, where the input can say, None (as it says). Weights: a constructor given weights
+(a file with a weight column, ``weights=``, a SciPy matrix's values, a NetworkX attribute, a
+generator's ``weights=``) builds a weighted graph (``Graph.weighted``); weights are
+non-negative finite numbers, of duplicate edges the smallest is kept.
 """
 
 from __future__ import annotations
@@ -25,12 +31,15 @@ from ..progress import accepts_progress
 from ..runtime import resolved
 from .arguments import (
     check_bool,
+    check_directed,
     check_generator,
     check_int,
-    host_ids,
-    is_int,
+    edge_arrays,
+    host_weights,
+    is_symmetric,
     local_share,
-    raise_agreed,
+    raise_first,
+    scipy_matrix,
 )
 
 FORMATS = ("mtx", "edgelist", "metis", "native")
@@ -105,6 +114,11 @@ class Graph:
         """False when every edge is stored in both directions."""
         return self.dist.directed
 
+    @property
+    def weighted(self) -> bool:
+        """True when the edges carry weights (``dist.weights``, float32 or float64)."""
+        return self.dist.weighted
+
     def plan(
         self,
         strategy: Strategy | str | None = None,
@@ -123,7 +137,9 @@ class Graph:
         return self._plans[key]
 
     def __repr__(self) -> str:
-        kind = "directed" if self.directed else "undirected"
+        kind = ("directed" if self.directed else "undirected") + (
+            ", weighted" if self.weighted else ""
+        )
         return (
             f"Graph({kind}, num_vertices={self.num_vertices}, num_edges={self.num_edges}, "
             f"backend={self.backend.name!r}, comm={self.comm.kind!r}, ranks={self.comm.size})"
@@ -136,21 +152,25 @@ class Graph:
         cls,
         path: str | os.PathLike[str],
         *,
-        undirected: bool = False,
+        directed: bool | None = None,
         format: str | None = None,
         backend: str | Backend = "auto",
         comm: str | Communicator = "auto",
         progress: Callable[[int, int], None] | None = None,
     ) -> Graph:
-        """Read a graph file (Matrix Market, edge list, METIS or the native format).
+        """Read a graph file (Matrix Market, edge list, METIS or the native format), weighted
+        when the file carries weights (Matrix Market ``integer``/``real`` values, a third
+        edge-list column, METIS edge weights, native ``weights.npy``).
 
         Parameters
         ----------
         path : str or os.PathLike
             The file (``.mtx``, ``.txt``/``.el``/``.edges``, ``.graph``, each optionally ``.gz``)
             or a native-format directory.
-        undirected : bool, default False
-            Store every edge in both directions, whatever the file says.
+        directed : bool, optional
+            None (default): as the file says. False: store every edge in both directions,
+            whatever the file says. True on a file undirected by definition (symmetric Matrix
+            Market, METIS, a native graph recorded undirected) is a ValueError.
         format : {"mtx", "edgelist", "metis", "native"}, optional
             Override detection from the file name.
         backend : {"auto", "numpy", "cuda"} or Backend, default "auto"
@@ -166,13 +186,14 @@ class Graph:
         Raises
         ------
         TypeError, ValueError
-            Bad argument types or values.
+            Bad argument types or values (``directed=True`` on an undirected file).
         InputError, GraphFormatError
-            Missing, unknown or malformed file (the message names ``PATH:LINE``).
+            Missing, unknown or malformed file, or a bad weight (the message names
+            ``PATH:LINE``).
         """
         if not isinstance(path, str | os.PathLike):
             raise InvalidArgumentType(f"path: expected a str or path, got {type(path).__name__}")
-        undirected = check_bool("undirected", undirected)
+        directed = check_directed(directed)
         if format is not None and format not in FORMATS:
             raise InvalidArgumentValue(
                 f"format: unknown format {format!r} (choose from {', '.join(FORMATS)})"
@@ -180,7 +201,7 @@ class Graph:
         backend_obj, comm_obj = resolved(backend, comm)
         from .. import io
 
-        kwargs: dict[str, Any] = {"fmt": format, "undirected": undirected, "xp": backend_obj.xp}
+        kwargs: dict[str, Any] = {"fmt": format, "directed": directed, "xp": backend_obj.xp}
         if progress is not None and accepts_progress(io.read_graph):
             kwargs["progress"] = progress
         dist, info = io.read_graph(os.fspath(path), comm_obj, **kwargs)
@@ -192,20 +213,26 @@ class Graph:
         src: Any,
         dst: Any,
         *,
+        weights: Any = None,
         num_vertices: int | None = None,
         directed: bool = True,
         backend: str | Backend = "auto",
         comm: str | Communicator = "auto",
     ) -> Graph:
-        """Build a graph from edge lists ``src[i] -> dst[i]``.
+        """Build a graph from edge lists ``src[i] -> dst[i]`` (of weight ``weights[i]``).
 
-        In an MPI job each rank passes its own share of the edges (possibly empty); the graph
-        is the union. Self-loops and duplicate edges are dropped.
+        In an MPI job each rank passes its own share of the edges (possibly empty), and its
+        weights (every rank or none); the graph is the union. Self-loops are dropped; of
+        duplicate edges one is kept, the one of smallest weight.
 
         Parameters
         ----------
         src, dst : array_like of int
             Endpoints, 1-d, equal lengths (numpy, cupy or sequences).
+        weights : array_like of numbers, optional
+            Edge weights aligned with ``src``: non-negative and finite (zero allowed); stored
+            as float32 when every weight of the graph is exactly a float32 value, else float64.
+            None: an unweighted graph.
         num_vertices : int, optional
             Vertex count; default ``max id + 1`` over all ranks (0 without edges).
         directed : bool, default True
@@ -220,34 +247,30 @@ class Graph:
         Raises
         ------
         TypeError
-            Non-integer ids or a non-integer ``num_vertices``.
+            Non-integer ids, non-number weights or a non-integer ``num_vertices``.
         ValueError
-            Ids negative or ``>= num_vertices`` (naming ``src`` or ``dst`` and the id), arrays
-            not 1-d or of different lengths.
+            Ids negative or ``>= num_vertices`` (naming ``src`` or ``dst`` and the id), a
+            negative, NaN or infinite weight (naming it), arrays not 1-d or of different
+            lengths, weights on some ranks only.
         """
         directed = check_bool("directed", directed)
         backend_obj, comm_obj = resolved(backend, comm)
-        error: tuple[str, str] | None = None
-        if num_vertices is not None:
-            if not is_int(num_vertices):
-                error = (
-                    "type",
-                    f"num_vertices: expected an integer, got "
-                    f"{type(num_vertices).__name__} {num_vertices!r}",
-                )
-            elif num_vertices < 0:
-                error = ("value", f"num_vertices: expected an integer >= 0, got {num_vertices}")
-        src_ids, src_error = host_ids("src", src)
-        dst_ids, dst_error = host_ids("dst", dst)
-        error = error or src_error or dst_error
-        if error is None and src_ids.shape[0] != dst_ids.shape[0]:
-            error = (
-                "value",
-                f"src, dst: lengths differ ({src_ids.shape[0]} != {dst_ids.shape[0]})",
+        src_ids, dst_ids, weights, error = edge_arrays(src, dst, weights, num_vertices)
+        agreed = comm_obj.allgather_object((error, weights is not None))
+        raise_first([item[0] for item in agreed])
+        if len({item[1] for item in agreed}) > 1:
+            raise InvalidArgumentValue(
+                "weights: given on some ranks only (give every rank's share, or none)"
             )
-        raise_agreed(comm_obj, error)
         return cls._from_id_arrays(
-            src_ids, dst_ids, num_vertices, directed, backend_obj, comm_obj, names=("src", "dst")
+            src_ids,
+            dst_ids,
+            num_vertices,
+            directed,
+            backend_obj,
+            comm_obj,
+            names=("src", "dst"),
+            weights=weights,
         )
 
     @classmethod
@@ -262,8 +285,10 @@ class Graph:
         *,
         names: tuple[str, str],
         node_labels: list[Any] | None = None,
+        weights: np.ndarray | None = None,
     ) -> Graph:
-        """Check the ids against the vertex count (agreed over ranks) and build the graph."""
+        """Check the ids against the vertex count (agreed over ranks) and build the graph (with
+        ``weights``, already checked, when given)."""
         big = np.iinfo(np.int64).max
         lows = np.array([src.min() if src.size else big, dst.min() if dst.size else big])
         highs = np.array([src.max() if src.size else -1, dst.max() if dst.size else -1])
@@ -278,7 +303,10 @@ class Graph:
                     f"{name}: vertex id {high} is out of range for num_vertices={n}"
                 )
         xp = backend.xp
-        dist = build_graph(comm, xp.asarray(src), xp.asarray(dst), n, directed=directed, xp=xp)
+        weights = None if weights is None else xp.asarray(weights)
+        dist = build_graph(
+            comm, xp.asarray(src), xp.asarray(dst), n, directed=directed, xp=xp, weights=weights
+        )
         return cls(dist, comm, backend, node_labels=node_labels)
 
     @classmethod
@@ -287,21 +315,29 @@ class Graph:
         matrix: Any,
         *,
         directed: bool | None = None,
+        weighted: bool = True,
         backend: str | Backend = "auto",
         comm: str | Communicator = "auto",
     ) -> Graph:
-        """Build a graph from a square SciPy sparse matrix or array: entry (i, j) is edge i -> j.
+        """Build a graph from a square sparse matrix or array: entry (i, j) is edge i -> j, its
+        value the edge's weight.
 
-        Every stored entry is an edge (its value is not looked at, explicit zeros included).
-        In an MPI job every rank passes the same matrix and takes its share of the entries.
+        Every stored entry is an edge, explicit zeros included (edges of weight 0); of
+        duplicate entries the smallest value is kept. The graph is weighted whatever the values
+        are (a matrix of ones gives weights 1): ``weighted=False`` ignores the values and builds
+        an unweighted graph. In an MPI job every rank passes the same matrix and takes its
+        share of the entries.
 
         Parameters
         ----------
-        matrix : scipy.sparse matrix or array
-            Square adjacency matrix.
+        matrix : scipy.sparse matrix or array, or cupyx.scipy.sparse matrix
+            Square adjacency matrix (a CuPy one is copied to the host first).
         directed : bool, optional
-            Default (None): undirected when the sparsity pattern is symmetric, directed
-            otherwise. False stores every edge in both directions.
+            Default (None): undirected when the matrix is symmetric (its pattern, and its values
+            when weighted), directed otherwise. False stores every edge in both directions (an
+            entry and its transpose of different values: the smaller both ways).
+        weighted : bool, default True
+            False: the values are not looked at (an unweighted graph).
         backend : {"auto", "numpy", "cuda"} or Backend, default "auto"
         comm : {"auto", "mpi", "nccl"} or Communicator, default "auto"
 
@@ -312,37 +348,40 @@ class Graph:
         Raises
         ------
         TypeError
-            ``matrix`` is not a SciPy sparse matrix/array.
+            ``matrix`` is not a sparse matrix/array, or (weighted) holds values that are not
+            real numbers.
         ValueError
-            ``matrix`` is not square (or not 2-d).
+            ``matrix`` is not square (or not 2-d), or (weighted) holds a negative, NaN or
+            infinite value (naming its entry).
         """
-        import scipy.sparse as sp
-
-        if not sp.issparse(matrix):
-            raise InvalidArgumentType(
-                f"matrix: expected a scipy.sparse matrix or array, got {type(matrix).__name__}"
-            )
-        if len(matrix.shape) != 2 or matrix.shape[0] != matrix.shape[1]:
-            raise InvalidArgumentValue(
-                f"matrix: expected a square matrix, got shape {matrix.shape}"
-            )
-        if directed is not None:
-            directed = check_bool("directed", directed)
+        matrix = scipy_matrix(matrix)
+        directed = check_directed(directed)
+        weighted = check_bool("weighted", weighted)
         backend_obj, comm_obj = resolved(backend, comm)
         coo = matrix.tocoo()
         rows = np.asarray(coo.row, dtype=np.int64)
         cols = np.asarray(coo.col, dtype=np.int64)
         n = int(matrix.shape[0])
-        if directed is None:
-            pattern = sp.csr_matrix(
-                (np.ones(rows.shape[0], dtype=np.int8), (rows, cols)), shape=(n, n)
+        weights = None
+        if weighted:
+            weights, error = host_weights(
+                "matrix", coo.data, lambda i: f"entry ({rows[i]}, {cols[i]})"
             )
-            pattern.sum_duplicates()
-            pattern.data[:] = 1
-            directed = (pattern != pattern.T).nnz != 0
-        src, dst = local_share(comm_obj, rows, cols)
+            raise_first([error])
+        if directed is None:
+            directed = not is_symmetric(rows, cols, n, weights)
+        src, dst, *shared = local_share(
+            comm_obj, rows, cols, *([] if weights is None else [weights])
+        )
         return cls._from_id_arrays(
-            src, dst, n, directed, backend_obj, comm_obj, names=("matrix", "matrix")
+            src,
+            dst,
+            n,
+            directed,
+            backend_obj,
+            comm_obj,
+            names=("matrix", "matrix"),
+            weights=shared[0] if shared else None,
         )
 
     @classmethod
@@ -350,19 +389,23 @@ class Graph:
         cls,
         G: Any,
         *,
+        weight: str | None = "weight",
         backend: str | Backend = "auto",
         comm: str | Communicator = "auto",
     ) -> Graph:
-        """Build a graph from a NetworkX graph.
+        """Build a graph from a NetworkX graph, weighted by the edge attribute ``weight``.
 
         Nodes are numbered ``0 .. n-1`` in ``G.nodes`` order; ``node_labels[i]`` is the node
         that became vertex ``i``. ``nx.Graph`` gives an undirected graph, ``nx.DiGraph`` a
-        directed one (multigraphs likewise, parallel edges merged). In an MPI job every rank
-        passes the same graph.
+        directed one (multigraphs likewise, parallel edges merged into the one of smallest
+        weight). In an MPI job every rank passes the same graph.
 
         Parameters
         ----------
         G : networkx.Graph or networkx.DiGraph
+        weight : str or None, default "weight"
+            The edge attribute holding the weight; an edge without it weighs 1, as in
+            NetworkX. None: an unweighted graph.
         backend : {"auto", "numpy", "cuda"} or Backend, default "auto"
         comm : {"auto", "mpi", "nccl"} or Communicator, default "auto"
 
@@ -374,7 +417,10 @@ class Graph:
         Raises
         ------
         TypeError
-            ``G`` is not a NetworkX graph.
+            ``G`` is not a NetworkX graph, ``weight`` not a str or None, or a weight not a
+            number (naming the edge).
+        ValueError
+            A negative, NaN or infinite weight (naming the edge).
         """
         try:
             import networkx as nx
@@ -382,25 +428,37 @@ class Graph:
             raise InvalidArgumentType(f"G: networkx is not importable ({exc})") from None
         if not isinstance(G, nx.Graph):
             raise InvalidArgumentType(f"G: expected a networkx graph, got {type(G).__name__}")
+        if weight is not None and not isinstance(weight, str):
+            raise InvalidArgumentType(
+                f"weight: expected an attribute name (a str) or None, got "
+                f"{type(weight).__name__} {weight!r}"
+            )
         backend_obj, comm_obj = resolved(backend, comm)
         labels = list(G.nodes)
-        n = len(labels)
-        if n:
-            coo = nx.to_scipy_sparse_array(G, nodelist=labels, weight=None, format="coo")
-            rows = np.asarray(coo.row, dtype=np.int64)
-            cols = np.asarray(coo.col, dtype=np.int64)
-        else:
-            rows = cols = np.zeros(0, dtype=np.int64)
-        src, dst = local_share(comm_obj, rows, cols)
+        index = {node: i for i, node in enumerate(labels)}
+        edges = list(G.edges() if weight is None else G.edges(data=weight, default=1))
+        rows = np.fromiter((index[e[0]] for e in edges), dtype=np.int64, count=len(edges))
+        cols = np.fromiter((index[e[1]] for e in edges), dtype=np.int64, count=len(edges))
+        arrays = [rows, cols]
+        if weight is not None:
+            values = np.empty(len(edges), dtype=object)
+            values[:] = [e[2] for e in edges]
+            weights, error = host_weights(
+                "G", values, lambda i: f"the {weight!r} of edge ({edges[i][0]!r}, {edges[i][1]!r})"
+            )
+            raise_first([error])
+            arrays.append(weights)
+        src, dst, *shared = local_share(comm_obj, *arrays)
         return cls._from_id_arrays(
             src,
             dst,
-            n,
+            len(labels),
             G.is_directed(),
             backend_obj,
             comm_obj,
             names=("G", "G"),
             node_labels=labels,
+            weights=shared[0] if shared else None,
         )
 
     @classmethod
@@ -412,6 +470,7 @@ class Graph:
         edgefactor: int = 16,
         shape: tuple[int, ...] | None = None,
         seed: int | None = None,
+        weights: str | None = None,
         backend: str | Backend = "auto",
         comm: str | Communicator = "auto",
         progress: Callable[[int, int], None] | None = None,
@@ -431,6 +490,10 @@ class Graph:
         seed : int, optional
             Random seed (default ``distbfs.generators.DEFAULT_SEED``); the graph does not depend
             on the number of ranks.
+        weights : str, optional
+            ``"uniform:LO:HI"``: integer edge weights uniform in ``[LO, HI]`` (``0 <= LO <= HI
+            <= 2**53``), a function of the undirected edge and the seed (the same both ways and
+            at any rank count). None: unweighted.
         backend : {"auto", "numpy", "cuda"} or Backend, default "auto"
         comm : {"auto", "mpi", "nccl"} or Communicator, default "auto"
         progress : callable(done, total), optional
@@ -449,6 +512,7 @@ class Graph:
 
         scale, edgefactor, shape = check_generator(kind, scale, edgefactor, shape)
         seed = generators.DEFAULT_SEED if seed is None else check_int("seed", seed, minimum=0)
+        spec = generators.parse_weight_spec(weights, "weights")
         backend_obj, comm_obj = resolved(backend, comm)
         kwargs: dict[str, Any] = {
             "scale": scale,
@@ -456,6 +520,7 @@ class Graph:
             "shape": shape,
             "seed": seed,
             "xp": backend_obj.xp,
+            "weights": spec,
         }
         if progress is not None and accepts_progress(generators.generate):
             kwargs["progress"] = progress

@@ -80,7 +80,7 @@ def load_graph(ctx: Context, path: str) -> Graph:
     ) as bar:
         graph = Graph.from_file(
             path,
-            undirected=ctx.args.undirected,
+            directed=False if ctx.args.undirected else None,
             format=ctx.args.format,
             backend=ctx.backend,
             comm=ctx.comm,
@@ -95,10 +95,13 @@ def load_graph(ctx: Context, path: str) -> Graph:
 
 
 def generator_params(args: argparse.Namespace, kind: str, default_scale: int | None) -> dict:
-    """Check the generator flags against ``kind`` (naming the flags) and return the keywords."""
-    from ..generators import DEFAULT_SEED
+    """Check the generator flags against ``kind`` (naming the flags) and return the keywords
+    (``weights`` only when ``--weights`` is given, as its checked spec string)."""
+    from ..generators import DEFAULT_SEED, parse_weight_spec
 
     seed = DEFAULT_SEED if args.seed is None else args.seed
+    spec = parse_weight_spec(args.weights, "--weights")
+    weights = {} if spec is None else {"weights": str(spec)}
     if kind in RANDOM_GENERATORS:
         if args.shape is not None:
             raise InputError(f"--shape: not used by the {kind} generator (it takes --scale)")
@@ -109,7 +112,7 @@ def generator_params(args: argparse.Namespace, kind: str, default_scale: int | N
             raise InputError(f"--scale: required for the {kind} generator")
         if scale > MAX_SCALE:
             raise InputError(f"--scale: expected at most {MAX_SCALE}, got {scale}")
-        return {"scale": scale, "edgefactor": args.edgefactor, "seed": seed}
+        return {"scale": scale, "edgefactor": args.edgefactor, "seed": seed, **weights}
     dims = 2 if kind == "grid2d" else 3
     if args.scale is not None:
         raise InputError(f"--scale: not used by the {kind} generator (it takes --shape)")
@@ -120,7 +123,7 @@ def generator_params(args: argparse.Namespace, kind: str, default_scale: int | N
     if len(args.shape) != dims:
         given = "x".join(str(d) for d in args.shape)
         raise InputError(f"--shape: the {kind} generator takes {dims} dimensions, got {given!r}")
-    return {"shape": args.shape, "seed": seed}
+    return {"shape": args.shape, "seed": seed, **weights}
 
 
 def generate_graph(ctx: Context, kind: str, params: dict) -> Graph:
@@ -191,7 +194,9 @@ def cmd_generate(ctx: Context) -> int:
         graph = generate_graph(ctx, args.kind, params)
     with ctx.timed() as save:
         graph.save(args.output)
-    ctx.say(f"generated {args.kind}: {describe(graph)} in {build.seconds:.3f} s")
+    ctx.say(
+        f"generated {args.kind}: {describe(graph)}{_weight_note(graph)} in {build.seconds:.3f} s"
+    )
     ctx.say(f"wrote {args.output} in {save.seconds:.3f} s")
     return EXIT_OK
 
@@ -202,9 +207,30 @@ def cmd_convert(ctx: Context) -> int:
     graph = load_graph(ctx, args.input)
     with ctx.timed() as save:
         graph.save(args.output)
-    ctx.say(f"converted {args.input}: {describe(graph)}")
+    ctx.say(f"converted {args.input}: {describe(graph)}{_weight_note(graph)}")
     ctx.say(f"wrote {args.output} in {save.seconds:.3f} s")
     return EXIT_OK
+
+
+def _weight_note(graph: Graph) -> str:
+    """The note ``, weighted (DTYPE)`` after a weighted graph's description; empty otherwise."""
+    return f", weighted ({graph.dist.weights.dtype})" if graph.weighted else ""
+
+
+def _weight_summary(graph: Graph) -> str:
+    """The ``weights:`` line of ``info`` (collective): unweighted, or the dtype and the
+    min/mean/max over every stored edge."""
+    if not graph.weighted:
+        return "weights: none (unweighted)"
+    weights = graph.backend.to_host(graph.dist.weights)
+    comm = graph.comm
+    low = comm.allreduce(float(weights.min()) if weights.size else float("inf"), op="min")
+    high = comm.allreduce(float(weights.max()) if weights.size else float("-inf"), op="max")
+    total = comm.allreduce(float(weights.sum(dtype=np.float64)))
+    if graph.num_edges == 0:
+        return f"weights: {weights.dtype}, no edges"
+    mean = total / graph.num_edges
+    return f"weights: {weights.dtype}, min {low:.6g}, mean {mean:.6g}, max {high:.6g}"
 
 
 def _in_degrees(graph: Graph) -> np.ndarray:
@@ -236,6 +262,8 @@ def cmd_info(ctx: Context) -> int:
     ctx.say(f"stored edges: {graph.num_edges:,}")
     ctx.say(f"undirected edges: {graph.num_undirected_edges:,}")
     ctx.say(f"directed: {'yes' if graph.directed else 'no'}")
+    ctx.say(f"weighted: {'yes' if graph.weighted else 'no'}")
+    ctx.say(_weight_summary(graph))
     if n:
         ctx.say(f"{degree}: min {low:,}, mean {graph.num_edges / n:.3f}, max {high:,}")
     ctx.say(f"isolated vertices: {isolated:,}")

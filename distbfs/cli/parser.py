@@ -179,6 +179,13 @@ def _add_generator_options(parser: argparse.ArgumentParser, *, with_kind: bool) 
         default=None,
         help="random seed of the generator (default: distbfs.generators.DEFAULT_SEED)",
     )
+    parser.add_argument(
+        "--weights",
+        default=None,
+        metavar="uniform:LO:HI",
+        help="edge weights: integers uniform in [LO, HI] (0 <= LO <= HI), the same for both "
+        "directions of an edge and at any rank count (default: unweighted)",
+    )
 
 
 def _add_strategy(parser: argparse.ArgumentParser) -> None:

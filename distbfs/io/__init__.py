@@ -1,8 +1,11 @@
 """Graph input and output: Matrix Market, SNAP edge lists, METIS (each optionally gzipped), and
 the native binary CSR directory. Every reader is collective and distributed: each rank reads
 only its share of the file (a byte range of a text file, its striped rows of a native graph)
-and ``build_graph`` assembles the striped CSR. Errors reach every rank as the same
-``InputError``/``GraphFormatError`` ("PATH:LINE: message").
+and ``build_graph`` assembles the striped CSR. Weights come from the formats that carry them
+(Matrix Market ``integer``/``real`` values, a third edge-list column, METIS edge weights, the
+native ``weights.npy``); a file without them gives an unweighted graph. Errors reach every rank
+as the same ``InputError``/``GraphFormatError`` ("PATH:LINE: message"), found before the graph
+is built.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from ..graph import DistGraph, build_graph
 from .edgelist import EdgeListFormat
 from .metis import MetisFormat
 from .mtx import MatrixMarketFormat
-from .native import COLUMN_INDICES, ROW_OFFSETS, is_native, read_native, write_native
+from .native import COLUMN_INDICES, ROW_OFFSETS, WEIGHTS, is_native, read_native, write_native
 from .text import TextFormat, read_text
 
 FORMATS = ("mtx", "edgelist", "metis", "native")
@@ -79,7 +82,8 @@ def detect_format(path: str) -> str:
 
 def _input_bytes(path: str, fmt: str) -> int:
     if fmt == "native":
-        return sum(os.path.getsize(os.path.join(path, f)) for f in (ROW_OFFSETS, COLUMN_INDICES))
+        files = [os.path.join(path, f) for f in (ROW_OFFSETS, COLUMN_INDICES, WEIGHTS)]
+        return sum(os.path.getsize(f) for f in files if os.path.exists(f))
     return os.path.getsize(path)
 
 
@@ -88,7 +92,7 @@ def read_graph(
     comm: Communicator,
     *,
     fmt: str | None = None,
-    undirected: bool = False,
+    directed: bool | None = None,
     xp: Any = np,
     progress: Callable[[float, float], None] | None = None,
 ) -> tuple[DistGraph, LoadInfo]:
@@ -103,8 +107,11 @@ def read_graph(
         The job's ranks; every rank calls this with the same arguments.
     fmt : str, optional
         One of ``FORMATS``; detected from the path when omitted.
-    undirected : bool
-        Symmetrize the graph whatever the file says.
+    directed : bool, optional
+        None: as the file says; False: store every edge in both directions whatever the file
+        says; True: directed, which a file undirected by definition (symmetric Matrix Market,
+        METIS, a native graph recorded undirected) refuses with an ``InvalidArgumentValue``
+        naming the argument and what the file is.
     xp : module
         Array module of the built graph (numpy or cupy).
     progress : callable, optional
@@ -114,6 +121,7 @@ def read_graph(
     Returns
     -------
     (DistGraph, LoadInfo)
+        The graph weighted when the file carries weights.
 
     Raises
     ------
@@ -134,10 +142,18 @@ def read_graph(
             raise InputError(f"{path}: not a native graph directory (no header.json)")
         size = _input_bytes(path, fmt)
     if fmt == "native":
-        graph = read_native(path, comm, undirected=undirected, xp=xp)
+        graph = read_native(path, comm, directed=directed, xp=xp)
     else:
-        src, dst, n, directed = read_text(TEXT_FORMATS[fmt], path, comm, progress)
-        graph = build_graph(comm, src, dst, n, directed=directed and not undirected, xp=xp)
+        share = read_text(TEXT_FORMATS[fmt], path, comm, progress, directed=directed)
+        graph = build_graph(
+            comm,
+            share.src,
+            share.dst,
+            share.n,
+            directed=share.directed,
+            xp=xp,
+            weights=share.weights,
+        )
     seconds = comm.allreduce(time.perf_counter() - start, op="max")
     return graph, LoadInfo(fmt, size, seconds)
 

@@ -1,10 +1,11 @@
 """Whitespace edge lists as SNAP ships them (``.txt``, ``.el``, ``.edges``, optionally ``.gz``).
 
-One edge ``source target`` per line, or ``source target weight`` (the weight is checked to be a
-number and ignored); the first data line fixes 2 or 3 columns for the whole file. Lines whose
-first token starts with ``#`` or ``%`` are comments; blank lines are skipped. Ids are kept as
-given (0-based, sparse ids leave isolated vertices); ``n`` is the largest id plus one over all
-ranks. Directed as stored.
+One edge ``source target`` per line, or ``source target weight``: the first data line fixes 2
+columns (an unweighted graph) or 3 (the third is the edge's weight, a non-negative finite number)
+for the whole file, and a line with the other count is an error naming it. Lines whose first
+token starts with ``#`` or ``%`` are comments; blank lines are skipped. Ids are kept as given
+(0-based, sparse ids leave isolated vertices); ``n`` is the largest id plus one over all ranks.
+Directed as stored.
 """
 
 from __future__ import annotations
@@ -12,18 +13,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphFormatError
-from .text import (
-    Piece,
-    TextFormat,
-    TextHeader,
+from .text import Piece, TextFormat, TextHeader, header_lines
+from .tokens import (
     Tokens,
     earliest,
     first_error,
     fixed_columns,
-    header_lines,
     id_error,
-    number_column_error,
     parse_uints,
+    parse_weights,
 )
 
 ID_LIMIT = 2**63
@@ -48,7 +46,9 @@ class EdgeListFormat(TextFormat):
                     f"expected 2 or 3 columns (source target [weight]), found {columns}",
                     number,
                 )
-            return TextHeader(n=None, directed=True, params={"columns": columns})
+            return TextHeader(
+                n=None, directed=True, weighted=columns == 3, params={"columns": columns}
+            )
         raise GraphFormatError(path, "empty file" if number == 0 else "no edges (only comments)")
 
     def parse(self, tok: Tokens, header: TextHeader, record_base: int) -> Piece:
@@ -62,11 +62,13 @@ class EdgeListFormat(TextFormat):
             error = earliest(
                 error, first_error(tok, columns[j], ~valid, j, lambda t: id_error(t, "vertex id"))
             )
+        weights = None
         if k == 3:
-            error = earliest(error, number_column_error(tok, columns[2], 2, "weight"))
+            weights, weight_error = parse_weights(tok, columns[2], 2)
+            error = earliest(error, weight_error)
         empty = np.zeros(0, dtype=np.int64)
         if error is not None:
             return Piece(empty, empty, 0, empty, error=error)
         src, dst = ids[0].astype(np.int64), ids[1].astype(np.int64)
         max_id = int(max(src.max(), dst.max())) if src.size else -1
-        return Piece(src, dst, int(src.shape[0]), record_lines, max_id=max_id)
+        return Piece(src, dst, int(src.shape[0]), record_lines, max_id=max_id, weights=weights)

@@ -3,9 +3,11 @@
 The first non-comment line is ``n m [fmt [ncon]]``; then non-comment line ``i`` (1-based, an
 empty line meaning no neighbours) lists vertex ``i``'s neighbours, 1-based. ``fmt`` is up to three
 0/1 digits: vertex sizes, vertex weights (``ncon`` of them, default 1), edge weights (a weight
-after each neighbour); sizes and weights are checked to be integers and ignored. ``%`` lines
-are comments. Checks: exactly ``n`` vertex lines (extra empty lines at the end are tolerated)
-and ``2 m`` adjacency entries in all.
+after each neighbour: fmt ``1``, ``11``, ``101``, ``111``). Edge weights are the graph's weights
+(non-negative finite numbers; the two lists of an edge normally agree, and where they do not
+the smaller weight is stored both ways); vertex sizes and weights are checked to be integers
+and ignored. ``%`` lines are comments. Checks: exactly ``n`` vertex lines (extra empty lines at
+the end are tolerated) and ``2 m`` adjacency entries in all.
 """
 
 from __future__ import annotations
@@ -13,19 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphFormatError
-from .text import (
-    Piece,
-    TextFormat,
-    TextHeader,
-    Tokens,
-    earliest,
-    first_error,
-    header_int,
-    header_lines,
-    id_error,
-    parse_uints,
-    split_tokens,
-)
+from .text import Piece, TextFormat, TextHeader, header_int, header_lines, split_tokens
+from .tokens import Tokens, earliest, first_error, id_error, parse_uints, parse_weights
 
 
 def _neighbour_message(text: str, n: int) -> str:
@@ -39,6 +30,7 @@ class MetisFormat(TextFormat):
     comment_chars = b"%"
     src_is_record = True
     record_word = "vertex lines"
+    undirected_kind = "a METIS graph (undirected by definition)"
 
     def read_header(self, path: str) -> TextHeader:
         number = 0
@@ -76,6 +68,7 @@ class MetisFormat(TextFormat):
             return TextHeader(
                 n=n,
                 directed=False,
+                weighted=bool(edge_weights),
                 data_offset=end,
                 lines=number,
                 records=n,
@@ -92,6 +85,7 @@ class MetisFormat(TextFormat):
         counts = tok.per_line()
         blank = counts[record_lines] == 0
         error = None
+        edge_weights = None
         if skip == 0 and group == 1:
             neighbours: np.ndarray | slice = slice(0, tok.count, 1)
             line = tok.lines()
@@ -113,14 +107,21 @@ class MetisFormat(TextFormat):
             is_neighbour = (position >= skip) & ((position - skip) % group == 0)
             neighbours = np.flatnonzero(is_neighbour)
             line = line[neighbours]
-            weights = np.flatnonzero(~is_neighbour)
-            _, valid = parse_uints(tok, weights)
+            vertex_values = np.flatnonzero(position < skip)
+            _, valid = parse_uints(tok, vertex_values)
             error = earliest(
                 error,
                 first_error(
-                    tok, weights, ~valid, 1, lambda t: f"bad weight {t!r}: expected an integer"
+                    tok,
+                    vertex_values,
+                    ~valid,
+                    1,
+                    lambda t: f"bad vertex size/weight {t!r}: expected an integer",
                 ),
             )
+            if group == 2:
+                edge_weights, weight_error = parse_weights(tok, neighbours + 1, 1)
+                error = earliest(error, weight_error)
         values, valid = parse_uints(tok, neighbours)
         valid &= (values >= np.uint64(1)) & (values <= np.uint64(n))
         error = earliest(
@@ -131,7 +132,14 @@ class MetisFormat(TextFormat):
             return Piece(empty, empty, 0, empty, error=error)
         src = vertex_of_line[line]
         dst = values.astype(np.int64) - 1
-        return Piece(src, dst, int(record_lines.shape[0]), record_lines, record_blank=blank)
+        return Piece(
+            src,
+            dst,
+            int(record_lines.shape[0]),
+            record_lines,
+            record_blank=blank,
+            weights=edge_weights,
+        )
 
     def too_few(self, path: str, header: TextHeader, records: int) -> GraphFormatError:
         return GraphFormatError(

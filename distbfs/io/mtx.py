@@ -1,11 +1,13 @@
 """Matrix Market coordinate files (``.mtx``, optionally ``.gz``) as graphs.
 
-Banner ``%%MatrixMarket matrix coordinate <field> <symmetry>``: field ``pattern`` (two columns),
-``integer`` or ``real`` (a third column, checked to be a number and ignored); symmetry
-``general`` (directed) or ``symmetric`` (undirected). ``array`` files, ``complex`` fields and
+Banner ``%%MatrixMarket matrix coordinate <field> <symmetry>``: field ``pattern`` (two columns,
+an unweighted graph), ``integer`` or ``real`` (a third column: the edge's weight, a non-negative
+finite number); symmetry ``general`` (directed) or ``symmetric`` (undirected: the entry (i, j)
+stands for both directions, with one weight). ``array`` files, ``complex`` fields and
 ``hermitian``/``skew-symmetric`` matrices are refused. ``%`` lines are comments; the size line
-``M N NNZ`` follows the banner and the exact NNZ entries ``i j [value]`` follow it. 1-based
-indices become 0-based vertex ids; ``n = max(M, N)``.
+``M N NNZ`` follows the banner and the exact NNZ entries ``i j [value]`` follow it. A graph's
+adjacency matrix is square: ``M != N`` is refused (naming both). 1-based indices become
+0-based vertex ids; ``n = M``.
 """
 
 from __future__ import annotations
@@ -13,20 +15,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphFormatError
-from .text import (
-    Piece,
-    TextFormat,
-    TextHeader,
+from .text import Piece, TextFormat, TextHeader, header_int, header_lines, split_tokens
+from .tokens import (
     Tokens,
     earliest,
     first_error,
     fixed_columns,
-    header_int,
-    header_lines,
     id_error,
-    number_column_error,
     parse_uints,
-    split_tokens,
+    parse_weights,
 )
 
 FIELDS = {"pattern": 2, "integer": 3, "real": 3}
@@ -43,6 +40,7 @@ class MatrixMarketFormat(TextFormat):
     name = "mtx"
     comment_chars = b"%"
     record_word = "entries"
+    undirected_kind = "a symmetric Matrix Market file (undirected by definition)"
 
     def read_header(self, path: str) -> TextHeader:
         lines = header_lines(path)
@@ -94,9 +92,17 @@ class MatrixMarketFormat(TextFormat):
             rows, cols, nnz = (
                 header_int(path, number, t, w) for t, w in zip(tokens, names, strict=True)
             )
+            if rows != cols:
+                raise GraphFormatError(
+                    path,
+                    f"the matrix is {rows} x {cols}: a graph's adjacency matrix must be square "
+                    "(M = N)",
+                    number,
+                )
             return TextHeader(
-                n=max(rows, cols),
+                n=rows,
                 directed=SYMMETRIES[symmetry],
+                weighted=FIELDS[fld] == 3,
                 data_offset=end,
                 lines=number,
                 records=nnz,
@@ -119,11 +125,13 @@ class MatrixMarketFormat(TextFormat):
                     tok, columns[j], ~valid, j, lambda t, w=what, m=limit: _index_message(t, w, m)
                 ),
             )
+        weights = None
         if p["columns"] == 3:
-            error = earliest(error, number_column_error(tok, columns[2], 2, "value"))
+            weights, weight_error = parse_weights(tok, columns[2], 2, "value")
+            error = earliest(error, weight_error)
         empty = np.zeros(0, dtype=np.int64)
         if error is not None:
             return Piece(empty, empty, 0, empty, error=error)
         src = ids[0].astype(np.int64) - 1
         dst = ids[1].astype(np.int64) - 1
-        return Piece(src, dst, int(src.shape[0]), record_lines)
+        return Piece(src, dst, int(src.shape[0]), record_lines, weights=weights)

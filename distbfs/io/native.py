@@ -1,17 +1,22 @@
 """The native binary graph format: the finished global CSR in a directory, read without exchange.
 
-Layout of ``PATH/``: ``header.json`` ({"format": "distbfs-csr", "version": 1, "n", "num_edges",
-"directed", "index_dtype"}), ``row_offsets.npy`` (int64, n + 1) and ``column_indices.npy``
-(``index_dtype``, num_edges): the CSR as ``build_graph`` leaves it (rows sorted, no duplicates,
-no self-loops, both directions of undirected edges). Reading: every rank memory-maps both files
-and copies only its striped rows ``r, r + p, r + 2p, ...`` with one vectorized multi-range
-gather. Writing (collective, no rank gathers the graph): rank 0 creates both files at full size
-in a temporary sibling directory; each rank writes its degrees at its striped positions of
-``row_offsets``; each rank turns one contiguous block of degrees into offsets (a local cumsum
-plus an exscan of block totals); each rank then writes its rows' column segments; rank 0 writes
-``header.json`` last and renames the directory into place. The ranks share the files through
-memory maps, which needs a file system coherent between them (one host, or a POSIX-coherent
-parallel file system; not NFS).
+Layout of ``PATH/``: ``header.json`` ({"format": "distbfs-csr", "version", "n", "num_edges",
+"directed", "index_dtype"}, and "weight_dtype" for a weighted graph), ``row_offsets.npy`` (int64,
+n + 1), ``column_indices.npy`` (``index_dtype``, num_edges) and, for a weighted graph only,
+``weights.npy`` (``weight_dtype``, float32 or float64, num_edges, aligned with the columns): the
+CSR as ``build_graph`` leaves it (rows sorted, no duplicates, no self-loops, both directions of
+undirected edges). An unweighted graph is version 1, a weighted one version 2 (a reader that
+knows only version 1 refuses it rather than drop its weights). Reading: every rank memory-maps
+the files and copies only its striped rows ``r, r + p, r + 2p, ...`` with one vectorized
+multi-range gather (the weights with the same gather). Writing (collective, no rank gathers the
+graph): rank 0 creates the files at full size in a temporary sibling directory; each rank
+writes its degrees at its striped positions of ``row_offsets``; each rank turns one contiguous
+block of degrees into offsets (a local cumsum plus an exscan of block totals); each rank then
+writes its rows' column (and weight) segments; rank 0 writes ``header.json`` last and renames
+the directory into place. The directory and its files are created with the permissions the
+umask gives (as any other output), not private ones. The ranks share the files through memory
+maps, which needs a file system coherent between them (one host, or a POSIX-coherent parallel
+file system; not NFS).
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,17 +31,24 @@ from typing import Any
 
 import numpy as np
 
+from ..arrays import as_host
 from ..comm.base import Communicator
-from ..constants import ROW_OFFSET_DTYPE, vertex_dtype
+from ..constants import ROW_OFFSET_DTYPE, WEIGHT_DTYPES, vertex_dtype
 from ..errors import GraphFormatError, InputError, agree_on_errors
 from ..graph import DistGraph, build_graph
+from ..output import temp_name
 from ..partition import global_id, num_local
+from .text import agreed_directed
 
 FORMAT_NAME = "distbfs-csr"
 VERSION = 1
+"""Version of an unweighted graph's directory."""
+WEIGHTED_VERSION = 2
+"""Version of a weighted graph's directory (it has ``weights.npy``)."""
 HEADER = "header.json"
 ROW_OFFSETS = "row_offsets.npy"
 COLUMN_INDICES = "column_indices.npy"
+WEIGHTS = "weights.npy"
 
 
 def is_native(path: str) -> bool:
@@ -50,10 +61,6 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     total = int(lengths.sum())
     before = np.cumsum(lengths) - lengths
     return np.arange(total, dtype=np.int64) - np.repeat(before - starts, lengths)
-
-
-def _host(array: Any) -> np.ndarray:
-    return array.get() if hasattr(array, "get") else np.asarray(array)
 
 
 @contextmanager
@@ -74,16 +81,23 @@ def _read_header(path: str) -> dict[str, Any]:
     where = os.path.join(path, HEADER)
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         raise GraphFormatError(where, f"not a {FORMAT_NAME} header")
-    if header.get("version") != VERSION:
+    version = header.get("version")
+    if version not in (VERSION, WEIGHTED_VERSION):
         raise GraphFormatError(
             where,
-            f"unsupported version {header.get('version')!r} (this reader knows version {VERSION})",
+            f"unsupported version {version!r} (this reader knows versions {VERSION} and "
+            f"{WEIGHTED_VERSION})",
         )
     for key, kind in (("n", int), ("num_edges", int), ("directed", bool), ("index_dtype", str)):
         if not isinstance(header.get(key), kind) or (kind is int and header[key] < 0):
             raise GraphFormatError(where, f"missing or bad field {key!r}")
     if header["index_dtype"] not in ("int32", "int64"):
         raise GraphFormatError(where, f"bad index_dtype {header['index_dtype']!r}")
+    weights = header.get("weight_dtype")
+    if (version == WEIGHTED_VERSION) != (weights is not None) or (
+        weights is not None and weights not in [d.name for d in WEIGHT_DTYPES]
+    ):
+        raise GraphFormatError(where, f"bad weight_dtype {weights!r} for version {version}")
     return header
 
 
@@ -103,13 +117,15 @@ def _load(path: str, name: str, dtype: Any, length: int, mode: str = "r") -> np.
 
 
 def read_native(
-    path: str, comm: Communicator, *, undirected: bool = False, xp: Any = np
+    path: str, comm: Communicator, *, directed: bool | None = None, xp: Any = np
 ) -> DistGraph:
-    """Read this rank's striped rows of a native graph directory (collective)."""
+    """Read this rank's striped rows (and their weights) of a native graph directory
+    (collective). ``directed``: None as recorded; False symmetrizes a directed graph (rebuilt
+    through ``build_graph``); True on a graph recorded undirected is an error naming it."""
     rank, p = comm.rank, comm.size
     with agree_on_errors(comm):
         header = _read_header(path)
-        n, num_edges, directed = header["n"], header["num_edges"], header["directed"]
+        n, num_edges = header["n"], header["num_edges"]
         offsets = _load(path, ROW_OFFSETS, ROW_OFFSET_DTYPE, n + 1)
         columns = _load(path, COLUMN_INDICES, header["index_dtype"], num_edges)
         nlocal = num_local(n, p, rank)
@@ -132,24 +148,47 @@ def read_native(
                 "column indices out of range or rows not sorted and unique",
             )
         del offsets, columns
-    if undirected and directed:
+        weights = _local_weights(path, header, starts, lengths, p)
+    stored = header["directed"]
+    directed = agreed_directed(path, stored, "a native graph recorded as undirected", directed)
+    if stored and not directed:
         src = np.repeat(global_id(np.arange(nlocal, dtype=np.int64), rank, p), lengths)
-        return build_graph(comm, src, local.astype(np.int64), n, directed=False, xp=xp)
-    return DistGraph(n, num_edges, directed, rank, p, xp.asarray(row_offsets), xp.asarray(local))
+        dst = local.astype(np.int64)
+        return build_graph(comm, src, dst, n, directed=False, xp=xp, weights=weights)
+    weights = None if weights is None else xp.asarray(weights)
+    row_offsets, local = xp.asarray(row_offsets), xp.asarray(local)
+    return DistGraph(n, num_edges, directed, rank, p, row_offsets, local, weights)
+
+
+def _local_weights(
+    path: str, header: dict[str, Any], starts: np.ndarray, lengths: np.ndarray, p: int
+) -> np.ndarray | None:
+    """This rank's weights (rows at ``starts`` of ``lengths``), checked to be non-negative and
+    finite; None for an unweighted graph."""
+    if header.get("weight_dtype") is None:
+        return None
+    file = os.path.join(path, WEIGHTS)
+    weights = _load(path, WEIGHTS, header["weight_dtype"], header["num_edges"])
+    local = np.array(weights) if p == 1 else weights[ranges(starts, lengths)]
+    del weights
+    if not bool(np.isfinite(local).all()) or bool((local < 0).any()):
+        raise GraphFormatError(file, "negative, NaN or infinite weights")
+    return local
 
 
 def write_native(graph: DistGraph, path: str, comm: Communicator) -> None:
-    """Write ``graph`` as a native directory at ``path`` (collective, atomic replace).
+    """Write ``graph`` (its weights too) as a native directory at ``path`` (collective, atomic
+    replace).
 
     An existing native directory at ``path`` is replaced only once the new one is complete;
-    any other existing file or non-empty directory is refused.
+    any other existing file or non-empty directory is refused. No partial directory survives
+    a failure.
     """
     final = os.path.abspath(os.fspath(path))
     parent, name = os.path.split(final)
-    rank, n = comm.rank, graph.n
     tmp = None
     with agree_on_errors(comm), _os_errors(final, "write the graph"):
-        if rank == 0:
+        if comm.rank == 0:
             if os.path.lexists(final) and not (
                 is_native(final) or (os.path.isdir(final) and not os.listdir(final))
             ):
@@ -157,33 +196,17 @@ def write_native(graph: DistGraph, path: str, comm: Communicator) -> None:
                     f"{final}: exists and is not a {FORMAT_NAME} directory; refusing to replace it",
                     all_ranks=False,
                 )
-            tmp = tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=parent or ".")
-            np.lib.format.open_memmap(
-                os.path.join(tmp, ROW_OFFSETS), mode="w+", dtype=ROW_OFFSET_DTYPE, shape=(n + 1,)
-            ).flush()
-            np.lib.format.open_memmap(
-                os.path.join(tmp, COLUMN_INDICES),
-                mode="w+",
-                dtype=vertex_dtype(n),
-                shape=(graph.num_edges,),
-            ).flush()
+            tmp = temp_name(final)
+            os.mkdir(tmp)  # permissions from the umask, as every output
     tmp = comm.bcast_object(tmp)
     try:
+        with agree_on_errors(comm), _os_errors(final, "write the graph"):
+            if comm.rank == 0:
+                _create_files(graph, tmp)
         _write_rows(graph, tmp, comm)
         with agree_on_errors(comm), _os_errors(final, "write the graph"):
-            if rank == 0:
-                header = {
-                    "format": FORMAT_NAME,
-                    "version": VERSION,
-                    "n": n,
-                    "num_edges": graph.num_edges,
-                    "directed": graph.directed,
-                    "index_dtype": vertex_dtype(n).name,
-                }
-                with open(os.path.join(tmp, HEADER), "w") as f:
-                    json.dump(header, f)
-                    f.flush()
-                    os.fsync(f.fileno())
+            if comm.rank == 0:
+                _write_header(graph, tmp)
                 if os.path.lexists(final):
                     old = os.path.join(parent, f".{name}.old-{uuid.uuid4().hex}")
                     os.rename(final, old)
@@ -191,17 +214,49 @@ def write_native(graph: DistGraph, path: str, comm: Communicator) -> None:
                     shutil.rmtree(old, ignore_errors=True)
                 else:
                     os.rename(tmp, final)
-    except InputError:
-        if rank == 0 and os.path.isdir(tmp):
+    except BaseException:
+        if comm.rank == 0 and os.path.isdir(tmp):
             shutil.rmtree(tmp, ignore_errors=True)
         raise
     comm.barrier()
 
 
+def _create_files(graph: DistGraph, tmp: str) -> None:
+    """Create the arrays' files of ``graph`` in ``tmp`` at full size (rank 0)."""
+    files = [
+        (ROW_OFFSETS, ROW_OFFSET_DTYPE, graph.n + 1),
+        (COLUMN_INDICES, vertex_dtype(graph.n), graph.num_edges),
+    ]
+    if graph.weighted:
+        files.append((WEIGHTS, graph.weights.dtype, graph.num_edges))
+    for name, dtype, length in files:
+        np.lib.format.open_memmap(
+            os.path.join(tmp, name), mode="w+", dtype=dtype, shape=(length,)
+        ).flush()
+
+
+def _write_header(graph: DistGraph, tmp: str) -> None:
+    """Write ``header.json`` of ``graph`` into ``tmp``, synced (rank 0, the last file)."""
+    header = {
+        "format": FORMAT_NAME,
+        "version": WEIGHTED_VERSION if graph.weighted else VERSION,
+        "n": graph.n,
+        "num_edges": graph.num_edges,
+        "directed": graph.directed,
+        "index_dtype": vertex_dtype(graph.n).name,
+    }
+    if graph.weighted:
+        header["weight_dtype"] = np.dtype(graph.weights.dtype).name
+    with open(os.path.join(tmp, HEADER), "w") as f:
+        json.dump(header, f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
 def _write_rows(graph: DistGraph, tmp: str, comm: Communicator) -> None:
-    """Fill the two files of ``tmp`` (collective)."""
+    """Fill the arrays' files of ``tmp`` (collective)."""
     rank, p, n = comm.rank, comm.size, graph.n
-    degrees = _host(graph.local_degrees()).astype(np.int64)
+    degrees = as_host(graph.local_degrees()).astype(np.int64)
     with agree_on_errors(comm), _os_errors(tmp, "write row offsets"):
         offsets = np.load(os.path.join(tmp, ROW_OFFSETS), mmap_mode="r+")
         offsets[rank + 1 :: p] = degrees  # offsets[v + 1] = degree(v) for owned v
@@ -221,9 +276,14 @@ def _write_rows(graph: DistGraph, tmp: str, comm: Communicator) -> None:
     comm.barrier()
     with agree_on_errors(comm), _os_errors(tmp, "write column indices"):
         offsets = np.load(os.path.join(tmp, ROW_OFFSETS), mmap_mode="r")
-        starts = np.array(offsets[rank:n:p][: degrees.shape[0]])
-        columns = np.load(os.path.join(tmp, COLUMN_INDICES), mmap_mode="r+")
-        columns[ranges(starts, degrees)] = _host(graph.column_indices)
-        columns.flush()
-        del offsets, columns
+        slots = ranges(np.array(offsets[rank:n:p][: degrees.shape[0]]), degrees)
+        del offsets
+        arrays = [(COLUMN_INDICES, graph.column_indices)]
+        if graph.weighted:
+            arrays.append((WEIGHTS, graph.weights))
+        for name, local in arrays:
+            target = np.load(os.path.join(tmp, name), mmap_mode="r+")
+            target[slots] = as_host(local)
+            target.flush()
+            del target
     comm.barrier()

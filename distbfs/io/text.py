@@ -1,4 +1,5 @@
-"""Distributed reading of text graph files: byte-range split, vectorized tokenizer, driver.
+"""Distributed reading of text graph files: byte-range split and driver (the tokenizer and the
+conversion of tokens to numbers are ``tokens``'s).
 
 Every rank reads only its share of the file: the file is cut into ``p`` equal byte ranges and a
 rank takes the lines that *start* in its range (it reads one byte before its range to see whether
@@ -9,10 +10,13 @@ of the stream; rank ``r`` decompresses everything up to the end of its range and
 part after its start. Decompression is thus serial per rank (the last rank inflates the whole
 stream); tokenizing and parsing are still split ``p`` ways.
 
-The tokenizer never loops per line or per token: tokens are runs of bytes above ``' '`` found
-with one comparison and one difference over the bytes; the line of a token is a binary search of
-its start among the newline positions; integer tokens are converted eight digits at a time with
-SWAR arithmetic on unaligned 64-bit loads (which also checks that every byte is a digit).
+A file named ``.gz`` must be a gzip stream (its first bytes the gzip magic): anything else is
+refused as "not a gzip file" rather than parsed as text.
+
+Weights: a format with a weight column (Matrix Market values, a third edge-list column, METIS
+edge weights) gives float64 weights aligned with the edges, checked as they are parsed (a
+negative, NaN or infinite weight, or a token that is not a number, is an error naming its line
+and text); without one the weights are None and nothing is spent on them.
 
 Line numbers in messages are global: each rank counts the lines of its range, the counts are
 gathered, and a rank's first line number is the number of header lines plus the lines before it.
@@ -26,12 +30,13 @@ import os
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 
 from ..comm.base import Communicator
-from ..errors import GraphFormatError, agree_on_errors
+from ..errors import GraphFormatError, InvalidArgumentValue, agree_on_errors
+from .tokens import NEWLINE, Error, Tokens, tokenize
 
 PAD = 8
 """Bytes in front of every range buffer, so that an 8-byte load ending at a token's end is valid."""
@@ -40,17 +45,6 @@ PIECE = 1 << 20
 """Bytes tokenized at once: small enough for the cache, large enough to amortize numpy calls."""
 
 GZIP_MAGIC = b"\x1f\x8b"
-NEWLINE = 10
-
-_U = np.uint64
-_ALL_ONES = (1 << 64) - 1
-# For a token of L <= 8 bytes ending at byte e, the 8-byte little-endian load at e - 8 holds the
-# token in its high L bytes; the low 8 - L bytes belong to earlier text and are replaced by '0'.
-_KEEP = np.array([_ALL_ONES & ~((1 << (8 * (8 - k))) - 1) for k in range(9)], dtype=_U)
-_ZEROS = np.array([0x3030303030303030 & ((1 << (8 * (8 - k))) - 1) for k in range(9)], dtype=_U)
-_NUMBER_BYTES = np.zeros(256, dtype=bool)
-_NUMBER_BYTES[np.frombuffer(b"0123456789+-.eE", dtype=np.uint8)] = True
-_NUMBER_BYTES[:33] = True  # whitespace separates tokens
 
 
 # --------------------------------------------------------------------------------------------
@@ -58,9 +52,13 @@ _NUMBER_BYTES[:33] = True  # whitespace separates tokens
 
 
 def is_gzip(path: str) -> bool:
-    """True when the file starts with the gzip magic bytes."""
+    """True when the file starts with the gzip magic bytes; a file named ``.gz`` that does not
+    is a GraphFormatError ("not a gzip file")."""
     with open(path, "rb") as f:
-        return f.read(2) == GZIP_MAGIC
+        compressed = f.read(2) == GZIP_MAGIC
+    if not compressed and path.lower().endswith(".gz"):
+        raise GraphFormatError(path, "not a gzip file")
+    return compressed
 
 
 def open_text(path: str) -> IO[bytes]:
@@ -224,137 +222,6 @@ def _read_gzip_range(path: str, rank: int, size: int) -> tuple[bytearray, int]:
 
 
 # --------------------------------------------------------------------------------------------
-# Tokenizer
-
-
-@dataclass
-class Tokens:
-    """Tokens of lines ``[lo, hi)`` of a buffer, comment lines removed.
-
-    ``starts``/``ends`` are byte positions in ``buf``; the tokens of line ``l`` (counted from 0 at
-    ``lo``) are ``bounds[l]:bounds[l + 1]``; ``comment`` flags comment lines (None when there is
-    none). Token sets are given as an index array or a slice (a column of a table).
-    """
-
-    buf: np.ndarray
-    lo: int
-    hi: int
-    starts: np.ndarray
-    ends: np.ndarray
-    bounds: np.ndarray
-    comment: np.ndarray | None
-
-    @property
-    def count(self) -> int:
-        return int(self.starts.shape[0])
-
-    @property
-    def nlines(self) -> int:
-        return int(self.bounds.shape[0]) - 1
-
-    def per_line(self) -> np.ndarray:
-        """Number of tokens on each line."""
-        return np.diff(self.bounds)
-
-    def lines(self) -> np.ndarray:
-        """The line of every token."""
-        return np.repeat(np.arange(self.nlines), self.per_line())
-
-    def line_of(self, i: int) -> int:
-        return int(np.searchsorted(self.bounds, i, side="right")) - 1
-
-    def text(self, i: int) -> str:
-        """Token ``i`` as text (for messages)."""
-        token = self.buf[self.starts[i] : self.ends[i]].tobytes()
-        return token.decode("utf-8", errors="replace")
-
-    def non_number(self) -> np.ndarray:
-        """Mask over all tokens: True where a byte is not one of ``0-9 + - . e E``."""
-        odd = np.flatnonzero(~_NUMBER_BYTES[self.buf[self.lo : self.hi]]) + self.lo
-        token = np.searchsorted(self.starts, odd, side="right") - 1
-        inside = (token >= 0) & (odd < self.ends[token])  # not in a dropped comment line
-        mask = np.zeros(self.count, dtype=bool)
-        mask[token[inside]] = True
-        return mask
-
-
-def tokenize(buf: np.ndarray, lo: int, hi: int, comment_chars: bytes) -> Tokens:
-    """Split lines ``buf[lo:hi]`` (``buf[lo - 1]`` whitespace, ``buf[hi - 1]`` a newline).
-
-    A token is a maximal run of bytes above ``' '``. A line whose first token starts with one of
-    ``comment_chars`` is a comment line; its tokens are dropped.
-    """
-    inside = buf[lo - 1 : hi] > 32
-    changes = np.flatnonzero(inside[1:] != inside[:-1]) + lo
-    starts, ends = changes[0::2], changes[1::2]
-    newlines = np.flatnonzero(buf[lo:hi] == NEWLINE) + lo
-    bounds = np.zeros(newlines.shape[0] + 1, dtype=np.int64)
-    bounds[1:] = np.searchsorted(starts, newlines)
-    comment = None
-    marks = np.zeros(256, dtype=bool)
-    marks[np.frombuffer(comment_chars, dtype=np.uint8)] = True
-    counts = np.diff(bounds)
-    firsts = bounds[:-1][counts > 0]
-    commented = firsts[marks[buf[starts[firsts]]]]
-    if commented.size:
-        comment = np.zeros(newlines.shape[0], dtype=bool)
-        comment[np.searchsorted(bounds, commented, side="right") - 1] = True
-        keep = ~np.repeat(comment, counts)
-        starts, ends = starts[keep], ends[keep]
-        counts[comment] = 0
-        np.cumsum(counts, out=bounds[1:])
-    return Tokens(buf, lo, hi, starts, ends, bounds, comment)
-
-
-def _digits8(x: np.ndarray) -> np.ndarray:
-    """Value of 8 ASCII digits per uint64 (first digit in the lowest byte), SWAR."""
-    x = ((x & _U(0x0F0F0F0F0F0F0F0F)) * _U(2561)) >> _U(8)
-    x = ((x & _U(0x00FF00FF00FF00FF)) * _U(6553601)) >> _U(16)
-    return ((x & _U(0x0000FFFF0000FFFF)) * _U(42949672960001)) >> _U(32)
-
-
-def _all_digits(x: np.ndarray) -> np.ndarray:
-    """True where every byte of the uint64 is an ASCII digit."""
-    high = _U(0xF0F0F0F0F0F0F0F0)
-    threes = _U(0x3030303030303030)
-    return ((x & high) == threes) & (((x + _U(0x0606060606060606)) & high) == threes)
-
-
-def parse_uints(tok: Tokens, index: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray]:
-    """Values (uint64) of tokens ``index`` and a mask of those that are decimal integers.
-
-    A token is valid when it has 1 to 19 digits and nothing else (so the value is < 10**19).
-    """
-    buf = tok.buf
-    windows = np.ndarray((buf.shape[0] - 7,), dtype="<u8", buffer=buf, strides=(1,))
-    ends = tok.ends[index]
-    length = ends - tok.starts[index]
-    width = np.minimum(length, 8)
-    x = (windows[ends - 8] & _KEEP[width]) | _ZEROS[width]  # the last 8 digits
-    valid = _all_digits(x) & (length <= 19)
-    values = _digits8(x)
-    long = np.flatnonzero(length > 8)
-    for shift, scale in ((8, 10**8), (16, 10**16)):  # digits 9-16 and 17-19 from the end
-        long = long[length[long] > shift]
-        if long.size == 0:
-            break
-        width = np.minimum(length[long] - shift, 8)
-        x = (windows[ends[long] - 8 - shift] & _KEEP[width]) | _ZEROS[width]
-        valid[long] &= _all_digits(x)
-        values[long] += _digits8(x) * _U(scale)
-    return values, valid
-
-
-def id_error(text: str, what: str, limit: str = "2**63") -> str:
-    """Message for a token that should be a vertex id and is not one."""
-    if text.startswith("-") and text[1:].isdigit():
-        return f"negative {what} {text}"
-    if text.isascii() and text.isdigit():
-        return f"{what} {text} too large (must be < {limit})"
-    return f"bad token {text!r}: expected a {what} (a non-negative integer)"
-
-
-# --------------------------------------------------------------------------------------------
 # Pieces and the driver
 
 
@@ -364,7 +231,8 @@ class Piece:
 
     ``records`` are the units the header counts (matrix entries, METIS vertex lines);
     ``record_lines`` their lines; ``record_blank`` marks empty records (METIS vertex lines
-    without neighbours), None when there are none. ``error`` = (line, column, message).
+    without neighbours), None when there are none. ``weights``: float64, aligned with ``src``,
+    None for an unweighted format. ``error`` = (line, column, message).
     """
 
     src: np.ndarray
@@ -373,54 +241,8 @@ class Piece:
     record_lines: np.ndarray
     record_blank: np.ndarray | None = None
     max_id: int = -1
-    error: tuple[int, int, str] | None = None
-
-
-def fixed_columns(
-    tok: Tokens, k: int, what: str = ""
-) -> tuple[list[slice], np.ndarray, tuple[int, int, str] | None]:
-    """The tokens of each of ``k`` columns, the line of each record, and a column error.
-
-    Non-blank lines must hold exactly ``k`` tokens; records stop before the first line that
-    does not (reported as the error).
-    """
-    counts = tok.per_line()
-    wrong = np.flatnonzero((counts != k) & (counts != 0))
-    error, limit = None, tok.nlines
-    if wrong.size:
-        limit = int(wrong[0])
-        error = (limit, 0, f"expected {k} columns{what}, found {int(counts[limit])}")
-    ntok = int(tok.bounds[limit])
-    record_lines = np.flatnonzero(counts[:limit])
-    return [slice(j, ntok, k) for j in range(k)], record_lines, error
-
-
-def first_error(
-    tok: Tokens, index: np.ndarray | slice, bad: np.ndarray, column: int, message: Any
-) -> tuple[int, int, str] | None:
-    """(line, column, message(text)) of the first token ``index[bad]``, or None."""
-    if not bad.any():
-        return None
-    position = int(np.argmax(bad))
-    if isinstance(index, slice):
-        i = index.start + position * index.step
-    else:
-        i = int(index[position])
-    return tok.line_of(i), column, message(tok.text(i))
-
-
-def number_column_error(
-    tok: Tokens, index: np.ndarray | slice, column: int, what: str
-) -> tuple[int, int, str] | None:
-    """The first token of a value column (a weight, a matrix value) that is not a number."""
-    bad = tok.non_number()[index]
-    return first_error(tok, index, bad, column, lambda t: f"bad {what} {t!r}: expected a number")
-
-
-def earliest(*errors: tuple[int, int, str] | None) -> tuple[int, int, str] | None:
-    """The error on the earliest line (leftmost column on ties)."""
-    found = [e for e in errors if e is not None]
-    return min(found, key=lambda e: (e[0], e[1])) if found else None
+    error: Error | None = None
+    weights: np.ndarray | None = None
 
 
 @dataclass
@@ -429,11 +251,13 @@ class TextHeader:
 
     ``data_offset``/``lines``: uncompressed offset and number of lines of the header.
     ``n``: vertex count (None: max id + 1). ``records``: records the header announces (None: no
-    count). ``line``: the header line that announces them (for messages).
+    count). ``line``: the header line that announces them (for messages). ``weighted``: the
+    records carry edge weights.
     """
 
     n: int | None
     directed: bool
+    weighted: bool = False
     data_offset: int = 0
     lines: int = 0
     records: int | None = None
@@ -448,6 +272,7 @@ class TextFormat:
     comment_chars = b"#%"
     src_is_record = False  # METIS: the source of an edge is the index of its vertex line
     record_word = "entries"
+    undirected_kind = ""  # what an undirected file of the format is, for messages
 
     def read_header(self, path: str) -> TextHeader:
         raise NotImplementedError
@@ -485,6 +310,7 @@ class RangeResult:
 
     src: np.ndarray
     dst: np.ndarray
+    weights: np.ndarray | None
     lines: int
     records: int
     max_id: int
@@ -502,28 +328,34 @@ def parse_range(
     ``progress(done, total)`` is called after each piece with this rank's bytes parsed so far.
     """
     buf = np.frombuffer(chunk.raw, dtype=np.uint8)
-    srcs, dsts = [], []
+    srcs, dsts, weights = [], [], []
     lines = records = 0
     max_id = -1
+    empty = np.zeros(0, dtype=np.int64)
+    none = np.zeros(0, dtype=np.float64) if header.weighted else None
     for lo, hi in _pieces(chunk):
         tok = tokenize(buf, lo, hi, fmt.comment_chars)
         piece = fmt.parse(tok, header, records)
         if piece.error is not None:
             rest = int(np.count_nonzero(buf[hi:] == NEWLINE))
             error = (lines + piece.error[0], piece.error[2])
-            empty = np.zeros(0, dtype=np.int64)
-            return RangeResult(empty, empty, lines + tok.nlines + rest, records, max_id, error)
+            return RangeResult(
+                empty, empty, none, lines + tok.nlines + rest, records, max_id, error
+            )
         srcs.append(piece.src)
         dsts.append(piece.dst)
+        if piece.weights is not None:
+            weights.append(piece.weights)
         if progress is not None:
             progress(hi - chunk.begin, chunk.nbytes)
         lines += tok.nlines
         records += piece.records
         max_id = max(max_id, piece.max_id)
-    empty = np.zeros(0, dtype=np.int64)
     src = np.concatenate(srcs) if srcs else empty
     dst = np.concatenate(dsts) if dsts else empty
-    return RangeResult(src, dst, lines, records, max_id, None)
+    if none is not None and weights:
+        none = np.concatenate(weights)
+    return RangeResult(src, dst, none, lines, records, max_id, None)
 
 
 def find_record(fmt: TextFormat, chunk: Chunk, header: TextHeader, first: int) -> int | None:
@@ -548,19 +380,50 @@ def _collective(error: GraphFormatError) -> GraphFormatError:
     return error
 
 
+class EdgeShare(NamedTuple):
+    """What a rank read of a graph file: its edges ``src -> dst`` (int64) and their weights
+    (float64; None for an unweighted file), the vertex count and whether the graph is directed
+    (as the file says, or as the caller asked)."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    weights: np.ndarray | None
+    n: int
+    directed: bool
+
+
+def agreed_directed(path: str, file_directed: bool, kind: str, directed: bool | None) -> bool:
+    """The directedness of a graph read from ``path``, which says ``file_directed``: as the file
+    says (``directed`` None), or as asked: False symmetrizes any file, True on an undirected
+    one (``kind``: what it is) is an ``InvalidArgumentValue`` naming the argument. Decided
+    from replicated data, so every rank raises alike."""
+    if directed is None:
+        return file_directed
+    if directed and not file_directed:
+        raise InvalidArgumentValue(
+            f"directed: True, but {path} is {kind}; pass directed=None (as the file says) or False"
+        )
+    return bool(directed)
+
+
 def read_text(
     fmt: TextFormat,
     path: str,
     comm: Communicator,
     progress: Callable[[float, float], None] | None = None,
-) -> tuple[np.ndarray, np.ndarray, int, bool]:
-    """Read a text graph collectively: this rank's ``(src, dst)``, ``n`` and directedness.
+    *,
+    directed: bool | None = None,
+) -> EdgeShare:
+    """Read a text graph collectively: this rank's edges and weights, ``n`` and directedness
+    (``directed``: as in ``agreed_directed``, checked against the header before the body is
+    read).
 
     ``progress(done, total)`` reports this rank's parsing (bytes of its range).
     """
     with agree_on_errors(comm):
         header = fmt.read_header(path) if comm.rank == 0 else None
     header = comm.bcast_object(header)
+    directed = agreed_directed(path, header.directed, fmt.undirected_kind, directed)
     with agree_on_errors(comm):
         chunk = read_range(path, comm.rank, comm.size, header.data_offset)
     result = parse_range(fmt, chunk, header, progress)
@@ -594,4 +457,4 @@ def read_text(
         n = comm.allreduce(result.max_id, op="max") + 1
     if fmt.src_is_record:
         result.src += records_before  # vertex lines before this rank's range
-    return result.src, result.dst, n, header.directed
+    return EdgeShare(result.src, result.dst, result.weights, n, directed)
