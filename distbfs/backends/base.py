@@ -88,6 +88,54 @@ class SearchState:
 
 
 @dataclass
+class PathState:
+    """Everything one shortest-path search (delta-stepping) keeps on one rank between steps.
+
+    ``distances``: tentative distance of each owned vertex (``NO_PATH`` until reached; final
+    once settled). ``hops`` and ``preds`` (kept only when predecessors are): the edge count and
+    the parent's global id of the path that gave the distance; a vertex's value is the
+    lexicographic minimum of (distance, hops, parent) over the requests it received, so the
+    tree is the same on any backend and rank count, and acyclic even over zero-weight edges
+    (a parent always has fewer hops). ``settled``: owned vertices whose bucket is done.
+    ``frontier``: local ids improved by the last contraction below the current bucket's end,
+    ``frontier_size`` its length. ``scratch``: the backend's buffers; ``resources``: as
+    ``SearchState``'s.
+    """
+
+    distances: Any
+    hops: Any | None
+    preds: Any | None
+    settled: Any
+    frontier: Any
+    frontier_size: int
+    scratch: dict[str, Any]
+    resources: Any = None
+
+
+@dataclass
+class Relaxations:
+    """Relaxation requests made by one rank: for each, the target vertex (global id) and the
+    payload its owner reduces by lexicographic minimum: tentative distance, then (predecessors
+    kept) hop count and parent (global id)."""
+
+    vertices: Any
+    distances: Any
+    hops: Any | None = None
+    parents: Any | None = None
+
+    @property
+    def size(self) -> int:
+        return int(self.vertices.shape[0])
+
+    @property
+    def payloads(self) -> tuple[Any, ...]:
+        """What travels with each request: (distances,) or (distances, hops, parents)."""
+        if self.hops is None:
+            return (self.distances,)
+        return (self.distances, self.hops, self.parents)
+
+
+@dataclass
 class Replica:
     """The whole graph as one rank's CSR, kept by every rank of a job (graphs small enough:
     ``Backend.replica_limit_bytes``), with the backend's resources for it: the fused path of

@@ -15,6 +15,7 @@ are an object the caller keeps (``distbfs.Graph`` keeps one per graph) and drops
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from ..backends.base import Replica
 from ..comm.base import Communicator
 from ..constants import UNLIMITED
 from ..graph import DistGraph, build_graph, build_local_graph
+from .buckets import WeightSummary, check_delta, choose_delta
 from .direction import DirectionOptimizing, TopDownOnly
 from .fused import choose_fused_path
 from .strategy import DEFAULT_ALPHA, DEFAULT_BETA, Strategy, check_strategy, check_thresholds
@@ -54,6 +56,28 @@ class GraphResources:
         self._in_graph: DistGraph | None = None
         self._replica: Any = _UNSET
         self._mailbox: Any = _UNSET
+        self._weights: WeightSummary | None = None
+
+    def weight_summary(self) -> WeightSummary:
+        """The graph's weights over all ranks (collective on first use: two all-reduces); an
+        unweighted graph weighs 1 on every edge."""
+        if self._weights is None:
+            graph, comm = self.graph, self.comm
+            edges = graph.num_local_edges
+            total, positive, largest = 0.0, math.inf, 0.0
+            if edges and graph.weights is None:
+                total, positive, largest = float(edges), 1.0, 1.0
+            elif edges:
+                weights = graph.weights
+                total, largest = float(weights.sum(dtype=np.float64)), float(weights.max())
+                nonzero = weights[weights > 0]
+                positive = float(nonzero.min()) if nonzero.size else math.inf
+            sums = comm.allreduce(np.array([edges, total], dtype=np.float64))
+            low = comm.allreduce(np.array([positive, -largest], dtype=np.float64), op="min")
+            self._weights = WeightSummary(
+                int(sums[0]), float(sums[1]), float(low[0]), -float(low[1])
+            )
+        return self._weights
 
     def in_neighbours(self) -> DistGraph:
         """The graph of in-neighbours bottom-up levels scan (collective on first use): an
@@ -183,3 +207,45 @@ class SearchPlan:
         if self.strategy is Strategy.TWO_PHASE or not small:
             return 0
         return UNLIMITED if self.strategy is Strategy.CONTRACT_EXPAND else small
+
+
+PATH_METHODS = (
+    "path_start",
+    "relax",
+    "partition_min",
+    "contract_min",
+    "next_bucket",
+    "bucket_members",
+    "settle",
+)
+"""The backend methods of shortest-path searches (``distbfs.backends.base``)."""
+
+
+class PathPlan:
+    """Shortest paths (delta-stepping) over the shared ``GraphResources`` of a graph: the
+    bucket width, checked or chosen once (``distbfs.engine.buckets.choose_delta``).
+
+    Attributes
+    ----------
+    graph, backend, comm
+        As in ``resources``.
+    delta : float
+    heavy : bool
+        Whether any edge is heavier than delta (else no bucket has a heavy step).
+    """
+
+    def __init__(self, resources: GraphResources, delta: float | None = None) -> None:
+        backend = resources.backend
+        if not all(callable(getattr(backend, name, None)) for name in PATH_METHODS):
+            raise ValueError(f"the {backend.name} backend has no shortest-path stages")
+        self.resources = resources
+        self.graph, self.backend, self.comm = resources.graph, backend, resources.comm
+        summary = resources.weight_summary()
+        self.delta = choose_delta(summary, self.graph.n) if delta is None else check_delta(delta)
+        self.heavy = summary.largest > self.delta
+
+    def start(self, source: int, predecessors: bool) -> Any:
+        """A new search's state: the source at distance 0 on its owner."""
+        return self.backend.path_start(
+            self.graph, source, predecessors, self.resources.backend_resources
+        )

@@ -18,6 +18,7 @@ import numpy as np
 from ...comm.base import Bins
 from ...graph import DistGraph
 from ...timing import NullTimer
+from ..arrays import ArrayPathStages
 from ..base import EdgeFrontier, Replica, SearchState
 from . import bottom_up, contract, expand, filter_partition, fused, search
 from .buffers import CudaGraphResources, prepare
@@ -25,8 +26,9 @@ from .launch_policy import DEFAULT_POLICY, DEFAULT_QUEUE_SIZING, LaunchPolicy
 from .timing import CudaEventTimer
 
 
-class CudaBackend:
-    """The level stages as CUDA kernels, on the current CuPy device.
+class CudaBackend(ArrayPathStages):
+    """The level stages as CUDA kernels, on the current CuPy device (the shortest-path stages:
+    ``distbfs.backends.arrays`` on CuPy).
 
     Parameters
     ----------

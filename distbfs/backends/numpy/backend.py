@@ -1,7 +1,7 @@
 """``NumpyBackend``: the host stages of one level (``distbfs.backends.base.Backend``), each in
-the module named after it. The host has no launch cost to save, so it has no fused
-small-frontier path (nor, on several ranks, a replicated or peer one): every level runs its
-stages."""
+the module named after it, and the array-module stages of shortest paths. The host has no launch
+cost to save, so it has no fused small-frontier path (nor, on several ranks, a replicated or
+peer one): every level runs its stages."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ import numpy as np
 from ...comm.base import Bins
 from ...graph import DistGraph
 from ...timing import HostTimer, NullTimer
+from ..arrays import ArrayPathStages
 from ..base import EdgeFrontier, Replica, SearchState
 from . import bottom_up, contract, expand, filter_partition, search
 
 
-class NumpyBackend:
-    """Vectorized numpy stages; the reference every other backend is compared with."""
+class NumpyBackend(ArrayPathStages):
+    """Vectorized numpy stages; the reference every other backend is compared with (the
+    shortest-path stages: ``distbfs.backends.arrays`` on numpy)."""
 
     name = "numpy"
     xp = np
