@@ -9,18 +9,21 @@ Public API::
 Every call is collective in an MPI job (``mpiexec -n P python script.py``): all ranks make it.
 """
 
-from .api import BFSResult, Graph, bfs
-from .constants import UNREACHED
+from .api import BFSResult, Graph, SSSPResult, bfs, sssp
+from .constants import NO_PATH, UNREACHED
 from .errors import GraphFormatError, InputError, ValidationError
 
 __version__ = "0.1.0"
 __all__ = [
+    "NO_PATH",
     "UNREACHED",
     "BFSResult",
     "Graph",
     "GraphFormatError",
     "InputError",
+    "SSSPResult",
     "ValidationError",
     "__version__",
     "bfs",
+    "sssp",
 ]

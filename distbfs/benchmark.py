@@ -1,7 +1,7 @@
-"""The benchmark harness (Graph500 kernel 2 style), the one that ``distbfs bench`` and the
-scripts in ``benchmarks/`` call: searches of one graph from a list of roots, each timed, the
-first ones validated, with Graph500 statistics over all of them and the per-level profile of
-one search.
+"""The benchmark harness (Graph500 kernels 2 and 3: BFS and shortest paths), the one that
+``distbfs bench`` and the scripts in ``benchmarks/`` call: searches of one graph from a list of
+roots, each timed, the first ones validated, with Graph500 statistics over all of them and the
+per-level (per-bucket) profile of one search.
 
 A warm-up search of ``roots[0]`` runs first, untimed: it pays once what a first search pays
 (kernel compilation, NCCL connections, queue growth), so no timed search counts it. The timed
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .api import BFSResult, Graph, bfs
+from .api import BFSResult, Graph, SSSPResult, bfs, sssp
 from .engine.strategy import check_strategy
 from .stats import graph500_statistics
 
@@ -111,6 +111,91 @@ def run_searches(
         times=times,
         nedges=nedges,
         depths=depths,
+        validated=min(checked, len(roots)),
+        statistics=statistics,
+        profile=profile,
+    )
+
+
+@dataclass
+class PathSeries:
+    """Shortest-path searches of one graph (Graph500 kernel 3 style): one per root.
+
+    Attributes
+    ----------
+    delta : float
+        The bucket width the searches used.
+    roots, times, nedges, validated, statistics
+        As in ``SearchSeries``.
+    buckets : list of int
+        Buckets each search ran.
+    relaxations : list of int
+        Relaxation requests each search made.
+    profile : SSSPResult
+        The search from ``roots[0]`` with phase timers.
+    """
+
+    delta: float
+    roots: list[int]
+    times: list[float]
+    nedges: list[int]
+    buckets: list[int]
+    relaxations: list[int]
+    validated: int
+    statistics: dict[str, float]
+    profile: SSSPResult
+
+    def document(self) -> dict[str, Any]:
+        """The series as JSON-ready data."""
+        return {
+            "algorithm": "sssp",
+            "delta": self.delta,
+            "roots": self.roots,
+            "validated": self.validated,
+            "times": self.times,
+            "nedges": self.nedges,
+            "buckets": self.buckets,
+            "relaxations": self.relaxations,
+            "statistics": self.statistics,
+            "buckets_root": self.roots[0],
+            "bucket_stats": [asdict(bucket) for bucket in self.profile.buckets],
+        }
+
+
+def run_path_searches(
+    graph: Graph,
+    roots: Sequence[int],
+    *,
+    delta: float | None = None,
+    predecessors: bool = True,
+    validate: bool | int = True,
+    after_each: Callable[[SSSPResult], None] | None = None,
+) -> PathSeries:
+    """Shortest paths as ``run_searches`` runs BFS (collective): a warm-up, one timed search per
+    root (the first ``validate`` validated against Graph500's SSSP rules), the profiled one."""
+    if not roots:
+        raise ValueError("roots: at least one root is needed")
+    options = {"predecessors": predecessors, "gather": False, "delta": delta}
+    sssp(graph, roots[0], **options)  # the warm-up
+    checked = len(roots) if validate is True else int(validate)
+    times, nedges, buckets, relaxations = [], [], [], []
+    for i, root in enumerate(roots):
+        result = sssp(graph, root, validate=i < checked, **options)
+        times.append(result.seconds)
+        nedges.append(result.edges_traversed)
+        buckets.append(len(result.buckets))
+        relaxations.append(result.relaxations)
+        if after_each is not None:
+            after_each(result)
+    profile = sssp(graph, roots[0], timing=True, **options)
+    statistics = {k: float(v) for k, v in graph500_statistics(times, nedges).items()}
+    return PathSeries(
+        delta=profile.delta,
+        roots=[int(r) for r in roots],
+        times=times,
+        nedges=nedges,
+        buckets=buckets,
+        relaxations=relaxations,
         validated=min(checked, len(roots)),
         statistics=statistics,
         profile=profile,

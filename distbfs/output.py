@@ -55,8 +55,11 @@ def _to_host(array: Any) -> np.ndarray:
     )
 
 
-def make_parent_dirs(path: str | os.PathLike[str], comm: Communicator) -> None:
-    """Create the missing directories above ``path`` (rank 0; collective).
+def make_parent_dirs(
+    path: str | os.PathLike[str], comm: Communicator, flag: str | None = None
+) -> None:
+    """Create the missing directories above ``path`` (rank 0; collective); ``flag``: the
+    argument that named ``path``, for the message.
 
     Raises
     ------
@@ -70,9 +73,21 @@ def make_parent_dirs(path: str | os.PathLike[str], comm: Communicator) -> None:
                 os.makedirs(directory, exist_ok=True)
             except OSError as exc:
                 reason = exc.strerror or str(exc)
+                where = f"{flag} {os.fspath(path)}: " if flag else ""
                 raise InputError(
-                    f"{directory}: cannot create directory: {reason}", all_ranks=False
+                    f"{where}{directory}: cannot create directory: {reason}", all_ranks=False
                 ) from None
+
+
+def prepare_output(prefix: str, comm: Communicator, flag: str = "--output") -> None:
+    """Check, before any expensive work, that files ``PREFIX.*`` can be written: the missing
+    directories above are created (rank 0) and the directory must be writable (collective;
+    an ``InputError`` naming ``flag`` and the directory on every rank otherwise)."""
+    make_parent_dirs(prefix, comm, flag)
+    directory = os.path.dirname(os.path.abspath(prefix))
+    with agree_on_errors(comm):
+        if comm.rank == 0 and not os.access(directory, os.W_OK | os.X_OK):
+            raise InputError(f"{flag} {prefix}: cannot write in {directory}", all_ranks=False)
 
 
 def write_striped_npy(path: str | os.PathLike[str], local: Any, n: int, comm: Communicator) -> None:

@@ -1,6 +1,6 @@
 """The public Python API: a ``Graph`` built from a file, edges, SciPy, NetworkX or a generator
-(``graph``), and the traversals over it (``search``: ``bfs``), with the argument checks made
-once at these entry points (``arguments``).
+(``graph``), and the traversals over it (``search``: ``bfs``; ``paths``: ``sssp``), with the
+argument checks made once at these entry points (``arguments``).
 
 A ``Graph`` wraps the distributed CSR (``DistGraph``) together with the communicator and backend
 that built it; ``comm="auto"`` and ``backend="auto"`` are resolved once per process
@@ -19,6 +19,7 @@ from ..errors import InvalidArgumentType, InvalidArgumentValue
 from ..runtime import resolve_backend, resolve_comm
 from .arguments import check_vertex
 from .graph import FORMATS, Graph
+from .paths import SSSPResult, sssp
 from .search import BFSResult, bfs
 
 __all__ = [
@@ -27,8 +28,10 @@ __all__ = [
     "Graph",
     "InvalidArgumentType",
     "InvalidArgumentValue",
+    "SSSPResult",
     "bfs",
     "check_vertex",
     "resolve_backend",
     "resolve_comm",
+    "sssp",
 ]

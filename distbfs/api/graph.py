@@ -23,7 +23,7 @@ import numpy as np
 
 from ..backends.base import Backend
 from ..comm.base import Communicator
-from ..engine.plan import GraphResources, SearchPlan
+from ..engine.plan import GraphResources, PathPlan, SearchPlan
 from ..engine.strategy import DEFAULT_ALPHA, DEFAULT_BETA, Strategy, check_strategy
 from ..errors import InputError, InvalidArgumentType, InvalidArgumentValue
 from ..graph import DistGraph, build_graph
@@ -91,6 +91,7 @@ class Graph:
         self.node_labels = node_labels
         self._resources: GraphResources | None = None
         self._plans: dict[tuple[Strategy, float, float], SearchPlan] = {}
+        self._path_plans: dict[float | None, PathPlan] = {}
 
     # -- properties -------------------------------------------------------------------------
 
@@ -131,10 +132,23 @@ class Graph:
         backend resources), so none is built twice."""
         key = (check_strategy(strategy, self.backend), float(alpha), float(beta))
         if key not in self._plans:
-            if self._resources is None:
-                self._resources = GraphResources(self.dist, self.backend, self.comm)
-            self._plans[key] = SearchPlan(self._resources, *key)
+            self._plans[key] = SearchPlan(self.resources, *key)
         return self._plans[key]
+
+    def path_plan(self, delta: float | None = None) -> PathPlan:
+        """The shortest-path plan with bucket width ``delta`` (None: chosen from the weights and
+        degrees, ``distbfs.engine.buckets.choose_delta``), built on first use (collective) and
+        kept with the graph over the same ``GraphResources``."""
+        if delta not in self._path_plans:
+            self._path_plans[delta] = PathPlan(self.resources, delta)
+        return self._path_plans[delta]
+
+    @property
+    def resources(self) -> GraphResources:
+        """What every search of this graph shares (built on first use; collective)."""
+        if self._resources is None:
+            self._resources = GraphResources(self.dist, self.backend, self.comm)
+        return self._resources
 
     def __repr__(self) -> str:
         kind = ("directed" if self.directed else "undirected") + (

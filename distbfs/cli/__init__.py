@@ -30,7 +30,7 @@ from ..errors import EXIT_INPUT_ERROR, DeviceError, InputError, ValidationError
 from ..launcher import launcher_rank
 from ..runtime import resolve_backend, resolve_comm
 from .bench import cmd_bench
-from .commands import Context, cmd_bfs, cmd_convert, cmd_generate, cmd_info
+from .commands import Context, cmd_bfs, cmd_convert, cmd_generate, cmd_info, cmd_sssp
 from .parser import (
     DEFAULT_ROOTS,
     DEFAULT_SCALE_CPU,
@@ -49,6 +49,7 @@ EXIT_INTERRUPTED = 130
 COMMANDS = {
     "bench": cmd_bench,
     "bfs": cmd_bfs,
+    "sssp": cmd_sssp,
     "generate": cmd_generate,
     "convert": cmd_convert,
     "info": cmd_info,

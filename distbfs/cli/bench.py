@@ -9,11 +9,11 @@ from typing import Any
 
 from .. import roots as roots_mod
 from .. import stats as stats_mod
-from ..benchmark import SearchSeries, run_searches
+from ..benchmark import PathSeries, SearchSeries, run_path_searches, run_searches
 from ..errors import InputError
 from ..output import make_parent_dirs, write_json
 from .commands import EXIT_OK, Context, describe, generate_graph, generator_params, load_graph
-from .parser import DEFAULT_SCALE_CPU, DEFAULT_SCALE_GPU, RANDOM_GENERATORS
+from .parser import DEFAULT_SCALE_CPU, DEFAULT_SCALE_GPU, DEFAULT_SSSP_WEIGHTS, RANDOM_GENERATORS
 from .tables import format_level_table
 
 
@@ -28,17 +28,27 @@ def cmd_bench(ctx: Context) -> int:
         raise InputError(
             f"{args.graph or 'generated graph'}: no vertex has an edge, nothing to search"
         )
-    with ctx.bar("BFS", total=len(roots), unit="search") as bar:
-        series = run_searches(
-            graph,
-            roots,
-            predecessors=args.predecessors,
-            validate=not args.no_validate,
-            strategy=args.strategy,
-            alpha=args.alpha,
-            beta=args.beta,
-            after_each=lambda _: bar.update(),
-        )
+    with ctx.bar(args.algorithm.upper(), total=len(roots), unit="search") as bar:
+        if args.algorithm == "sssp":
+            series: Any = run_path_searches(
+                graph,
+                roots,
+                delta=args.delta,
+                predecessors=True,
+                validate=not args.no_validate,
+                after_each=lambda _: bar.update(),
+            )
+        else:
+            series = run_searches(
+                graph,
+                roots,
+                predecessors=args.predecessors,
+                validate=not args.no_validate,
+                strategy=args.strategy,
+                alpha=args.alpha,
+                beta=args.beta,
+                after_each=lambda _: bar.update(),
+            )
     _print_report(ctx, graph, graph_info, series, build.seconds)
     if args.json:
         document = {
@@ -50,7 +60,7 @@ def cmd_bench(ctx: Context) -> int:
             "construction_seconds": build.seconds,
             "load": _load_document(graph),
             "root_seed": root_seed,
-            "predecessors": bool(args.predecessors),
+            "predecessors": bool(args.predecessors or args.algorithm == "sssp"),
             **series.document(),
             "validated": not args.no_validate,
         }
@@ -79,6 +89,8 @@ def _bench_graph(ctx: Context) -> tuple[Any, dict[str, Any]]:
         kind = args.generator or "kronecker"
         default = DEFAULT_SCALE_GPU if ctx.backend.name == "cuda" else DEFAULT_SCALE_CPU
         params = generator_params(args, kind, default)
+        if args.algorithm == "sssp" and "weights" not in params:
+            params["weights"] = DEFAULT_SSSP_WEIGHTS  # GAP's delta-stepping benchmark's
         graph = generate_graph(ctx, kind, params)
         info.update(generator=kind, **params)
     info.update(
@@ -91,7 +103,11 @@ def _bench_graph(ctx: Context) -> tuple[Any, dict[str, Any]]:
 
 
 def _print_report(
-    ctx: Context, graph: Any, info: dict[str, Any], series: SearchSeries, build_seconds: float
+    ctx: Context,
+    graph: Any,
+    info: dict[str, Any],
+    series: SearchSeries | PathSeries,
+    build_seconds: float,
 ) -> None:
     """Graph500's report lines, then the per-level table of the profiled search."""
     args, comm = ctx.args, ctx.comm
@@ -103,11 +119,14 @@ def _print_report(
         what = args.graph
     ctx.say(f"graph: {what}: {describe(graph)}")
     ctx.say(f"backend: {ctx.backend.name}, comm: {comm.kind}, ranks: {comm.size}")
-    ctx.say(f"strategy: {series.strategy}")
+    if isinstance(series, PathSeries):
+        ctx.say(f"algorithm: sssp (delta-stepping, delta {series.delta:.6g})")
+    else:
+        ctx.say(f"algorithm: bfs, strategy: {series.strategy}")
     if info.get("generator") in RANDOM_GENERATORS:
         ctx.say(f"SCALE: {info['scale']}")
         ctx.say(f"edgefactor: {info['edgefactor']}")
-    ctx.say(f"NBFS: {len(series.roots)}")
+    ctx.say(f"{'NSSSP' if isinstance(series, PathSeries) else 'NBFS'}: {len(series.roots)}")
     ctx.say(f"num_mpi_processes: {comm.size}")
     ctx.say(f"construction_time: {build_seconds:.6g}")
     if graph.load_info is not None:
@@ -122,11 +141,34 @@ def _print_report(
     if ctx.quiet:
         return
     ctx.say()
+    if isinstance(series, PathSeries):
+        _print_buckets(ctx, series)
+        return
     ctx.say(
         f"per-level summary of the search from root {series.roots[0]} "
         f"({series.profile.seconds * 1e3:.3f} ms with phase timers):"
     )
     ctx.say(format_level_table(series.profile.levels, every_level=args.levels == "all"))
+
+
+def _print_buckets(ctx: Context, series: PathSeries) -> None:
+    """Delta-stepping's work: buckets, light phases and relaxations per search, and the
+    profiled search's time by phase."""
+    profile = series.profile
+    phases: dict[str, float] = {}
+    for bucket in profile.buckets:
+        for phase, seconds in bucket.seconds.items():
+            phases[phase] = phases.get(phase, 0.0) + seconds
+    steps = sum(bucket.phases for bucket in profile.buckets)
+    ctx.say(
+        f"delta {series.delta:.6g}; per search: {sum(series.buckets) / len(series.buckets):,.1f} "
+        f"buckets, {sum(series.relaxations) / len(series.relaxations):,.0f} relaxations"
+    )
+    ctx.say(
+        f"search from root {series.roots[0]} with phase timers: {profile.seconds * 1e3:.3f} ms, "
+        f"{len(profile.buckets):,} buckets, {steps:,} light phases; ms by phase: "
+        + ", ".join(f"{name} {seconds * 1e3:.3f}" for name, seconds in sorted(phases.items()))
+    )
 
 
 def _load_document(graph: Any) -> dict[str, Any] | None:

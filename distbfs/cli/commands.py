@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from ..api import Graph, bfs, check_vertex
+from ..api import Graph, bfs, check_vertex, sssp
 from ..backends.base import Backend
 from ..comm.base import Communicator
 from ..errors import InputError
-from ..output import make_parent_dirs, write_striped_npy
+from ..output import prepare_output, write_striped_npy
 from ..partition import bin_by_owner, local_id
 from ..progress import accepts_progress, progress
 from .parser import RANDOM_GENERATORS
@@ -147,7 +147,9 @@ def describe(graph: Graph) -> str:
 
 def cmd_bfs(ctx: Context) -> int:
     """``bfs GRAPH --source S``: one search, a summary, optional .npy output."""
-    args, comm = ctx.args, ctx.comm
+    args = ctx.args
+    if args.output:
+        prepare_output(args.output, ctx.comm)
     graph = load_graph(ctx, args.graph)
     source = check_vertex(args.source, graph.num_vertices, "--source")
     result = bfs(
@@ -171,19 +173,62 @@ def cmd_bfs(ctx: Context) -> int:
     )
     if args.validate:
         ctx.say("validation: passed")
-    if args.output:
-        n = graph.num_vertices
-        make_parent_dirs(args.output + ".distances.npy", comm)
-        written = [f"{args.output}.distances.npy"]
-        write_striped_npy(written[0], result.local_distances, n, comm)
-        if args.predecessors:
-            written.append(f"{args.output}.predecessors.npy")
-            write_striped_npy(written[1], result.local_predecessors, n, comm)
-        ctx.say(f"wrote {', '.join(written)}")
+    write_outputs(ctx, graph, result.local_distances, result.local_predecessors)
     if not ctx.quiet:
         ctx.say("per-level summary:")
         ctx.say(format_level_table(result.levels, every_level=args.levels == "all"))
     return EXIT_OK
+
+
+def cmd_sssp(ctx: Context) -> int:
+    """``sssp GRAPH --source S``: shortest paths from one source, a summary, optional .npy."""
+    args = ctx.args
+    if args.output:
+        prepare_output(args.output, ctx.comm)
+    graph = load_graph(ctx, args.graph)
+    source = check_vertex(args.source, graph.num_vertices, "--source")
+    result = sssp(
+        graph,
+        source,
+        predecessors=args.predecessors,
+        delta=args.delta,
+        gather=False,
+        validate=args.validate,
+    )
+    xp, comm = graph.backend.xp, graph.comm
+    finite = result.local_distances[xp.isfinite(result.local_distances)]
+    reached = int(comm.allreduce(int(finite.shape[0])))
+    farthest = comm.allreduce(float(finite.max()) if finite.shape[0] else 0.0, op="max")
+    ctx.say(f"graph: {args.graph}: {describe(graph)}")
+    ctx.say(
+        f"source {source}: reached {reached:,} of {graph.num_vertices:,} vertices, "
+        f"max distance {farthest:.10g}"
+    )
+    ctx.say(
+        f"time: {result.seconds:.6f} s, {len(result.buckets):,} buckets (delta "
+        f"{result.delta:.6g}), {result.relaxations:,} relaxations, "
+        f"{result.edges_traversed:,} edges traversed, {result.teps:.4g} TEPS"
+    )
+    if args.validate:
+        ctx.say("validation: passed")
+    preds = result.local_predecessors if args.predecessors else None
+    write_outputs(ctx, graph, result.local_distances, preds)
+    return EXIT_OK
+
+
+def write_outputs(ctx: Context, graph: Graph, distances: Any, predecessors: Any | None) -> None:
+    """``--output PREFIX``: PREFIX.distances.npy and, when given, PREFIX.predecessors.npy, in
+    global vertex order, each written atomically (collective)."""
+    prefix = ctx.args.output
+    if not prefix:
+        return
+    n, comm = graph.num_vertices, ctx.comm
+    written = [f"{prefix}.distances.npy"]
+    write_striped_npy(written[0], distances, n, comm)
+    if predecessors is not None:
+        written.append(f"{prefix}.predecessors.npy")
+        write_striped_npy(written[1], predecessors, n, comm)
+    ctx.say(f"wrote {', '.join(written)}")
 
 
 def cmd_generate(ctx: Context) -> int:

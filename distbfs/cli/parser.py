@@ -31,6 +31,11 @@ GENERATOR_CHOICES = ("kronecker", "uniform", "grid2d", "grid3d")
 """The generators of ``distbfs.generators.GENERATORS`` (listed here so --help needs no import)."""
 RANDOM_GENERATORS = ("kronecker", "uniform")
 
+ALGORITHMS = ("bfs", "sssp")
+"""What ``bench`` measures: BFS (Graph500 kernel 2) or shortest paths (kernel 3)."""
+DEFAULT_SSSP_WEIGHTS = "uniform:1:255"
+"""Weights of a generated graph for ``bench --algorithm sssp`` when none are given (GAP's)."""
+
 LEVEL_TABLES = ("summary", "all")
 """``--levels``: the per-level table bounded (fused spans and runs of small levels merged) or
 every level."""
@@ -80,6 +85,26 @@ def _int_at_least(minimum: int, wording: str) -> Any:
 
 _positive_int = _int_at_least(1, "a positive integer")
 _nonnegative_int = _int_at_least(0, "an integer >= 0")
+
+
+def _float_above(minimum: float, *, inclusive: bool, finite: bool, wording: str) -> Any:
+    """An argparse type: a float above ``minimum`` (or equal, ``inclusive``), finite if
+    ``finite``, refused as "expected <wording>"."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {wording}, got {text!r}") from None
+        low = value >= minimum if inclusive else value > minimum
+        if not low or (finite and value == float("inf")):
+            raise argparse.ArgumentTypeError(f"expected {wording}, got {text!r}")
+        return value
+
+    return parse
+
+
+_positive_float = _float_above(0.0, inclusive=False, finite=True, wording="a positive number")
 
 
 def _vertex(text: str) -> int:
@@ -198,14 +223,14 @@ def _add_strategy(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--alpha",
-        type=float,
+        type=_float_above(0.0, inclusive=True, finite=False, wording="a number >= 0"),
         default=None,
         help="direction_optimizing: go bottom-up when the frontier's edges exceed the "
         f"unexplored edges / ALPHA (default {DEFAULT_ALPHA:g})",
     )
     parser.add_argument(
         "--beta",
-        type=float,
+        type=_float_above(0.0, inclusive=False, finite=False, wording="a number > 0"),
         default=None,
         help="direction_optimizing: back to top-down when the frontier holds fewer than "
         f"n / BETA vertices (default {DEFAULT_BETA:g})",
@@ -226,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for add in (_add_bench, _add_bfs, _add_generate, _add_convert, _add_info):
+    for add in (_add_bench, _add_bfs, _add_sssp, _add_generate, _add_convert, _add_info):
         add(sub, common)
     return parser
 
@@ -275,6 +300,20 @@ def _add_bench(sub: Any, common: argparse.ArgumentParser) -> None:
     _add_strategy(bench)
     _add_levels(bench)
     bench.add_argument(
+        "--algorithm",
+        choices=ALGORITHMS,
+        default="bfs",
+        help="bfs (Graph500 kernel 2) or sssp (kernel 3: delta-stepping; generated graphs get "
+        f"weights {DEFAULT_SSSP_WEIGHTS} unless --weights says otherwise) (default: %(default)s)",
+    )
+    bench.add_argument(
+        "--delta",
+        type=_positive_float,
+        default=None,
+        help="sssp: bucket width (default: the mean weight over the mean degree, at least the "
+        "smallest positive weight)",
+    )
+    bench.add_argument(
         "--json",
         metavar="FILE",
         default=None,
@@ -306,6 +345,40 @@ def _add_bfs(sub: Any, common: argparse.ArgumentParser) -> None:
     run.add_argument("--validate", action="store_true", help="validate the result")
     _add_strategy(run)
     _add_levels(run)
+
+
+def _add_sssp(sub: Any, common: argparse.ArgumentParser) -> None:
+    run = sub.add_parser(
+        "sssp",
+        parents=[common],
+        help="shortest paths from a source vertex (delta-stepping)",
+        description="Load a graph and compute the shortest distances from one source (weight 1 "
+        "on every edge of an unweighted graph); print a summary and optionally write the "
+        "distances (float64, inf where unreached) and predecessors as .npy files.",
+    )
+    run.add_argument("graph", metavar="GRAPH", help="graph file")
+    _add_format(run)
+    run.add_argument(
+        "--source", type=_vertex, required=True, metavar="S", help="source vertex id (0-based)"
+    )
+    run.add_argument("--predecessors", action="store_true", help="compute a shortest-path tree")
+    run.add_argument(
+        "--output",
+        metavar="PREFIX",
+        default=None,
+        help="write PREFIX.distances.npy (and PREFIX.predecessors.npy); missing directories "
+        "are created",
+    )
+    run.add_argument(
+        "--delta",
+        type=_positive_float,
+        default=None,
+        help="bucket width (default: the mean weight over the mean degree, at least the "
+        "smallest positive weight)",
+    )
+    run.add_argument(
+        "--validate", action="store_true", help="validate the result (Graph500 SSSP rules)"
+    )
 
 
 def _add_generate(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..constants import NO_PATH
+from ..errors import InvalidArgumentValue
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def check_delta(delta: Any) -> float:
     """``delta`` as a positive finite float; ``ValueError`` naming the argument otherwise."""
     number = isinstance(delta, int | float | np.number) and not isinstance(delta, bool)
     if not number or not (0 < float(delta) < math.inf):
-        raise ValueError(f"delta: expected a positive finite number, got {delta!r}")
+        raise InvalidArgumentValue(f"delta: expected a positive finite number, got {delta!r}")
     return float(delta)
 
 

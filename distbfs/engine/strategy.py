@@ -16,6 +16,8 @@ import numbers
 from enum import Enum
 from typing import Any
 
+from ..errors import InvalidArgumentValue
+
 
 class NamedChoice(str, Enum):
     """An enum of named choices that compares equal to, prints and formats as its name."""
@@ -68,11 +70,11 @@ def check_strategy(strategy: Any, backend: Any) -> Strategy:
     try:
         chosen = Strategy(strategy)
     except ValueError:
-        raise ValueError(
+        raise InvalidArgumentValue(
             f"strategy: unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})"
         ) from None
     if chosen is Strategy.DIRECTION_OPTIMIZING and not supports_bottom_up(backend):
-        raise ValueError(
+        raise InvalidArgumentValue(
             f"strategy: direction_optimizing is not available on the {backend.name} backend "
             "(it has no bottom-up stages); use hybrid"
         )
@@ -85,5 +87,5 @@ def check_thresholds(alpha: Any, beta: Any) -> tuple[float, float]:
     for name, value, bound in (("alpha", alpha, ">= 0"), ("beta", beta, "> 0")):
         number = isinstance(value, numbers.Real) and not isinstance(value, bool)
         if not number or not (value > 0 if name == "beta" else value >= 0):
-            raise ValueError(f"{name}: expected a number {bound}, got {value!r}")
+            raise InvalidArgumentValue(f"{name}: expected a number {bound}, got {value!r}")
     return float(alpha), float(beta)
