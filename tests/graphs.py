@@ -80,13 +80,22 @@ def host(array) -> np.ndarray:
     return array.get() if hasattr(array, "get") else np.asarray(array)
 
 
-def build(case, comm, backend):
+def build(case, comm, backend, weights=None):
     """The graph of ``case`` (``(src, dst, n, directed)``) built from every rank's share, in
-    ``backend``'s array module."""
+    ``backend``'s array module; ``weights`` (aligned with the edges), when given, shared alike."""
     src, dst, n, directed = case
     mine = share(src, dst, comm.rank, comm.size)
     xp = backend.xp
-    return build_graph(comm, xp.asarray(mine[0]), xp.asarray(mine[1]), n, directed=directed, xp=xp)
+    mine_weights = None if weights is None else xp.asarray(weights[comm.rank :: comm.size])
+    return build_graph(
+        comm,
+        xp.asarray(mine[0]),
+        xp.asarray(mine[1]),
+        n,
+        directed=directed,
+        xp=xp,
+        weights=mine_weights,
+    )
 
 
 def search(graph, source, backend, comm, *, predecessors=False, timer=None, **plan_options):

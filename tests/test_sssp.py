@@ -1,0 +1,249 @@
+"""Shortest paths (delta-stepping, ``distbfs.traversals.sssp``) on every backend and at any rank
+count: distances equal scipy's dijkstra, and the predecessor tree is exactly the one the rule
+says (among the shortest paths one of the fewest edges, then the smallest parent), so it is the
+same on every backend and rank count; on structured, random, power-law, road-like and directed
+graphs, integer and real weights, zero weights, duplicates of different weights, unreachable
+parts and isolated sources. Unweighted graphs agree with BFS; any delta gives the same result.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+import distbfs
+from distbfs.comm.single import SingleRankCommunicator
+from distbfs.constants import UNREACHED
+from distbfs.engine import GraphResources
+from distbfs.engine.buckets import WeightSummary, choose_delta
+from distbfs.engine.plan import PathPlan
+from distbfs.traversals.sssp import delta_stepping
+
+import graphs
+
+ONE = SingleRankCommunicator()
+
+
+def stored(case, weights):
+    """The stored weighted edges: self-loops dropped, both directions of an undirected edge,
+    duplicates keeping the smallest weight. Returns (tails, heads, weights) sorted by edge."""
+    src, dst, _, directed = case
+    w = np.asarray(weights, dtype=np.float64)
+    if not directed:
+        src, dst, w = np.concatenate([src, dst]), np.concatenate([dst, src]), np.tile(w, 2)
+    keep = src != dst
+    src, dst, w = src[keep], dst[keep], w[keep]
+    order = np.lexsort((w, dst, src))
+    src, dst, w = src[order], dst[order], w[order]
+    first = np.ones(src.shape[0], dtype=bool)
+    first[1:] = (src[1:] != src[:-1]) | (dst[1:] != dst[:-1])
+    return src[first], dst[first], w[first]
+
+
+def reference(case, weights, source):
+    """(distances, predecessors) by the rule: distances and the fewest hops among shortest
+    paths by a Dijkstra on (distance, hops) (the distances checked against scipy's dijkstra
+    where no weight is zero); each parent the smallest tight in-neighbour with one hop fewer."""
+    n = case[2]
+    tails, heads, w = stored(case, weights)
+    dist, hops = lexicographic_dijkstra(n, tails, heads, w, source)
+    if (w > 0).all():
+        matrix = sp.csr_matrix((w, (tails, heads)), shape=(n, n))
+        np.testing.assert_array_equal(dist, csgraph.dijkstra(matrix, indices=source))
+    preds = np.full(n, UNREACHED, dtype=np.int64)
+    for u, v, weight in zip(tails.tolist(), heads.tolist(), w.tolist(), strict=True):
+        tight = dist[u] + weight == dist[v] and hops[u] + 1 == hops[v]
+        if math.isfinite(dist[u]) and tight and (preds[v] < 0 or u < preds[v]):
+            preds[v] = u
+    preds[source] = source
+    return dist, preds
+
+
+def lexicographic_dijkstra(n, tails, heads, weights, source):
+    """Distances and the fewest hops among shortest paths (Dijkstra on (distance, hops))."""
+    order = np.argsort(tails, kind="stable")
+    offsets = np.searchsorted(tails[order], np.arange(n + 1))
+    dist, hops = np.full(n, math.inf), np.full(n, -1, dtype=np.int64)
+    queue = [(0.0, 0, source)]
+    done = np.zeros(n, dtype=bool)
+    while queue:
+        d, h, u = heapq.heappop(queue)
+        if done[u]:
+            continue
+        done[u], dist[u], hops[u] = True, d, h
+        for e in order[offsets[u] : offsets[u + 1]]:
+            v = heads[e]
+            if not done[v]:
+                heapq.heappush(queue, (d + weights[e], h + 1, v))
+    return dist, hops
+
+
+def weighted(case, seed, kind="integer", low=0, high=20):
+    rng = np.random.default_rng(seed)
+    m = case[0].shape[0]
+    if kind == "integer":
+        return rng.integers(low, high + 1, m).astype(np.float64)
+    return np.round(rng.uniform(low, high, m), 3)
+
+
+CASES = {
+    "path": (graphs.path(60), "integer"),
+    "grid": (graphs.grid(15, 11), "integer"),
+    "components": (graphs.components(), "integer"),
+    "loops_and_duplicates": (graphs.loops_and_duplicates(), "integer"),
+    "directed_with_sinks": (graphs.directed_with_sinks(), "real"),
+    "random_undirected": (graphs.random_graph(800, 4000, 2, False), "integer"),
+    "random_directed": (graphs.random_graph(800, 3500, 4, True), "real"),
+    "star": (graphs.star(300), "real"),
+    "fewer_vertices_than_ranks": ((np.array([0]), np.array([1]), 2, False), "integer"),
+}
+
+
+def power_law(n, m, seed):
+    """A heavy-tailed random graph: endpoints drawn with probability ~ 1 / rank."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, n + 1)
+    p /= p.sum()
+    return rng.choice(n, m, p=p), rng.choice(n, m, p=p), n, False
+
+
+def run(case, weights, source, backend, comm, predecessors=True, delta=None):
+    graph = graphs.build(case, comm, backend, weights)
+    plan = PathPlan(GraphResources(graph, backend, comm), delta)
+    search = delta_stepping(plan, source, predecessors=predecessors)
+    n = case[2]
+    dist = graphs.gather_global(comm, search.distances, n)
+    preds = (
+        None if search.predecessors is None else graphs.gather_global(comm, search.predecessors, n)
+    )
+    return dist, preds, search
+
+
+def check(case, weights, source, backend, comm, delta=None):
+    dist, preds, search = run(case, weights, source, backend, comm, delta=delta)
+    want_dist, want_preds = reference(case, weights, source)
+    np.testing.assert_array_equal(dist, want_dist)
+    np.testing.assert_array_equal(preds, want_preds)
+    return search
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_structured_graphs_match_the_reference(backend, name):
+    case, kind = CASES[name]
+    weights = weighted(case, 7, kind)
+    for source in sorted({0, case[2] // 2, case[2] - 1}):
+        check(case, weights, source, backend, ONE)
+
+
+@pytest.mark.parametrize("kind", ["integer", "real"])
+def test_zero_weights_give_an_acyclic_tree(backend, kind):
+    """Half the weights zero: ties everywhere, zero-weight cycles; the tree still follows the
+    rule (fewest hops, then the smallest parent), which makes it acyclic."""
+    case = graphs.random_graph(500, 3000, 9, False)
+    weights = weighted(case, 3, kind, 0, 3)
+    weights[::2] = 0.0
+    check(case, weights, 0, backend, ONE)
+
+
+def test_power_law_and_road_like_graphs(backend):
+    road = graphs.grid(40, 25)  # a mesh: long paths, many buckets
+    check(road, weighted(road, 5, "integer", 1, 255), 0, backend, ONE)
+    hubs = power_law(2000, 20000, 11)
+    check(hubs, weighted(hubs, 6, "real", 0, 1), 1, backend, ONE)
+
+
+def test_duplicates_keep_their_smallest_weight(backend):
+    src = np.array([0, 0, 1, 1, 2, 2, 0], np.int64)
+    dst = np.array([1, 1, 2, 2, 3, 3, 3], np.int64)
+    weights = np.array([5.0, 2.0, 7.0, 1.0, 4.0, 9.0, 8.0])
+    dist, _, _ = run((src, dst, 4, True), weights, 0, backend, ONE)
+    np.testing.assert_array_equal(dist, [0.0, 2.0, 3.0, 7.0])
+
+
+def test_isolated_source_and_unreachable_vertices(backend):
+    case = graphs.components()
+    dist, preds, search = run(case, weighted(case, 1), 12, backend, ONE)
+    assert dist[12] == 0 and preds[12] == 12
+    assert np.isinf(np.delete(dist, 12)).all() and (np.delete(preds, 12) == UNREACHED).all()
+    assert len(search.buckets) == 1 and search.buckets[0].settled == 1
+
+
+@pytest.mark.parametrize("delta", [0.5, 1.0, 3.0, 1000.0])
+def test_any_delta_gives_the_same_result(backend, delta):
+    """From Dijkstra-like buckets (delta below every weight) to one bucket for everything."""
+    case = graphs.random_graph(400, 2500, 8, True)
+    search = check(case, weighted(case, 4, "integer", 1, 9), 3, backend, ONE, delta=delta)
+    if delta == 1000.0:
+        assert len(search.buckets) == 1
+
+
+def test_unweighted_graphs_agree_with_bfs(backend):
+    case = graphs.random_graph(1000, 5000, 12, False)
+    graph = graphs.build(case, ONE, backend)
+    plan = PathPlan(GraphResources(graph, backend, ONE))
+    assert plan.delta == 1.0
+    paths = delta_stepping(plan, 0)
+    levels = graphs.search(graph, 0, backend, ONE).distances
+    levels, dist = graphs.host(levels), graphs.host(paths.distances)
+    np.testing.assert_array_equal(np.where(levels == UNREACHED, np.inf, levels), dist)
+    assert len(paths.buckets) == int(levels.max()) + 1  # one bucket a level
+
+
+def test_statistics_add_up(backend):
+    case = graphs.grid(12, 12)
+    weights = weighted(case, 2, "integer", 1, 9)
+    _, _, search = run(case, weights, 0, backend, ONE)
+    assert sum(b.settled for b in search.buckets) == 144
+    assert all(b.phases >= 1 and b.items_sent <= b.relaxations for b in search.buckets)
+    assert [b.bucket for b in search.buckets] == sorted({b.bucket for b in search.buckets})
+
+
+def test_delta_rule():
+    """Mean weight over mean degree, at least the smallest positive weight."""
+    assert choose_delta(WeightSummary(32 * 1024, 128.0 * 32 * 1024, 1.0, 255.0), 1024) == 4.0
+    assert choose_delta(WeightSummary(400, 400.0, 1.0, 1.0), 100) == 1.0  # unweighted: levels
+    assert choose_delta(WeightSummary(4, 4.0, 1.0, 1.0), 100) == 25.0  # sparser: wider
+    assert choose_delta(WeightSummary(10, 0.0, math.inf, 0.0), 5) == 1.0  # all zero
+    assert choose_delta(WeightSummary(0, 0.0, math.inf, 0.0), 5) == 1.0  # no edges
+
+
+def test_api_and_bad_delta():
+    case = graphs.grid(6, 6)
+    weights = weighted(case, 3, "integer", 1, 5)
+    g = distbfs.Graph.from_edges(
+        case[0], case[1], weights=weights, num_vertices=36, directed=False, backend="numpy"
+    )
+    result = distbfs.sssp(g, 0, predecessors=True)
+    want_dist, want_preds = reference(case, weights, 0)
+    np.testing.assert_array_equal(result.distances, want_dist)
+    np.testing.assert_array_equal(result.predecessors, want_preds)
+    assert result.edges_traversed == g.num_undirected_edges and result.relaxations > 0
+    for bad in (0, -1.0, math.inf, "2", True):
+        with pytest.raises(ValueError, match=r"^delta: expected a positive finite number"):
+            distbfs.sssp(g, 0, delta=bad)
+
+
+# --- at any rank count (mpiexec -n 1..4 python -m pytest --with-mpi -m mpi) -------------------
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_any_rank_count(backend, backend_comm, name):
+    case, kind = CASES[name]
+    weights = weighted(case, 7, kind)
+    for source in sorted({0, case[2] // 3, case[2] - 1}):
+        check(case, weights, source, backend, backend_comm)
+
+
+@pytest.mark.mpi
+def test_zero_weights_at_any_rank_count(backend, backend_comm):
+    case = graphs.random_graph(600, 3000, 10, True)
+    weights = weighted(case, 5, "integer", 0, 2)
+    search = check(case, weights, 0, backend, backend_comm)
+    rows = [(b.bucket, b.settled, b.improved) for b in search.buckets]
+    assert backend_comm.allgather_object(rows).count(rows) == backend_comm.size
