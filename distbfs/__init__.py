@@ -1,15 +1,18 @@
-"""distbfs: multi-GPU distributed breadth-first search after Merrill, Garland & Grimshaw (2012).
+"""distbfs: a multi-GPU distributed graph traversal framework around the breadth-first search
+of Merrill, Garland & Grimshaw (2012).
 
 Public API::
 
-    g = distbfs.Graph.from_file("road.mtx")        # or from_edges / from_scipy / from_networkx
+    g = distbfs.Graph.from_file("graph.mtx")       # or from_edges / from_scipy / from_networkx
     r = distbfs.bfs(g, 0, predecessors=True)        # / Graph.generate("kronecker", scale=16)
     r.distances, r.predecessors, r.seconds, r.teps
+    s = distbfs.sssp(g, 0, predecessors=True)       # shortest paths (delta-stepping)
+    a = distbfs.apsp(g).distances                   # every pair, small graphs
 
 Every call is collective in an MPI job (``mpiexec -n P python script.py``): all ranks make it.
 """
 
-from .api import BFSResult, Graph, SSSPResult, bfs, sssp
+from .api import APSPResult, BFSResult, Graph, SSSPResult, apsp, bfs, sssp
 from .constants import NO_PATH, UNREACHED
 from .errors import GraphFormatError, InputError, ValidationError
 
@@ -17,6 +20,7 @@ __version__ = "0.1.0"
 __all__ = [
     "NO_PATH",
     "UNREACHED",
+    "APSPResult",
     "BFSResult",
     "Graph",
     "GraphFormatError",
@@ -24,6 +28,7 @@ __all__ = [
     "SSSPResult",
     "ValidationError",
     "__version__",
+    "apsp",
     "bfs",
     "sssp",
 ]

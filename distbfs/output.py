@@ -91,10 +91,12 @@ def prepare_output(prefix: str, comm: Communicator, flag: str = "--output") -> N
 
 
 def write_striped_npy(path: str | os.PathLike[str], local: Any, n: int, comm: Communicator) -> None:
-    """Write a global array of ``n`` entries to ``path`` (``.npy``) from its striped parts.
+    """Write a global array of ``n`` entries (rows, when ``local`` has more than one dimension)
+    to ``path`` (``.npy``) from its striped parts.
 
     Collective. ``local`` holds this rank's entries in local order (global id
-    ``rank + i * size`` at position ``i``); its dtype must be the same on every rank.
+    ``rank + i * size`` at position ``i``); its dtype and row shape must be the same on every
+    rank.
 
     Parameters
     ----------
@@ -121,7 +123,7 @@ def write_striped_npy(path: str | os.PathLike[str], local: Any, n: int, comm: Co
                 temp = temp_name(path)
                 try:
                     created = np.lib.format.open_memmap(
-                        temp, mode="w+", dtype=host.dtype, shape=(n,)
+                        temp, mode="w+", dtype=host.dtype, shape=(n, *host.shape[1:])
                     )
                     created.flush()
                     del created

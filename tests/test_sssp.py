@@ -247,3 +247,46 @@ def test_zero_weights_at_any_rank_count(backend, backend_comm):
     search = check(case, weights, 0, backend, backend_comm)
     rows = [(b.bucket, b.settled, b.improved) for b in search.buckets]
     assert backend_comm.allgather_object(rows).count(rows) == backend_comm.size
+
+
+# --- all pairs --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("weighted_graph", [True, False])
+def test_apsp_matches_scipy(comm, weighted_graph):
+    check_apsp(comm, weighted_graph)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("weighted_graph", [True, False])
+def test_apsp_at_any_rank_count(comm, weighted_graph):
+    check_apsp(comm, weighted_graph)
+
+
+def check_apsp(comm, weighted_graph):
+    """Weighted: shortest paths from every source; unweighted: BFS from every source."""
+    case = graphs.random_graph(120, 500, 13, True)
+    weights = weighted(case, 2, "real", 0.5, 9) if weighted_graph else None
+    g = distbfs.Graph.from_edges(
+        *graphs.share(case[0], case[1], comm.rank, comm.size),
+        weights=None if weights is None else weights[comm.rank :: comm.size],
+        num_vertices=case[2],
+        directed=True,
+        backend="numpy",
+        comm=comm,
+    )
+    result = distbfs.apsp(g)
+    tails, heads, w = stored(case, weights if weights is not None else np.ones(case[0].shape[0]))
+    matrix = sp.csr_matrix((w, (tails, heads)), shape=(case[2], case[2]))
+    np.testing.assert_array_equal(result.distances, csgraph.dijkstra(matrix))
+    rows = len(range(comm.rank, case[2], comm.size))
+    assert result.local_rows.shape == (rows, case[2])
+
+
+def test_apsp_refuses_a_matrix_that_does_not_fit(monkeypatch):
+    import distbfs.memory as memory
+
+    g = distbfs.Graph.from_edges([0, 1], [1, 2], backend="numpy")
+    monkeypatch.setattr(memory, "available_bytes", lambda xp: 50)
+    with pytest.raises(distbfs.InputError, match=r"needs 72 bytes of host memory on rank 0, 50"):
+        distbfs.apsp(g)

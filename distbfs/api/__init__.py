@@ -19,16 +19,18 @@ from ..errors import InvalidArgumentType, InvalidArgumentValue
 from ..runtime import resolve_backend, resolve_comm
 from .arguments import check_vertex
 from .graph import FORMATS, Graph
-from .paths import SSSPResult, sssp
+from .paths import APSPResult, SSSPResult, apsp, sssp
 from .search import BFSResult, bfs
 
 __all__ = [
     "FORMATS",
+    "APSPResult",
     "BFSResult",
     "Graph",
     "InvalidArgumentType",
     "InvalidArgumentValue",
     "SSSPResult",
+    "apsp",
     "bfs",
     "check_vertex",
     "resolve_backend",

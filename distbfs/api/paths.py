@@ -2,7 +2,8 @@
 an ``SSSPResult`` in global vertex order: distances float64 with ``NO_PATH`` (inf) for vertices
 not reached, predecessors int64 with ``predecessors[source] == source`` and ``UNREACHED`` (-1)
 where not reached. An unweighted graph runs with weight 1 on every edge (its distances are BFS
-levels). ``apsp``: every pair's distance for graphs small enough to hold an n x n matrix.
+levels). ``apsp``: every pair's distance for graphs small enough to hold an n x n matrix,
+sources spread over the ranks.
 
 The plan (the bucket width) is built once per graph and delta, outside the timing; the search's
 time runs from just before the source is visited until the distances are in memory.
@@ -14,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..constants import NO_PATH, UNREACHED
+from ..constants import NO_PATH, PATH_DTYPE, UNREACHED
 from ..engine.buckets import BucketStats
 from ..errors import InvalidArgumentType
 from ..traversals.sssp import delta_stepping
@@ -171,3 +172,87 @@ def _result(
         if preds is not None:
             result.predecessors = gather_striped(comm, preds, dist.n, xp)
     return result
+
+
+@dataclass
+class APSPResult:
+    """Every pair's shortest distance.
+
+    Attributes
+    ----------
+    distances : array of float64 (n x n) or None
+        Row s: the distances from source s (``NO_PATH`` where not reached), on every rank.
+        None when ``gather=False``.
+    local_rows : array of float64
+        The rows this rank computed: those of sources ``rank, rank + size, ...``.
+    seconds : float
+        Wall time (slowest rank), the gathering excluded.
+    """
+
+    distances: Any
+    local_rows: Any
+    seconds: float
+
+
+def apsp(graph: Graph, *, delta: float | None = None, gather: bool = True) -> APSPResult:
+    """All-pairs shortest paths of a graph small enough for an n x n matrix (collective).
+
+    Every rank keeps the whole graph and computes the rows of sources ``rank, rank + size,
+    ...`` alone, with no communication per search: shortest paths (delta-stepping) on a
+    weighted graph, breadth-first search on an unweighted one. The rows are then gathered on
+    every rank (``gather``). ``delta`` defaults to the largest weight: every edge is light, so
+    a search of a small graph takes few buckets (its cost is per step there, not per edge).
+
+    Raises
+    ------
+    InputError
+        The rows (or, gathered, the whole matrix) need more memory than a rank has: the message
+        names the bytes needed and available (``distbfs.memory``).
+    """
+    from ..comm.single import SingleRankCommunicator
+    from ..engine.plan import GraphResources, PathPlan, SearchPlan
+    from ..memory import require
+    from ..traversals.bfs import bfs_levels
+
+    if not isinstance(graph, Graph):
+        raise InvalidArgumentType(f"graph: expected a distbfs.Graph, got {type(graph).__name__}")
+    gather = check_bool("gather", gather)
+    comm, backend, n = graph.comm, graph.backend, graph.num_vertices
+    xp = backend.xp
+    rows = len(range(comm.rank, n, comm.size))
+    matrix_bytes = (n * n if gather else rows * n) * 8
+    fix = "use fewer vertices, or gather=False (distbfs apsp writes rows without gathering)"
+    require(matrix_bytes, xp, comm, f"the distance matrix of {n:,} vertices", fix)
+    one = GraphResources(graph.resources.whole(), backend, SingleRankCommunicator())
+    weighted = graph.weighted
+    if weighted and delta is None:
+        delta = one.weight_summary().largest or 1.0
+    plan: Any = PathPlan(one, delta) if weighted else SearchPlan(one)
+    comm.barrier()
+    start = time.perf_counter()
+    local = xp.empty((rows, n), dtype=PATH_DTYPE)
+    for i, source in enumerate(range(comm.rank, n, comm.size)):
+        if weighted:
+            local[i] = delta_stepping(plan, source).distances
+        else:
+            levels = bfs_levels(plan, source).distances
+            local[i] = xp.where(levels == UNREACHED, NO_PATH, levels)
+    synchronize(backend)
+    seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
+    distances = None
+    if gather:
+        distances = xp.empty((n, n), dtype=PATH_DTYPE)
+        flat = comm.allgather_array(local.reshape(-1))
+        for r, begin in enumerate(_row_starts(comm.size, n)):
+            count = len(range(r, n, comm.size))
+            distances[r :: comm.size] = flat[begin * n : (begin + count) * n].reshape(count, n)
+    return APSPResult(distances, local, seconds)
+
+
+def _row_starts(size: int, n: int) -> list[int]:
+    """The first row of each rank's block in the all-gathered rows."""
+    starts, begin = [], 0
+    for r in range(size):
+        starts.append(begin)
+        begin += len(range(r, n, size))
+    return starts

@@ -30,7 +30,15 @@ from ..errors import EXIT_INPUT_ERROR, DeviceError, InputError, ValidationError
 from ..launcher import launcher_rank
 from ..runtime import resolve_backend, resolve_comm
 from .bench import cmd_bench
-from .commands import Context, cmd_bfs, cmd_convert, cmd_generate, cmd_info, cmd_sssp
+from .commands import (
+    Context,
+    cmd_apsp,
+    cmd_bfs,
+    cmd_convert,
+    cmd_generate,
+    cmd_info,
+    cmd_sssp,
+)
 from .parser import (
     DEFAULT_ROOTS,
     DEFAULT_SCALE_CPU,
@@ -50,6 +58,7 @@ COMMANDS = {
     "bench": cmd_bench,
     "bfs": cmd_bfs,
     "sssp": cmd_sssp,
+    "apsp": cmd_apsp,
     "generate": cmd_generate,
     "convert": cmd_convert,
     "info": cmd_info,

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..api import Graph, bfs, check_vertex, sssp
+from ..api import Graph, apsp, bfs, check_vertex, sssp
 from ..backends.base import Backend
 from ..comm.base import Communicator
 from ..errors import InputError
@@ -213,6 +213,22 @@ def cmd_sssp(ctx: Context) -> int:
         ctx.say("validation: passed")
     preds = result.local_predecessors if args.predecessors else None
     write_outputs(ctx, graph, result.local_distances, preds)
+    return EXIT_OK
+
+
+def cmd_apsp(ctx: Context) -> int:
+    """``apsp GRAPH --output PREFIX``: every pair's distance, written row by row."""
+    args, comm = ctx.args, ctx.comm
+    prepare_output(args.output, comm)
+    graph = load_graph(ctx, args.graph)
+    result = apsp(graph, delta=args.delta, gather=False)
+    xp, n = graph.backend.xp, graph.num_vertices
+    pairs = int(comm.allreduce(int(xp.isfinite(result.local_rows).sum())))
+    ctx.say(f"graph: {args.graph}: {describe(graph)}")
+    ctx.say(f"pairs: {n * n:,}, {pairs:,} joined by a path; time: {result.seconds:.6f} s")
+    path = f"{args.output}.distances.npy"
+    write_striped_npy(path, result.local_rows, n, comm)
+    ctx.say(f"wrote {path}")
     return EXIT_OK
 
 

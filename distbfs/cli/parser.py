@@ -251,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for add in (_add_bench, _add_bfs, _add_sssp, _add_generate, _add_convert, _add_info):
+    for add in (_add_bench, _add_bfs, _add_sssp, _add_apsp, _add_generate, _add_convert, _add_info):
         add(sub, common)
     return parser
 
@@ -378,6 +378,24 @@ def _add_sssp(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--validate", action="store_true", help="validate the result (Graph500 SSSP rules)"
+    )
+
+
+def _add_apsp(sub: Any, common: argparse.ArgumentParser) -> None:
+    run = sub.add_parser(
+        "apsp",
+        parents=[common],
+        help="every pair's shortest distance (small graphs)",
+        description="Load a graph and compute the shortest distance between every pair of "
+        "vertices (shortest paths from every source on a weighted graph, BFS on an unweighted "
+        "one; sources spread over the ranks); write the n x n matrix (float64, inf where "
+        "unreached) as PREFIX.distances.npy.",
+    )
+    run.add_argument("graph", metavar="GRAPH", help="graph file")
+    _add_format(run)
+    run.add_argument("--output", metavar="PREFIX", required=True, help="write PREFIX.distances.npy")
+    run.add_argument(
+        "--delta", type=_positive_float, default=None, help="bucket width (weighted graphs)"
     )
 
 

@@ -54,6 +54,7 @@ class GraphResources:
         self.graph, self.backend, self.comm = graph, backend, comm
         self.backend_resources = backend.prepare(graph)
         self._in_graph: DistGraph | None = None
+        self._whole: DistGraph | None = None
         self._replica: Any = _UNSET
         self._mailbox: Any = _UNSET
         self._weights: WeightSummary | None = None
@@ -92,28 +93,42 @@ class GraphResources:
                 self._in_graph = graph
         return self._in_graph
 
+    def whole(self) -> DistGraph:
+        """The whole graph as one rank's CSR (with its weights) on every rank (collective on
+        first use: all-gathers of the stored edges); the graph itself on one rank."""
+        if self._whole is None:
+            graph, xp, comm = self.graph, self.backend.xp, self.comm
+            if comm.size == 1:
+                self._whole = graph
+                return graph
+            tails, heads, weights = graph.stored_edges(xp, with_weights=True)
+            tails, heads = comm.allgather_array(tails), comm.allgather_array(heads)
+            if weights is not None:
+                weights = comm.allgather_array(weights)
+            # the stored edges, both directions of an undirected graph among them
+            one = build_local_graph(tails, heads, graph.n, directed=True, xp=xp, weights=weights)
+            self._whole = DistGraph(
+                graph.n,
+                graph.num_edges,
+                graph.directed,
+                0,
+                1,
+                one.row_offsets,
+                one.column_indices,
+                one.weights,
+            )
+        return self._whole
+
     def replica(self) -> Replica | None:
-        """The whole graph as one rank's CSR on every rank, when its CSR takes at most
-        ``backend.replica_limit_bytes`` (collective on first use: two all-gathers of the
-        edges); None on one rank, without the path, or for a larger graph."""
+        """The whole graph on every rank (``whole``) for the replicated fused path, when its
+        CSR takes at most ``backend.replica_limit_bytes`` (collective on first use); None on
+        one rank, without the path, or for a larger graph."""
         if self._replica is _UNSET:
             self._replica = None
             graph, backend, comm = self.graph, self.backend, self.comm
             limit = getattr(backend, "replica_limit_bytes", 0)
             if comm.size > 1 and limit and comm.allreduce(graph.nbytes()) <= limit:
-                tails, heads = graph.stored_edges(backend.xp)
-                tails, heads = comm.allgather_array(tails), comm.allgather_array(heads)
-                # the stored edges, both directions of an undirected graph among them
-                one = build_local_graph(tails, heads, graph.n, directed=True, xp=backend.xp)
-                whole = DistGraph(
-                    graph.n,
-                    graph.num_edges,
-                    graph.directed,
-                    0,
-                    1,
-                    one.row_offsets,
-                    one.column_indices,
-                )
+                whole = self.whole()
                 self._replica = Replica(whole, backend.prepare(whole))
         return self._replica
 
