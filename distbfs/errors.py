@@ -49,7 +49,7 @@ class GraphFormatError(InputError):
 
 
 class ValidationError(Exception):
-    """A BFS result broke one of Graph500's rules (or the distance/tree consistency check)."""
+    """A traversal's result broke one of its Graph500 rules (BFS, SSSP) or the exact-distance check."""
 
     def __init__(self, rule: str, vertex: int, message: str) -> None:
         super().__init__(f"validation failed, {rule}: {message} (first offending vertex {vertex})")

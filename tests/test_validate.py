@@ -775,7 +775,7 @@ def test_fake_cupy_small_cases_and_random_faults_mpi(comm, fake_cupy):
 
 def check_small_chunks(comm, xp, monkeypatch, chunk):
     """Per-edge checks in many steps: every result and error as with one step."""
-    monkeypatch.setattr(validate_module, "EDGE_CHUNK", chunk)
+    monkeypatch.setattr(validate_module.common, "EDGE_CHUNK", chunk)
     comm = StagingComm(comm) if xp is not np else comm
     for name in ("random_undirected", "components", "directed_with_sinks"):
         check_valid_outputs_pass(comm, name, xp, NUMPY if xp is np else None)
