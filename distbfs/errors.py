@@ -49,7 +49,8 @@ class GraphFormatError(InputError):
 
 
 class ValidationError(Exception):
-    """A traversal's result broke one of its Graph500 rules (BFS, SSSP) or the exact-distance check."""
+    """A traversal's result broke one of its Graph500 rules (BFS, SSSP) or the exact-distance
+    check."""
 
     def __init__(self, rule: str, vertex: int, message: str) -> None:
         super().__init__(f"validation failed, {rule}: {message} (first offending vertex {vertex})")
