@@ -15,6 +15,7 @@ from ..api import Graph, apsp, bfs, check_vertex, sssp
 from ..backends.base import Backend
 from ..comm.base import Communicator
 from ..errors import InputError
+from ..io.native import check_target
 from ..output import prepare_output, write_striped_npy
 from ..partition import bin_by_owner, local_id
 from ..progress import accepts_progress, progress
@@ -251,6 +252,7 @@ def cmd_generate(ctx: Context) -> int:
     """``generate KIND -o PATH``: a synthetic graph written in the native format."""
     args = ctx.args
     params = generator_params(args, args.kind, None)
+    check_target(args.output, ctx.comm, "--output")
     with ctx.timed() as build:
         graph = generate_graph(ctx, args.kind, params)
     with ctx.timed() as save:
@@ -265,6 +267,7 @@ def cmd_generate(ctx: Context) -> int:
 def cmd_convert(ctx: Context) -> int:
     """``convert IN OUT``: any supported format to the native format."""
     args = ctx.args
+    check_target(args.output, ctx.comm, "OUT")
     graph = load_graph(ctx, args.input)
     with ctx.timed() as save:
         graph.save(args.output)

@@ -23,6 +23,7 @@ import numpy as np
 from ..comm.base import Communicator
 from ..errors import InputError
 from ..graph import DistGraph, build_graph, build_graph_streamed
+from ..memory import available_host_bytes
 from .chunks import (
     CHUNK_EDGES_DEVICE,
     CHUNK_EDGES_HOST,
@@ -120,7 +121,7 @@ def generate(
     spec = parse_weight_spec(weights)
     total, chunk, n = _source(kind, scale, edgefactor, shape, seed, xp)
     made = chunk if spec is None else weighted_chunk(xp, chunk, spec, seed)
-    if comm.size == 1:  # made twice, never held: a graph about the size of its CSR fits one GPU
+    if comm.size == 1 and _streamed(xp, total, spec is not None):
 
         def chunks(first: bool) -> Iterator[tuple[Any, ...]]:
             # the first pass only counts: no weights made for it
@@ -130,6 +131,21 @@ def generate(
     dtypes = EDGE_DTYPES if spec is None else (*EDGE_DTYPES, spec.dtype)
     src, dst, *rest = make_share(xp, total, comm.rank, comm.size, made, progress, dtypes)
     return build_graph(comm, src, dst, n, directed=False, xp=xp, weights=rest[0] if rest else None)
+
+
+STREAMED_HOST_SHARE = 0.25
+"""On one rank with numpy, the edge list is held (the plain build, a sort of the whole list) while
+it takes at most this share of the available host memory; beyond, it is streamed like on a GPU."""
+
+
+def _streamed(xp: Any, tuples: int, weighted: bool) -> bool:
+    """Whether one rank builds from edges made twice and never held (``build_graph_streamed``:
+    a counting sort by tail, so a graph about the size of its CSR fits a GPU) rather than from
+    the held list (``build_graph``: a sort of the list, several times faster on the host)."""
+    if xp.__name__ != "numpy":
+        return True
+    held = tuples * (2 * 8 + (8 if weighted else 0)) * 4  # the list, its keys and the sort's
+    return held > STREAMED_HOST_SHARE * available_host_bytes()
 
 
 def _source(

@@ -176,6 +176,27 @@ def _local_weights(
     return local
 
 
+def check_target(path: str, comm: Communicator, flag: str | None = None) -> None:
+    """Refuse, before any work (collective), a target ``path`` that ``write_native`` would
+    refuse: an existing file or non-empty directory that is not a native graph, or a parent
+    directory that does not exist or is not writable. ``flag``: the argument that named it."""
+    final = os.path.abspath(os.fspath(path))
+    where = f"{flag} {path}: " if flag else ""
+    with agree_on_errors(comm):
+        if comm.rank == 0:
+            if os.path.lexists(final) and not (
+                is_native(final) or (os.path.isdir(final) and not os.listdir(final))
+            ):
+                raise InputError(
+                    f"{where}{final}: exists and is not a {FORMAT_NAME} directory; refusing to "
+                    "replace it",
+                    all_ranks=False,
+                )
+            parent = os.path.dirname(final)
+            if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+                raise InputError(f"{where}cannot write in {parent}", all_ranks=False)
+
+
 def write_native(graph: DistGraph, path: str, comm: Communicator) -> None:
     """Write ``graph`` (its weights too) as a native directory at ``path`` (collective, atomic
     replace).
@@ -187,15 +208,9 @@ def write_native(graph: DistGraph, path: str, comm: Communicator) -> None:
     final = os.path.abspath(os.fspath(path))
     parent, name = os.path.split(final)
     tmp = None
+    check_target(path, comm)
     with agree_on_errors(comm), _os_errors(final, "write the graph"):
         if comm.rank == 0:
-            if os.path.lexists(final) and not (
-                is_native(final) or (os.path.isdir(final) and not os.listdir(final))
-            ):
-                raise InputError(
-                    f"{final}: exists and is not a {FORMAT_NAME} directory; refusing to replace it",
-                    all_ranks=False,
-                )
             tmp = temp_name(final)
             os.mkdir(tmp)  # permissions from the umask, as every output
     tmp = comm.bcast_object(tmp)
