@@ -9,8 +9,8 @@
 #   rm -rf .gapbs && mkdir .gapbs
 #   git --git-dir=/work/.mirror/sbeamer+gapbs/repo archive HEAD | tar -x -C .gapbs
 #   git --git-dir=/work/.mirror/sbeamer+gapbs/repo rev-parse HEAD > .gapbs/COMMIT
-# (the mirror comes from the search tool's fetch of github:sbeamer/gapbs; .gapbs is not in
-# .gitignore: keep it out of commits, or list it in .git/info/exclude and name it in carry).
+# (the mirror comes from the search tool's fetch of github:sbeamer/gapbs; .gitignore keeps
+# .gapbs out of commits: name it in carry).
 #
 # run with: bash benchmarks/device_sssp.sh [bench_sssp.py arguments]
 #   e.g.    bash benchmarks/device_sssp.sh --graphs kron20 kron22 grid2d luxembourg
