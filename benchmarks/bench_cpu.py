@@ -1,13 +1,16 @@
-"""CPU benchmark: the numpy backend against scipy's compiled BFS, and the same graph on MPI ranks.
+"""CPU benchmark: the numpy backend against scipy's compiled BFS (or, ``--algorithm sssp``, its
+Dijkstra), and the same graph on MPI ranks.
 
-Graph500-style: Kronecker graphs (scale 18 and 20 by default), the same 16 roots for every
-contender, Graph500 TEPS (undirected edges of the component / search time), harmonic means;
-every distbfs search validated (outside the timing). scipy's
-``scipy.sparse.csgraph.breadth_first_order`` runs in the same process on the same CSR, so the
-ratio is taken within one run. MPI runs launch ``mpiexec -n P python -m distbfs bench`` on the same
-graph and roots. Also reports load throughput (MB/s) of the file readers on real graphs.
+Graph500-style: Kronecker graphs (scale 18 and 20 by default; weights uniform 1..255 for
+shortest paths), the same 16 roots for every contender, Graph500 TEPS (undirected edges of the
+component / search time), harmonic means; every distbfs search validated (outside the timing).
+scipy's ``scipy.sparse.csgraph.breadth_first_order`` (``dijkstra``) runs in the same process on
+the same CSR, so the ratio is taken within one run. MPI runs launch ``mpiexec -n P python -m
+distbfs bench`` on the same graph and roots. Also reports load throughput (MB/s) of the file
+readers on real graphs.
 
-Usage: python benchmarks/bench_cpu.py [--scales 18 20] [--roots 16] [--ranks 2 4] [--json F]
+Usage: python benchmarks/bench_cpu.py [--scales 18 20] [--roots 16] [--ranks 2 4]
+       [--algorithm bfs|sssp] [--json F]
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 import distbfs
-from distbfs.benchmark import run_searches
+from distbfs.benchmark import run_path_searches, run_searches
 from distbfs.roots import choose_roots
 from distbfs.stats import graph500_statistics
 
@@ -44,6 +47,50 @@ LOAD_FILES = (
 
 def harmonic_teps(times: list[float], nedges: list[int]) -> float:
     return graph500_statistics(times, nedges)["harmonic_mean_TEPS"]
+
+
+SSSP_WEIGHTS = "uniform:1:255"
+"""The weights of shortest-path runs (GAP's benchmark's, ``bench --algorithm sssp``'s default)."""
+
+
+def bench_scale_sssp(scale: int, nroots: int) -> dict:
+    """distbfs's delta-stepping against scipy's dijkstra, same graph, weights and roots."""
+    t0 = time.perf_counter()
+    graph = distbfs.Graph.generate(
+        "kronecker", scale=scale, backend="numpy", comm="auto", weights=SSSP_WEIGHTS
+    )
+    build = time.perf_counter() - t0
+    roots = choose_roots(graph.dist, graph.comm, nroots)
+    dist = graph.dist
+    matrix = sp.csr_matrix(
+        (dist.weights.astype(np.float64), dist.column_indices, dist.row_offsets),
+        shape=(dist.n, dist.n),
+    )
+    found: list[np.ndarray] = []
+    series = run_path_searches(
+        graph, roots, after_each=lambda result: found.append(result.local_distances)
+    )
+    scipy_t = []
+    for root, ours in zip(roots, found, strict=True):
+        start = time.perf_counter()
+        theirs = csgraph.dijkstra(matrix, indices=root)
+        scipy_t.append(time.perf_counter() - start)
+        if not np.array_equal(theirs, ours):
+            raise SystemExit(f"root {root}: distances differ from scipy's")
+    mine, theirs = harmonic_teps(series.times, series.nedges), harmonic_teps(scipy_t, series.nedges)
+    return {
+        "scale": scale,
+        "undirected_edges": dist.num_undirected_edges,
+        "construction_seconds": build,
+        "roots": roots,
+        "delta": series.delta,
+        "numpy_times": series.times,
+        "scipy_times": scipy_t,
+        "nedges": series.nedges,
+        "numpy_hmean_teps": mine,
+        "scipy_hmean_teps": theirs,
+        "ratio_numpy_to_scipy": mine / theirs,
+    }
 
 
 def bench_scale(scale: int, nroots: int, strategy: str | None) -> dict:
@@ -87,7 +134,9 @@ def bench_scale(scale: int, nroots: int, strategy: str | None) -> dict:
     }
 
 
-def bench_ranks(scale: int, nroots: int, ranks: int, strategy: str | None) -> dict:
+def bench_ranks(
+    scale: int, nroots: int, ranks: int, strategy: str | None, algorithm: str = "bfs"
+) -> dict:
     mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which(
         "mpiexec"
     )
@@ -111,6 +160,8 @@ def bench_ranks(scale: int, nroots: int, ranks: int, strategy: str | None) -> di
             "--json",
             str(out),
             "--quiet",
+            "--algorithm",
+            algorithm,
         ] + (["--strategy", strategy] if strategy else [])
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         document = json.loads(out.read_text())
@@ -165,6 +216,7 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, nargs="*", default=[2, 4])
     parser.add_argument("--strategy", default=None, help="level strategy (default: the loop's)")
     parser.add_argument("--no-load", action="store_true", help="skip the load-throughput table")
+    parser.add_argument("--algorithm", choices=("bfs", "sssp"), default="bfs")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
@@ -175,6 +227,7 @@ def main() -> None:
         "scales": [],
         "ranks": [],
         "strategy": args.strategy,
+        "algorithm": args.algorithm,
         "load": [] if args.no_load else bench_load(),
     }
     print("| file | format | MB | s | MB/s |\n| --- | --- | ---: | ---: | ---: |")
@@ -190,11 +243,14 @@ def main() -> None:
     )
     print("| ---: | ---: | ---: | ---: | ---: |" + " ---: |" * len(args.ranks))
     for scale in args.scales:
-        row = bench_scale(scale, args.roots, args.strategy)
+        if args.algorithm == "sssp":
+            row = bench_scale_sssp(scale, args.roots)
+        else:
+            row = bench_scale(scale, args.roots, args.strategy)
         report["scales"].append(row)
         cells = []
         for p in args.ranks:
-            mpi = bench_ranks(scale, args.roots, p, args.strategy)
+            mpi = bench_ranks(scale, args.roots, p, args.strategy, args.algorithm)
             if mpi["roots"] != row["roots"]:
                 raise SystemExit(f"{p} ranks chose other roots than 1 rank")
             mpi["ratio_to_one_rank"] = mpi["hmean_teps"] / row["numpy_hmean_teps"]
