@@ -1,8 +1,9 @@
-"""CPU benchmark: the numpy backend against scipy's compiled BFS (or, ``--algorithm sssp``, its
-Dijkstra), and the same graph on MPI ranks.
+"""CPU benchmark: the numpy backend against scipy's compiled BFS (``--algorithm sssp``: its
+Dijkstra; ``cc``: its connected components), and the same graph on MPI ranks.
 
 Graph500-style: Kronecker graphs (scale 18 and 20 by default; weights uniform 1..255 for
-shortest paths), the same 16 roots for every contender, Graph500 TEPS (undirected edges of the
+shortest paths), the same 16 roots for every contender (components: 16 runs of the whole graph,
+labels compared with scipy's), Graph500 TEPS (undirected edges of the
 component / search time), harmonic means; every distbfs search validated (outside the timing).
 scipy's ``scipy.sparse.csgraph.breadth_first_order`` (``dijkstra``) runs in the same process on
 the same CSR, so the ratio is taken within one run. MPI runs launch ``mpiexec -n P python -m
@@ -10,7 +11,7 @@ distbfs bench`` on the same graph and roots. Also reports load throughput (MB/s)
 readers on real graphs.
 
 Usage: python benchmarks/bench_cpu.py [--scales 18 20] [--roots 16] [--ranks 2 4]
-       [--algorithm bfs|sssp] [--json F]
+       [--algorithm bfs|sssp|cc] [--json F]
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 import distbfs
-from distbfs.benchmark import run_path_searches, run_searches
+from distbfs.benchmark import run_cc_runs, run_path_searches, run_searches
 from distbfs.roots import choose_roots
 from distbfs.stats import graph500_statistics
 
@@ -90,6 +91,41 @@ def bench_scale_sssp(scale: int, nroots: int) -> dict:
         "numpy_hmean_teps": mine,
         "scipy_hmean_teps": theirs,
         "ratio_numpy_to_scipy": mine / theirs,
+    }
+
+
+def bench_scale_cc(scale: int, runs: int) -> dict:
+    """distbfs's Afforest against scipy's connected_components, same graph, ``runs`` each; the
+    labels must describe the same components (distbfs's: the smallest vertex id of each)."""
+    graph = distbfs.Graph.generate("kronecker", scale=scale, backend="numpy", comm="auto")
+    dist = graph.dist
+    matrix = sp.csr_matrix(
+        (np.ones(dist.num_local_edges, np.int8), dist.column_indices, dist.row_offsets),
+        shape=(dist.n, dist.n),
+    )
+    labels: list[np.ndarray] = []
+    series = run_cc_runs(graph, runs, after_each=lambda result: labels.append(result.local_labels))
+    scipy_t = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        count, theirs = csgraph.connected_components(matrix, directed=False)
+        scipy_t.append(time.perf_counter() - start)
+    smallest = np.full(count, dist.n, dtype=np.int64)
+    np.minimum.at(smallest, theirs, np.arange(dist.n))
+    if count != series.count or not np.array_equal(smallest[theirs], labels[0]):
+        raise SystemExit(f"scale {scale}: components differ from scipy's")
+    mine = harmonic_teps(series.times, series.nedges)
+    theirs_teps = harmonic_teps(scipy_t, series.nedges)
+    return {
+        "scale": scale,
+        "undirected_edges": dist.num_undirected_edges,
+        "components": count,
+        "numpy_times": series.times,
+        "scipy_times": scipy_t,
+        "nedges": series.nedges,
+        "numpy_hmean_teps": mine,
+        "scipy_hmean_teps": theirs_teps,
+        "ratio_numpy_to_scipy": mine / theirs_teps,
     }
 
 
@@ -168,7 +204,7 @@ def bench_ranks(
     return {
         "ranks": ranks,
         "scale": scale,
-        "roots": document["roots"],
+        "roots": document.get("roots"),  # (none for components)
         "hmean_teps": document["statistics"]["harmonic_mean_TEPS"],
     }
 
@@ -216,7 +252,7 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, nargs="*", default=[2, 4])
     parser.add_argument("--strategy", default=None, help="level strategy (default: the loop's)")
     parser.add_argument("--no-load", action="store_true", help="skip the load-throughput table")
-    parser.add_argument("--algorithm", choices=("bfs", "sssp"), default="bfs")
+    parser.add_argument("--algorithm", choices=("bfs", "sssp", "cc"), default="bfs")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
@@ -245,13 +281,15 @@ def main() -> None:
     for scale in args.scales:
         if args.algorithm == "sssp":
             row = bench_scale_sssp(scale, args.roots)
+        elif args.algorithm == "cc":
+            row = bench_scale_cc(scale, args.roots)
         else:
             row = bench_scale(scale, args.roots, args.strategy)
         report["scales"].append(row)
         cells = []
         for p in args.ranks:
             mpi = bench_ranks(scale, args.roots, p, args.strategy, args.algorithm)
-            if mpi["roots"] != row["roots"]:
+            if mpi["roots"] != row.get("roots"):
                 raise SystemExit(f"{p} ranks chose other roots than 1 rank")
             mpi["ratio_to_one_rank"] = mpi["hmean_teps"] / row["numpy_hmean_teps"]
             report["ranks"].append(mpi)

@@ -8,11 +8,22 @@ Public API::
     r.distances, r.predecessors, r.seconds, r.teps
     s = distbfs.sssp(g, 0, predecessors=True)       # shortest paths (delta-stepping)
     a = distbfs.apsp(g).distances                   # every pair, small graphs
+    c = distbfs.connected_components(g).labels      # smallest vertex id per component
 
 Every call is collective in an MPI job (``mpiexec -n P python script.py``): all ranks make it.
 """
 
-from .api import APSPResult, BFSResult, Graph, SSSPResult, apsp, bfs, sssp
+from .api import (
+    APSPResult,
+    BFSResult,
+    ComponentsResult,
+    Graph,
+    SSSPResult,
+    apsp,
+    bfs,
+    connected_components,
+    sssp,
+)
 from .constants import NO_PATH, UNREACHED
 from .errors import GraphFormatError, InputError, ValidationError
 
@@ -22,6 +33,7 @@ __all__ = [
     "UNREACHED",
     "APSPResult",
     "BFSResult",
+    "ComponentsResult",
     "Graph",
     "GraphFormatError",
     "InputError",
@@ -30,5 +42,6 @@ __all__ = [
     "__version__",
     "apsp",
     "bfs",
+    "connected_components",
     "sssp",
 ]

@@ -1,7 +1,8 @@
-"""The benchmark harness (Graph500 kernels 2 and 3: BFS and shortest paths), the one that
-``distbfs bench`` and the scripts in ``benchmarks/`` call: searches of one graph from a list of
-roots, each timed, the first ones validated, with Graph500 statistics over all of them and the
-per-level (per-bucket) profile of one search.
+"""The benchmark harness (Graph500 kernels 2 and 3: BFS and shortest paths; and connected
+components), the one that ``distbfs bench`` and the scripts in ``benchmarks/`` call: searches of
+one graph from a list of roots (runs of the whole graph for connected components), each timed,
+the first ones validated, with Graph500 statistics over all of them and the per-level
+(per-bucket, per-round) profile of one search.
 
 A warm-up search of ``roots[0]`` runs first, untimed: it pays once what a first search pays
 (kernel compilation, NCCL connections, queue growth), so no timed search counts it. The timed
@@ -16,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .api import BFSResult, Graph, SSSPResult, bfs, sssp
+from .api import BFSResult, ComponentsResult, Graph, SSSPResult, bfs, connected_components, sssp
 from .engine.strategy import check_strategy
 from .stats import graph500_statistics
 
@@ -200,3 +201,111 @@ def run_path_searches(
         statistics=statistics,
         profile=profile,
     )
+
+
+@dataclass
+class ComponentSeries:
+    """Connected-components runs of one graph (Afforest), timed like Graph500's searches: every
+    run labels the whole graph, so each counts the graph's edges (undirected edges once).
+
+    Attributes
+    ----------
+    runs : int
+    times : list of float
+        Seconds of each run (slowest rank).
+    nedges : list of int
+        The graph's edges, once per run (what the TEPS statistics divide).
+    rounds : list of int
+        Rounds each run took.
+    count : int
+        Components of the graph (isolated vertices included).
+    largest : tuple of int
+        (label, size) of the largest component.
+    validated : int
+        How many runs were validated (the first ones).
+    statistics : dict
+        ``distbfs.stats.graph500_statistics`` of ``times`` and ``nedges``.
+    profile : ComponentsResult
+        A last run with phase timers (its ``rounds`` carry the seconds).
+    """
+
+    runs: int
+    times: list[float]
+    nedges: list[int]
+    rounds: list[int]
+    count: int
+    largest: tuple[int, int]
+    validated: int
+    statistics: dict[str, float]
+    profile: ComponentsResult
+
+    def document(self) -> dict[str, Any]:
+        """The series as JSON-ready data (per-run times, statistics, the profile's rounds)."""
+        return {
+            "algorithm": "cc",
+            "runs": self.runs,
+            "validated": self.validated,
+            "times": self.times,
+            "nedges": self.nedges,
+            "rounds": self.rounds,
+            "components": self.count,
+            "largest_label": self.largest[0],
+            "largest_size": self.largest[1],
+            "statistics": self.statistics,
+            "round_stats": [asdict(row) for row in self.profile.rounds],
+        }
+
+
+def run_cc_runs(
+    graph: Graph,
+    runs: int,
+    *,
+    validate: bool | int = True,
+    after_each: Callable[[ComponentsResult], None] | None = None,
+) -> ComponentSeries:
+    """Connected components as ``run_searches`` runs BFS (collective): a warm-up run, ``runs``
+    timed runs (the first ``validate`` validated: True all, False none, an int that many; each
+    against ``distbfs.validate.validate_components``'s rules and the first run's labels), then
+    the profiled run with phase timers."""
+    if runs < 1:
+        raise ValueError(f"runs: at least one run is needed, got {runs}")
+    first = connected_components(graph, gather=False)  # the warm-up
+    checked = runs if validate is True else int(validate)
+    times, rounds = [], []
+    for i in range(runs):
+        result = connected_components(graph, gather=False, validate=i < checked)
+        if i < checked:
+            _same_labels(graph, first, result)
+        times.append(result.seconds)
+        rounds.append(len(result.rounds))
+        if after_each is not None:
+            after_each(result)
+    profile = connected_components(graph, gather=False, timing=True)
+    nedges = [graph.num_undirected_edges] * runs
+    statistics = {k: float(v) for k, v in graph500_statistics(times, nedges).items()}
+    return ComponentSeries(
+        runs=runs,
+        times=times,
+        nedges=nedges,
+        rounds=rounds,
+        count=profile.count,
+        largest=profile.largest,
+        validated=min(checked, runs),
+        statistics=statistics,
+        profile=profile,
+    )
+
+
+def _same_labels(graph: Graph, first: ComponentsResult, result: ComponentsResult) -> None:
+    """``ValidationError`` on every rank unless ``result``'s labels are the warm-up's (the
+    labels are canonical, so every run must give the same)."""
+    from .validate.common import _agree, _first
+
+    xp = graph.backend.xp
+    vertices = result.local_vertices
+    i = _first(xp, vertices, first.local_labels != result.local_labels)
+    candidate = None
+    if i is not None:
+        v, a, b = int(vertices[i]), int(first.local_labels[i]), int(result.local_labels[i])
+        candidate = (v, 0, 0, f"vertex {v} has label {b}, but {a} in the first run")
+    _agree(graph.comm, "same labels", candidate)

@@ -45,9 +45,11 @@
  * vertices or more than the queue capacity (overflow: the host raises), has more than
  * fused_max_edges edges, or more heavy vertices than the heavy queue holds (cannot happen when a
  * vertex is labeled once: the capacity is the count of heavy vertices; the two-phase path would
- * take over). Block 0 then writes counters[fused_levels] = levels run and counters[frontier] =
- * the final frontier's length; the frontier is in `frontier` after an even number of levels, in
- * `spare_frontier` after an odd number.
+ * take over), or once max_levels levels ran (a search's depth limit: the last level labels
+ * level + max_levels; the count `levels` is the same in every thread). Block 0 then writes
+ * counters[fused_levels] = levels run and counters[frontier] = the final frontier's length; the
+ * frontier is in `frontier` after an even number of levels, in `spare_frontier` after an odd
+ * number.
  *
  * Memory visibility: queues and counts written by other blocks are read with __ldcg (L2, never a
  * stale L1 line nor the read-only path) after the barrier that follows the writes; the CSR is
@@ -296,6 +298,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         size_type frontier_size,            // in: vertices in `frontier` on entry
         size_type frontier_capacity,        // in: capacity of each queue (vertices owned)
         size_type max_frontier,             // in: stop before a level with a larger frontier
+        int max_levels,                     // in: stop after this many levels (depth limit)
         const size_type* __restrict__ row_offsets,    // in: CSR row-offsets array (n + 1)
         const vertex_t* __restrict__ column_indices,  // in: CSR column-indices array
         label_t level,                      // in: label of the vertices in `frontier`
@@ -336,8 +339,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
             labeled += size;
             labeled_edges += edges;
         }
-        if (size == 0 || size > max_frontier || size > frontier_capacity ||
-            edges > kFusedMaxEdges || heavy_size > heavy_capacity) {
+        if (levels >= max_levels || size == 0 || size > max_frontier ||
+            size > frontier_capacity || edges > kFusedMaxEdges || heavy_size > heavy_capacity) {
             break;  // the same decision in every thread of the grid
         }
         if (blockIdx.x == 0 && tid < kRingFields) {
@@ -406,7 +409,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
  *     that would overflow) into every rank's mailbox and waits for every peer's; grid
  *     barrier; every thread sums the posted counts: the stop rule of the one-rank kernel on
  *     the whole frontier (empty, over max_frontier vertices, over fused_max_edges or
- *     segment_capacity edges, trouble anywhere). The entry frontier's sums come from the host.
+ *     segment_capacity edges, trouble anywhere, max_levels levels run: every rank gets the same
+ *     max_levels). The entry frontier's sums come from the host.
  *
  * Epochs: level k of a launch uses epoch + 2k + 1 (items) and epoch + 2k + 2 (counts); the host
  * adds 2 x levels run after each launch, the same on every rank. Why no slot is overwritten
@@ -519,6 +523,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         size_type frontier_size,            // in: vertices in `frontier` on entry
         size_type frontier_capacity,        // in: capacity of each queue (vertices owned)
         size_type max_frontier,             // in: stop before a level with a larger frontier
+        int max_levels,                     // in: stop after this many levels (depth limit)
         size_type entry_vertices,           // in: the entry frontier over all ranks: vertices
         size_type entry_edges,              //     and out-edges (all-reduced by the host)
         const size_type* __restrict__ row_offsets,    // in: CSR of this rank's rows
@@ -588,8 +593,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
                 trouble += __ldcg(posted + kPeerTrouble);
             }
         }
-        if (all_vertices == 0 || all_vertices > max_frontier || all_edges > kFusedMaxEdges ||
-            all_edges > segment_capacity || trouble > 0) {
+        if (levels >= max_levels || all_vertices == 0 || all_vertices > max_frontier ||
+            all_edges > kFusedMaxEdges || all_edges > segment_capacity || trouble > 0) {
             break;  // the same decision on every rank, in every thread
         }
         if (blockIdx.x == 0 && tid < kRingFields) {

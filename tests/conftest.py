@@ -60,10 +60,9 @@ def xp(request):
     return np if request.param == "numpy" else _cupy_or_skip()
 
 
-@pytest.fixture(params=["numpy", pytest.param("cuda", marks=pytest.mark.gpu)])
-def backend(request):
-    """The backend under test: numpy everywhere, cuda where a GPU is present."""
-    if request.param == "numpy":
+def make_backend(name: str):
+    """A backend by name: "numpy", or "cuda" (skips the test where there is no GPU)."""
+    if name == "numpy":
         return NumpyBackend()
     _cupy_or_skip()
     from distbfs.backends.cuda.backend import CudaBackend
@@ -71,6 +70,12 @@ def backend(request):
 
     bind_device()
     return CudaBackend()
+
+
+@pytest.fixture(params=["numpy", pytest.param("cuda", marks=pytest.mark.gpu)])
+def backend(request):
+    """The backend under test: numpy everywhere, cuda where a GPU is present."""
+    return make_backend(request.param)
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ def test_no_import_cycle():
         state[name] = 1
         for nxt in sorted(graph[name]):
             if state.get(nxt) == 1:
-                cycle = [*path[path.index(nxt):], nxt]
+                cycle = [*path[path.index(nxt) :], nxt]
                 pytest.fail("import cycle: " + " -> ".join(cycle))
             if nxt not in state:
                 visit(nxt, [*path, nxt])

@@ -15,6 +15,7 @@ import pytest
 from distbfs.backends.base import Replica, SearchState
 from distbfs.backends.numpy import NumpyBackend
 from distbfs.comm.single import SingleRankCommunicator
+from distbfs.constants import UNLIMITED
 from distbfs.engine import GraphResources
 from distbfs.graph import DistGraph, build_graph
 
@@ -34,12 +35,18 @@ class FusedNumpy(NumpyBackend):
         self.runs: list[tuple[int, int]] = []  # (first level, levels) of every fused run
 
     def run_small_levels(
-        self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
+        self,
+        graph: DistGraph,
+        state: SearchState,
+        level: int,
+        max_frontier: int,
+        *,
+        max_levels: int = UNLIMITED,
     ) -> int:
-        if graph.size != 1 or not 0 < state.frontier_size <= max_frontier:
+        if graph.size != 1 or not 0 < state.frontier_size <= max_frontier or max_levels < 1:
             return 0
         ran = 0
-        while 0 < state.frontier_size <= max_frontier:
+        while 0 < state.frontier_size <= max_frontier and ran < max_levels:
             bins = self.filter_partition(state, self.expand(graph, state), 1)
             self.contract(graph, state, bins, level + ran + 1)
             ran += 1
@@ -51,11 +58,13 @@ class FusedNumpy(NumpyBackend):
         graph: DistGraph,
         replica: Replica,
         state: SearchState,
-        source: int,
+        sources: np.ndarray,
         max_frontier: int,
+        *,
+        max_levels: int = UNLIMITED,
     ) -> int:
-        whole = self.start(replica.graph, source, state.preds is not None, replica.resources)
-        levels = self.run_small_levels(replica.graph, whole, 0, max_frontier)
+        whole = self.start(replica.graph, sources, state.preds is not None, replica.resources)
+        levels = self.run_small_levels(replica.graph, whole, 0, max_frontier, max_levels=max_levels)
         if levels == 0:
             return 0
         rank, size = graph.rank, graph.size

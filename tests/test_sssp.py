@@ -1,7 +1,8 @@
 """Shortest paths (delta-stepping, ``distbfs.traversals.sssp``) on every backend and at any rank
 count: distances equal scipy's dijkstra, and the predecessor tree is exactly the one the rule
 says (among the shortest paths one of the fewest edges, then the smallest parent), so it is the
-same on every backend and rank count; on structured, random, power-law, road-like and directed
+same on every backend and rank count (the array-module stages, which the CUDA backend runs,
+are also run by numpy here); on structured, random, power-law, road-like and directed
 graphs, integer and real weights, zero weights, duplicates of different weights, unreachable
 parts and isolated sources. Unweighted graphs agree with BFS; any delta gives the same result.
 """
@@ -14,9 +15,12 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import make_backend
 from scipy.sparse import csgraph
 
 import distbfs
+from distbfs.backends.arrays import ArrayPathStages
+from distbfs.backends.numpy import NumpyBackend
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import UNREACHED
 from distbfs.engine import GraphResources
@@ -27,6 +31,17 @@ from distbfs.traversals.sssp import delta_stepping
 import graphs
 
 ONE = SingleRankCommunicator()
+
+
+class ArrayStagesOnHost(ArrayPathStages, NumpyBackend):
+    """The numpy backend with the array-module shortest-path stages (CuPy's on a GPU) in place
+    of its own scatter-min ones: checks them, and that both give the same tree, without a GPU."""
+
+
+@pytest.fixture(params=["numpy", "arrays", pytest.param("cuda", marks=pytest.mark.gpu)])
+def backend(request):
+    """This module's backends: conftest's, and the array-module stages run by numpy."""
+    return ArrayStagesOnHost() if request.param == "arrays" else make_backend(request.param)
 
 
 def stored(case, weights):

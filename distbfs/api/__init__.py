@@ -1,6 +1,7 @@
 """The public Python API: a ``Graph`` built from a file, edges, SciPy, NetworkX or a generator
-(``graph``), and the traversals over it (``search``: ``bfs``; ``paths``: ``sssp``), with the
-argument checks made once at these entry points (``arguments``).
+(``graph``), and the traversals over it (``search``: ``bfs``; ``paths``: ``sssp``;
+``components``: ``connected_components``), with the argument checks made once at these entry
+points (``arguments``).
 
 A ``Graph`` wraps the distributed CSR (``DistGraph``) together with the communicator and backend
 that built it; ``comm="auto"`` and ``backend="auto"`` are resolved once per process
@@ -18,6 +19,7 @@ from __future__ import annotations
 from ..errors import InvalidArgumentType, InvalidArgumentValue
 from ..runtime import resolve_backend, resolve_comm
 from .arguments import check_vertex
+from .components import ComponentsResult, connected_components
 from .graph import FORMATS, Graph
 from .paths import APSPResult, SSSPResult, apsp, sssp
 from .search import BFSResult, bfs
@@ -26,6 +28,7 @@ __all__ = [
     "FORMATS",
     "APSPResult",
     "BFSResult",
+    "ComponentsResult",
     "Graph",
     "InvalidArgumentType",
     "InvalidArgumentValue",
@@ -33,6 +36,7 @@ __all__ = [
     "apsp",
     "bfs",
     "check_vertex",
+    "connected_components",
     "resolve_backend",
     "resolve_comm",
     "sssp",

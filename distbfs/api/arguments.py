@@ -6,6 +6,7 @@ that names the argument and the bad value, raised identically on every rank.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any
@@ -268,6 +269,67 @@ def check_thresholds(alpha: Any, beta: Any) -> dict[str, float]:
             raise InvalidArgumentValue(f"{name}: expected a number {bound}, got {value!r}")
         options[name] = float(value)
     return options
+
+
+def check_sources(value: Any, n: int, name: str = "source") -> np.ndarray:
+    """``value`` (a vertex id, or a non-empty sequence or array of them) as the distinct vertex
+    ids of a graph of ``n`` vertices, sorted (host int64): duplicates are one source.
+
+    Raises
+    ------
+    TypeError
+        ``value`` or one of its entries is not an integer.
+    ValueError
+        An entry is outside ``[0, n)`` ("<name>: vertex 99 is out of range for a graph of 10
+        vertices"; the first such entry), or there are none.
+    """
+    if is_int(value) or (not isinstance(value, list | tuple | range) and np.ndim(value) == 0):
+        return np.array([check_vertex(value, n, name)], dtype=np.int64)
+    ids, error = host_ids(name, value)
+    if error is not None:
+        raise_first([error])
+    if ids.shape[0] == 0:
+        raise InvalidArgumentValue(f"{name}: expected at least one vertex id, got none")
+    outside = np.flatnonzero((ids < 0) | (ids >= n))
+    if outside.shape[0]:
+        check_vertex(int(ids[outside[0]]), n, name)
+    return np.unique(ids)
+
+
+def agreed_sources(comm: Communicator, value: Any, n: int, name: str = "source") -> np.ndarray:
+    """``check_sources`` on every rank, the same sources on every rank (collective: one
+    all-gather of a digest); the first rank's error is raised on every rank."""
+    error: tuple[str, str] | None = None
+    ids = np.zeros(0, dtype=np.int64)
+    try:
+        ids = check_sources(value, n, name)
+    except InputError as exc:
+        error = ("type" if isinstance(exc, TypeError) else "value", str(exc))
+    digest = (ids.shape[0], zlib.crc32(ids.tobytes()), ids[:8].tolist())
+    agreed = comm.allgather_object((error, None if error else digest))
+    raise_first([item[0] for item in agreed])
+    if len({(size, crc) for size, crc, _ in (item[1] for item in agreed)}) > 1:
+        given = [
+            first[0] if size == 1 else f"{size} vertices"
+            for size, _, first in (item[1] for item in agreed)
+        ]
+        raise InvalidArgumentValue(f"{name}: ranks passed different sources {given}")
+    return ids
+
+
+def check_depth_limit(value: Any) -> int | None:
+    """``depth_limit``: None (no limit) or an integer >= 0."""
+    return None if value is None else check_int("depth_limit", value, minimum=0)
+
+
+def check_max_distance(value: Any) -> float | None:
+    """``max_distance``: None (no limit) or a number >= 0 (inf: no limit)."""
+    if value is None:
+        return None
+    number = isinstance(value, Real) and not isinstance(value, bool | np.bool_)
+    if not number or not float(value) >= 0:
+        raise InvalidArgumentValue(f"max_distance: expected a number >= 0, got {value!r}")
+    return float(value)
 
 
 def agreed_vertex(comm: Communicator, value: Any, n: int, name: str = "source") -> int:

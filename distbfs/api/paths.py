@@ -6,7 +6,8 @@ levels). ``apsp``: every pair's distance for graphs small enough to hold an n x 
 sources spread over the ranks.
 
 The plan (the bucket width) is built once per graph and delta, outside the timing; the search's
-time runs from just before the source is visited until the distances are in memory.
+time runs from just before the source is visited until the distances are in memory. A distance
+limit (``max_distance``) stops the search past it: farther vertices are unreached.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from typing import Any
 from ..constants import NO_PATH, PATH_DTYPE, UNREACHED
 from ..engine.buckets import BucketStats
 from ..errors import InvalidArgumentType
-from ..traversals.sssp import delta_stepping
-from .arguments import agreed_vertex, check_bool
+from ..traversals.sssp import cut_beyond, delta_stepping
+from .arguments import agreed_vertex, check_bool, check_max_distance
 from .graph import Graph
 from .search import gather_striped, synchronize
 
@@ -87,6 +88,7 @@ def sssp(
     gather: bool = True,
     validate: bool = False,
     timing: bool = False,
+    max_distance: float | None = None,
 ) -> SSSPResult:
     """Shortest paths from ``source`` (collective: every rank calls it alike).
 
@@ -107,6 +109,12 @@ def sssp(
         keeps predecessors (and is timed so) even when ``predecessors`` is False.
     timing : bool, default False
         Record per-phase seconds in ``buckets[i].seconds``.
+    max_distance : float, optional
+        Stop before the first bucket whose lower bound exceeds it (>= 0): vertices farther
+        than ``max_distance`` are unreached (``NO_PATH``, predecessor ``UNREACHED``); the
+        others get their exact distance and the same tree as without a limit. None (the
+        default) or inf: no limit. With ``validate``, the result is checked against a search
+        without the limit (itself checked against Graph500's rules), cut at the limit.
 
     Raises
     ------
@@ -120,29 +128,63 @@ def sssp(
     predecessors = check_bool("predecessors", predecessors)
     gather, validate = check_bool("gather", gather), check_bool("validate", validate)
     timing = check_bool("timing", timing)
+    max_distance = check_max_distance(max_distance)
     plan = graph.path_plan(delta)
     comm, backend, dist = graph.comm, graph.backend, graph.dist
     source = agreed_vertex(comm, source, dist.n, "source")
     timer = backend.make_timer(timing)
+    keep = predecessors or validate
     comm.barrier()
     start = time.perf_counter()
-    search = delta_stepping(plan, source, predecessors=predecessors or validate, timer=timer)
+    search = delta_stepping(plan, source, predecessors=keep, timer=timer, max_distance=max_distance)
     synchronize(backend)
     seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
     if validate:
-        validate_paths(graph, search)
+        validate_paths(graph, search, max_distance)
     return _result(graph, search, seconds, predecessors, gather, validate)
 
 
-def validate_paths(graph: Graph, search: Any) -> None:
-    """Graph500's SSSP rules on ``search`` (collective), the reached set compared with a BFS's."""
+def validate_paths(graph: Graph, search: Any, max_distance: float | None = None) -> None:
+    """Graph500's SSSP rules on ``search`` (collective), the reached set compared with a BFS's.
+    With ``max_distance``, the rules are checked on a search without the limit, and ``search``
+    must equal it cut at the limit (``cut_beyond``; the trees are deterministic)."""
     from ..traversals.bfs import bfs_levels
     from ..validate import validate_sssp
 
+    full = search
+    if max_distance is not None:
+        plan = graph.path_plan(search.delta)
+        full = delta_stepping(plan, search.source, predecessors=True)
     reached = bfs_levels(graph.plan(), search.source).distances != UNREACHED
-    validate_sssp(
-        graph.dist, graph.comm, search.source, search.distances, search.predecessors, reached
-    )
+    validate_sssp(graph.dist, graph.comm, full.source, full.distances, full.predecessors, reached)
+    if max_distance is not None:
+        cut_beyond(full.state, max_distance)
+        _check_same(graph, search, full, max_distance)
+
+
+def _check_same(graph: Graph, search: Any, full: Any, max_distance: float) -> None:
+    """``ValidationError`` on every rank unless ``search`` (limited to ``max_distance``) has the
+    distances and predecessors of ``full`` cut at the limit; names the smallest vertex that
+    differs."""
+    from ..errors import ValidationError
+    from ..validate import RULE_DISTANCE_VALUES, RULE_TREE_EDGES
+
+    xp, dist, comm = graph.backend.xp, graph.dist, graph.comm
+    vertices = dist.owned_vertices(xp)
+    for rule, mine, theirs in (
+        (RULE_DISTANCE_VALUES, search.distances, full.distances),
+        (RULE_TREE_EDGES, search.predecessors, full.predecessors),
+    ):
+        differ = xp.flatnonzero(mine != theirs)
+        first = int(vertices[differ].min()) if differ.shape[0] else dist.n
+        first = int(comm.allreduce(first, op="min"))
+        if first < dist.n:
+            what = "distance" if rule == RULE_DISTANCE_VALUES else "predecessor"
+            message = (
+                f"vertex {first}: the {what} limited to max distance {max_distance:g} differs "
+                "from the search without a limit, cut there"
+            )
+            raise ValidationError(rule, first, message)
 
 
 def _result(

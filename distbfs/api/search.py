@@ -1,6 +1,7 @@
-"""``bfs``: one breadth-first search of a ``Graph``, returning a ``BFSResult`` in global vertex
-order (shaped like cuGraph's and SciPy's results): distances int32 with ``UNREACHED`` for
-vertices not reached, predecessors int64 with ``predecessors[source] == source``.
+"""``bfs``: one breadth-first search of a ``Graph``, from one source or several and optionally
+up to a depth limit, returning a ``BFSResult`` in global vertex order (shaped like cuGraph's and
+SciPy's results): distances int32 with ``UNREACHED`` for vertices not reached, predecessors
+int64 with ``predecessors[s] == s`` for every source s.
 
 The search runs on the graph's plan for the strategy (built once per graph and strategy, outside
 the timing); its time runs from just before the root is visited until the labels are in memory.
@@ -9,16 +10,18 @@ the timing); its time runs from just before the root is visited until the labels
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..backends.base import Backend
 from ..comm.base import Communicator
+from ..constants import UNREACHED
 from ..engine.levels import LevelStats
 from ..errors import InvalidArgumentType
 from ..partition import num_local
 from ..traversals.bfs import bfs_levels
-from .arguments import agreed_vertex, check_bool, check_thresholds
+from .arguments import agreed_sources, check_bool, check_depth_limit, check_thresholds
 from .graph import Graph
 
 
@@ -28,14 +31,18 @@ class BFSResult:
 
     Attributes
     ----------
-    source : int
-        The root.
+    source : int or tuple of int
+        The root (an int) of a search from one vertex; the roots of a search from several
+        (a tuple of the distinct sources, in increasing order; a list of one vertex, or of one
+        vertex repeated, gives an int).
     distances : array of int32 or None
-        BFS level of every vertex in global order (``UNREACHED`` = -1 when not reached), on every
-        rank; numpy, or cupy on the cuda backend. None when ``gather=False``.
+        BFS level of every vertex in global order, the distance to the nearest source
+        (``UNREACHED`` = -1 when not reached, or farther than the depth limit), on every rank;
+        numpy, or cupy on the cuda backend. None when ``gather=False``.
     predecessors : array of int64 or None
-        Parent of every vertex in the BFS tree, ``predecessors[source] == source``,
-        ``UNREACHED`` when not reached. None unless ``predecessors=True`` and ``gather=True``.
+        Parent of every vertex in the BFS tree (a forest rooted at the sources),
+        ``predecessors[s] == s`` for every source s, ``UNREACHED`` when not reached. None
+        unless ``predecessors=True`` and ``gather=True``.
     local_distances, local_predecessors : array
         This rank's owned vertices only, in local order (always set; predecessors only when
         requested).
@@ -49,11 +56,14 @@ class BFSResult:
     edges_traversed : int
         Graph500 edge count of the search (``distbfs.stats.traversed_edges``; undirected:
         the edges of the reached component).
+    num_reached : int
+        Vertices reached, the sources included (counted from the labels, so fused levels,
+        which keep no per-level counts, are counted too).
     validated : bool
         Whether the result was checked by ``distbfs.validate.validate``.
     """
 
-    source: int
+    source: int | tuple[int, ...]
     distances: Any
     predecessors: Any
     local_distances: Any
@@ -62,6 +72,7 @@ class BFSResult:
     levels: list[LevelStats] = field(default_factory=list)
     seconds: float = 0.0
     edges_traversed: int = 0
+    num_reached: int = 0
     validated: bool = False
 
     @property
@@ -72,13 +83,9 @@ class BFSResult:
         return float("inf") if self.edges_traversed else 0.0
 
     @property
-    def num_reached(self) -> int:
-        """Number of vertices reached, the source included."""
-        return 1 + sum(level.discovered for level in self.levels)
-
-    @property
     def depth(self) -> int:
-        """Largest distance from the source (0 when nothing else was reached)."""
+        """Largest distance from the nearest source (0 when nothing else was reached); at
+        most the depth limit."""
         return max(sum(level.span for level in self.levels) - 1, 0)
 
 
@@ -102,7 +109,7 @@ def synchronize(backend: Backend) -> None:
 
 def bfs(
     graph: Graph,
-    source: int,
+    source: int | Sequence[int],
     *,
     predecessors: bool = False,
     gather: bool = True,
@@ -111,14 +118,16 @@ def bfs(
     strategy: str | None = None,
     alpha: float | None = None,
     beta: float | None = None,
+    depth_limit: int | None = None,
 ) -> BFSResult:
     """Breadth-first search from ``source`` (collective: every rank calls it alike).
 
     Parameters
     ----------
     graph : Graph
-    source : int
-        Root vertex, in ``[0, graph.num_vertices)``.
+    source : int or sequence of int
+        Root vertex, in ``[0, graph.num_vertices)``, or several (duplicates count once), all at
+        level 0: distances to the nearest source; each source is its own predecessor.
     predecessors : bool, default False
         Also compute the BFS tree (parent of every reached vertex).
     gather : bool, default True
@@ -135,6 +144,9 @@ def bfs(
         Thresholds of the direction heuristic (``distbfs.engine.choose_direction``; GAP's 15
         and 18 by default): top-down -> bottom-up when the frontier's edges exceed the
         unexplored edges / alpha; back when the frontier falls below n / beta.
+    depth_limit : int, optional
+        Stop once level ``depth_limit`` (>= 0) is labeled: farther vertices stay ``UNREACHED``
+        (distance and predecessor) and no later level runs (None, the default: no limit).
 
     Returns
     -------
@@ -145,8 +157,9 @@ def bfs(
     TypeError
         ``graph`` is not a ``Graph`` or ``source`` not an integer.
     ValueError
-        ``source`` out of range, e.g. "source: vertex 99 is out of range for a graph of 10
-        vertices", or a bad strategy or threshold (raised on every rank).
+        ``source`` (or an entry of it) out of range, e.g. "source: vertex 99 is out of range
+        for a graph of 10 vertices", an empty list of sources, a negative ``depth_limit``, or
+        a bad strategy or threshold (raised on every rank).
     ValidationError
         ``validate=True`` and the result breaks a rule.
 
@@ -158,33 +171,46 @@ def bfs(
     """
     if not isinstance(graph, Graph):
         raise InvalidArgumentType(f"graph: expected a distbfs.Graph, got {type(graph).__name__}")
-    predecessors = check_bool("predecessors", predecessors)
-    gather = check_bool("gather", gather)
-    validate = check_bool("validate", validate)
-    timing = check_bool("timing", timing)
+    flags = {"predecessors": predecessors, "gather": gather, "validate": validate}
+    predecessors, gather, validate = (check_bool(name, v) for name, v in flags.items())
+    timing, depth_limit = check_bool("timing", timing), check_depth_limit(depth_limit)
     plan = graph.plan(strategy, **check_thresholds(alpha, beta))
     comm, backend, dist = graph.comm, graph.backend, graph.dist
-    source = agreed_vertex(comm, source, dist.n, "source")
+    sources = agreed_sources(comm, source, dist.n, "source")
     timer = backend.make_timer(timing)
     comm.barrier()
     start = time.perf_counter()
-    search = bfs_levels(plan, source, predecessors=predecessors, timer=timer)
+    search = bfs_levels(
+        plan, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer
+    )
     synchronize(backend)
     seconds = comm.allreduce(time.perf_counter() - start, op="max")
-    return _result(graph, search, float(seconds), validate=validate, gather=gather)
+    return _result(graph, search, float(seconds), validate, gather, depth_limit)
 
 
 def _result(
-    graph: Graph, search: Any, seconds: float, *, validate: bool, gather: bool
+    graph: Graph,
+    search: Any,
+    seconds: float,
+    validate: bool,
+    gather: bool,
+    depth_limit: int | None = None,
 ) -> BFSResult:
-    """The ``BFSResult`` of ``search``: validated if asked, its Graph500 edge count, gathered
-    in global order if asked."""
+    """The ``BFSResult`` of ``search``: validated if asked (against its depth limit), its
+    Graph500 edge count, gathered in global order if asked."""
     from .. import stats
     from .. import validate as validation
 
     comm, dist, xp = graph.comm, graph.dist, graph.backend.xp
     if validate:  # in the graph's array module: on the GPU for the cuda backend
-        validation.validate(dist, comm, search.source, search.distances, search.predecessors)
+        validation.validate(
+            dist,
+            comm,
+            search.sources,
+            search.distances,
+            search.predecessors,
+            depth_limit=depth_limit,
+        )
     result = BFSResult(
         source=search.source,
         distances=None,
@@ -195,6 +221,7 @@ def _result(
         levels=search.levels,
         seconds=seconds,
         edges_traversed=int(stats.traversed_edges(dist, comm, search.distances)),
+        num_reached=int(comm.allreduce(int((search.distances != UNREACHED).sum()))),
         validated=validate,
     )
     if gather:

@@ -20,6 +20,20 @@ frontier and stops at the first; found vertices become the next frontier queue d
 ``unexplored`` (this rank's unlabeled vertices and their out-edges, recounted from the labels
 after fused levels, which keep no per-level counts).
 
+Connected components (Afforest, Sutton et al. 2018; ``distbfs.traversals.cc``) use the methods
+``distbfs.engine.components.COMPONENT_METHODS`` names, written once over the array module for
+both backends (``distbfs.backends.arrays.component_stages.ArrayComponentStages``; the state and
+links in ``arrays.components``, the steps in ``arrays.hook``): ``components_start`` (every
+owned vertex its own label), ``sample_links`` (neighbour r of every owned vertex) and
+``remaining_links`` (every neighbour of the owned vertices outside the largest intermediate
+component), ``owned_labels`` (labels of owned vertices by global id), ``label_queries`` /
+[exchange] / ``answer_labels`` / [exchange] / ``take_answers`` (the labels of far vertices,
+asked of their owners), ``cross`` (keep the links joining different labels), ``partition_hooks``
+/ [exchange] / ``apply_hooks`` (each crossing link's larger label, a root, takes the smallest
+smaller label requested for it, at its owner), ``jump_start`` / ``jump`` / ``jumping_labels``
+(pointer jumping until every tree is a star), ``component_roots`` (the owned vertices that are
+their own label).
+
 Frontier bitmap layout (shared by every backend and the communicator): rank r's bitmap has
 ``frontier_bitmap_bytes(n, size)`` bytes (a multiple of 8, so it is also a whole number of
 little-endian uint32 or uint64 words); bit k (bit ``k % 8`` of byte ``k // 8``, numpy's
@@ -167,10 +181,13 @@ class Backend(Protocol):
         ...
 
     def start(
-        self, graph: DistGraph, source: int, predecessors: bool, resources: Any
+        self, graph: DistGraph, sources: Any, predecessors: bool, resources: Any
     ) -> SearchState:
-        """Labels all UNREACHED, the source labeled 0 (and its own parent) on its owner;
-        ``resources``: ``prepare(graph)``."""
+        """Labels all UNREACHED, every source labeled 0 (and its own parent) on its owner, where
+        the owned sources form the vertex frontier (``frontier_size``: their number on this
+        rank); every source in every rank's visited mask. ``sources``: a vertex id or a
+        sequence (host array) of them, duplicates counting once; ``resources``:
+        ``prepare(graph)``."""
         ...
 
     def expansion_strips(self, graph: DistGraph, state: SearchState) -> int:
@@ -241,10 +258,18 @@ class Backend(Protocol):
         ...
 
     def run_small_levels(
-        self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
+        self,
+        graph: DistGraph,
+        state: SearchState,
+        level: int,
+        max_frontier: int,
+        *,
+        max_levels: int = ...,
     ) -> int:
         """Contract-expand (sections 5.2, 5.4): run levels in one fused kernel while the frontier
-        holds at most ``max_frontier`` vertices, one rank only; return how many levels ran."""
+        holds at most ``max_frontier`` vertices, and at most ``max_levels`` levels (a search's
+        depth limit: the last labels ``level + max_levels``; default: no limit), one rank only;
+        return how many levels ran."""
         ...
 
     def run_replicated_levels(
@@ -252,13 +277,16 @@ class Backend(Protocol):
         graph: DistGraph,
         replica: Replica,
         state: SearchState,
-        source: int,
+        sources: Any,
         max_frontier: int,
+        *,
+        max_levels: int = ...,
     ) -> int:
-        """Several ranks, at the start of a search: run ``run_small_levels`` from ``source`` on
-        ``replica`` (the whole graph as one rank's CSR), then give ``state`` this rank's part of
-        the result (labels, predecessors, visited mask, its vertices of the frontier); return
-        how many levels ran. Every rank runs the same levels and gets the same labels."""
+        """Several ranks, at the start of a search: run ``run_small_levels`` from all
+        ``sources`` (as ``start`` takes them) on ``replica`` (the whole graph as one rank's
+        CSR), at most ``max_levels`` levels, then give ``state`` this rank's part of the result
+        (labels, predecessors, visited mask, its vertices of the frontier); return how many
+        levels ran. Every rank runs the same levels and gets the same labels."""
         ...
 
     def make_peer_mailbox(self, graph: DistGraph) -> Any:
@@ -275,11 +303,14 @@ class Backend(Protocol):
         max_frontier: int,
         mailbox: Any,
         entry: tuple[int, int],
+        *,
+        max_levels: int = ...,
     ) -> int:
         """Several ranks of one node, collectively: run levels fused on every rank at once
-        while the whole frontier is small, exchanging through the mailboxes; ``entry``: the
-        current frontier's vertices and out-edges over all ranks. Returns how many levels ran,
-        the same on every rank (only when ``peer_levels``)."""
+        while the whole frontier is small, and at most ``max_levels`` levels (the same on every
+        rank), exchanging through the mailboxes; ``entry``: the current frontier's vertices and
+        out-edges over all ranks. Returns how many levels ran, the same on every rank (only
+        when ``peer_levels``)."""
         ...
 
     def make_timer(self, enabled: bool) -> Any:

@@ -39,6 +39,7 @@ from .commands import (
     cmd_info,
     cmd_sssp,
 )
+from .components import cmd_cc
 from .parser import (
     DEFAULT_ROOTS,
     DEFAULT_SCALE_CPU,
@@ -59,6 +60,7 @@ COMMANDS = {
     "bfs": cmd_bfs,
     "sssp": cmd_sssp,
     "apsp": cmd_apsp,
+    "cc": cmd_cc,
     "generate": cmd_generate,
     "convert": cmd_convert,
     "info": cmd_info,

@@ -9,11 +9,19 @@ from typing import Any
 
 from .. import roots as roots_mod
 from .. import stats as stats_mod
-from ..benchmark import PathSeries, SearchSeries, run_path_searches, run_searches
+from ..benchmark import PathSeries, SearchSeries, run_cc_runs, run_path_searches, run_searches
 from ..errors import InputError
 from ..output import make_parent_dirs, write_json
-from .commands import EXIT_OK, Context, describe, generate_graph, generator_params, load_graph
-from .parser import DEFAULT_SCALE_CPU, DEFAULT_SCALE_GPU, DEFAULT_SSSP_WEIGHTS, RANDOM_GENERATORS
+from .commands import (
+    EXIT_OK,
+    Context,
+    generate_graph,
+    generator_params,
+    load_graph,
+    say_bench_header,
+)
+from .components import print_cc_report
+from .parser import DEFAULT_SCALE_CPU, DEFAULT_SCALE_GPU, DEFAULT_SSSP_WEIGHTS
 from .tables import format_level_table
 
 
@@ -29,8 +37,12 @@ def cmd_bench(ctx: Context) -> int:
             f"{args.graph or 'generated graph'}: no vertex has an edge, nothing to search"
         )
     with ctx.bar(args.algorithm.upper(), total=len(roots), unit="search") as bar:
-        if args.algorithm == "sssp":
-            series: Any = run_path_searches(
+        if args.algorithm == "cc":  # --roots runs of the whole graph
+            series: Any = run_cc_runs(
+                graph, args.roots, validate=not args.no_validate, after_each=lambda _: bar.update()
+            )
+        elif args.algorithm == "sssp":
+            series = run_path_searches(
                 graph,
                 roots,
                 delta=args.delta,
@@ -49,7 +61,10 @@ def cmd_bench(ctx: Context) -> int:
                 beta=args.beta,
                 after_each=lambda _: bar.update(),
             )
-    _print_report(ctx, graph, graph_info, series, build.seconds)
+    if args.algorithm == "cc":
+        print_cc_report(ctx, graph, graph_info, series, build.seconds)
+    else:
+        _print_report(ctx, graph, graph_info, series, build.seconds)
     if args.json:
         document = {
             "graph": graph_info,
@@ -110,31 +125,13 @@ def _print_report(
     build_seconds: float,
 ) -> None:
     """Graph500's report lines, then the per-level table of the profiled search."""
-    args, comm = ctx.args, ctx.comm
-    if info.get("generator") in RANDOM_GENERATORS:
-        what = f"{info['generator']} scale {info['scale']}, edgefactor {info['edgefactor']}"
-    elif "generator" in info:
-        what = f"{info['generator']} {'x'.join(map(str, info['shape']))}"
+    paths = isinstance(series, PathSeries)
+    if paths:
+        algorithm = f"sssp (delta-stepping, delta {series.delta:.6g})"
     else:
-        what = args.graph
-    ctx.say(f"graph: {what}: {describe(graph)}")
-    ctx.say(f"backend: {ctx.backend.name}, comm: {comm.kind}, ranks: {comm.size}")
-    if isinstance(series, PathSeries):
-        ctx.say(f"algorithm: sssp (delta-stepping, delta {series.delta:.6g})")
-    else:
-        ctx.say(f"algorithm: bfs, strategy: {series.strategy}")
-    if info.get("generator") in RANDOM_GENERATORS:
-        ctx.say(f"SCALE: {info['scale']}")
-        ctx.say(f"edgefactor: {info['edgefactor']}")
-    ctx.say(f"{'NSSSP' if isinstance(series, PathSeries) else 'NBFS'}: {len(series.roots)}")
-    ctx.say(f"num_mpi_processes: {comm.size}")
-    ctx.say(f"construction_time: {build_seconds:.6g}")
-    if graph.load_info is not None:
-        load = graph.load_info
-        ctx.say(
-            f"load: {load.format}, {load.bytes:,} bytes, {load.seconds:.3f} s, "
-            f"{load.mb_per_s:.1f} MB/s"
-        )
+        algorithm = f"bfs, strategy: {series.strategy}"
+    count = f"{'NSSSP' if paths else 'NBFS'}: {len(series.roots)}"
+    say_bench_header(ctx, graph, info, algorithm, count, build_seconds)
     passed = f"passed ({series.validated} searches)" if series.validated else "skipped"
     ctx.say(f"validation: {passed}")
     ctx.say(stats_mod.format_statistics(series.statistics))
@@ -148,7 +145,7 @@ def _print_report(
         f"per-level summary of the search from root {series.roots[0]} "
         f"({series.profile.seconds * 1e3:.3f} ms with phase timers):"
     )
-    ctx.say(format_level_table(series.profile.levels, every_level=args.levels == "all"))
+    ctx.say(format_level_table(series.profile.levels, every_level=ctx.args.levels == "all"))
 
 
 def _print_buckets(ctx: Context, series: PathSeries) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..api import Graph, apsp, bfs, check_vertex, sssp
+from ..api.arguments import check_sources
 from ..backends.base import Backend
 from ..comm.base import Communicator
 from ..errors import InputError
@@ -146,27 +147,61 @@ def describe(graph: Graph) -> str:
     )
 
 
+def say_bench_header(
+    ctx: Context, graph: Graph, info: dict[str, Any], algorithm: str, count: str, build: float
+) -> None:
+    """The lines that open every ``bench`` report, Graph500's among them: the graph (``info``:
+    the file or the generator's parameters), backend, ``algorithm``, SCALE and edgefactor of a
+    random graph, ``count`` (e.g. "NBFS: 64"), ranks, construction and load time."""
+    comm = ctx.comm
+    random = info.get("generator") in RANDOM_GENERATORS
+    if random:
+        what = f"{info['generator']} scale {info['scale']}, edgefactor {info['edgefactor']}"
+    elif "generator" in info:
+        what = f"{info['generator']} {'x'.join(map(str, info['shape']))}"
+    else:
+        what = ctx.args.graph
+    ctx.say(f"graph: {what}: {describe(graph)}")
+    ctx.say(f"backend: {ctx.backend.name}, comm: {comm.kind}, ranks: {comm.size}")
+    ctx.say(f"algorithm: {algorithm}")
+    if random:
+        ctx.say(f"SCALE: {info['scale']}")
+        ctx.say(f"edgefactor: {info['edgefactor']}")
+    ctx.say(count)
+    ctx.say(f"num_mpi_processes: {comm.size}")
+    ctx.say(f"construction_time: {build:.6g}")
+    if graph.load_info is not None:
+        load = graph.load_info
+        ctx.say(
+            f"load: {load.format}, {load.bytes:,} bytes, {load.seconds:.3f} s, "
+            f"{load.mb_per_s:.1f} MB/s"
+        )
+
+
 def cmd_bfs(ctx: Context) -> int:
-    """``bfs GRAPH --source S``: one search, a summary, optional .npy output."""
+    """``bfs GRAPH --source S[,S...] [--depth-limit D]``: one search (from every source at
+    once), a summary, optional .npy output."""
     args = ctx.args
     if args.output:
         prepare_output(args.output, ctx.comm)
     graph = load_graph(ctx, args.graph)
-    source = check_vertex(args.source, graph.num_vertices, "--source")
+    sources = check_sources(args.source, graph.num_vertices, "--source")
     result = bfs(
         graph,
-        source,
+        sources,
         predecessors=args.predecessors,
         gather=False,
         validate=args.validate,
         strategy=args.strategy,
         alpha=args.alpha,
         beta=args.beta,
+        depth_limit=args.depth_limit,
     )
+    limit = "" if args.depth_limit is None else f", depth limit {args.depth_limit}"
     ctx.say(f"graph: {args.graph}: {describe(graph)}")
     ctx.say(
-        f"source {source}: reached {result.num_reached:,} of {graph.num_vertices:,} vertices, "
-        f"depth {result.depth} ({result.depth + 1} levels)"
+        f"{_name_sources(sources)}: reached {result.num_reached:,} of {graph.num_vertices:,} "
+        f"vertices, depth {result.depth} ({result.depth + 1} levels{limit})"
     )
     ctx.say(
         f"time: {result.seconds:.6f} s, {result.edges_traversed:,} edges traversed, "
@@ -179,6 +214,15 @@ def cmd_bfs(ctx: Context) -> int:
         ctx.say("per-level summary:")
         ctx.say(format_level_table(result.levels, every_level=args.levels == "all"))
     return EXIT_OK
+
+
+def _name_sources(sources: np.ndarray, shown: int = 8) -> str:
+    """``source S``, or ``sources A, B, C`` (the first ``shown``, then how many in all)."""
+    if sources.shape[0] == 1:
+        return f"source {int(sources[0])}"
+    listed = ", ".join(str(int(v)) for v in sources[:shown])
+    more = f", ... ({sources.shape[0]:,} in all)" if sources.shape[0] > shown else ""
+    return f"sources {listed}{more}"
 
 
 def cmd_sssp(ctx: Context) -> int:
@@ -195,6 +239,7 @@ def cmd_sssp(ctx: Context) -> int:
         delta=args.delta,
         gather=False,
         validate=args.validate,
+        max_distance=args.max_distance,
     )
     xp, comm = graph.backend.xp, graph.comm
     finite = result.local_distances[xp.isfinite(result.local_distances)]

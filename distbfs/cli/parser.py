@@ -31,8 +31,9 @@ GENERATOR_CHOICES = ("kronecker", "uniform", "grid2d", "grid3d")
 """The generators of ``distbfs.generators.GENERATORS`` (listed here so --help needs no import)."""
 RANDOM_GENERATORS = ("kronecker", "uniform")
 
-ALGORITHMS = ("bfs", "sssp")
-"""What ``bench`` measures: BFS (Graph500 kernel 2) or shortest paths (kernel 3)."""
+ALGORITHMS = ("bfs", "sssp", "cc")
+"""What ``bench`` measures: BFS (Graph500 kernel 2), shortest paths (kernel 3) or connected
+components (Afforest: ``--roots`` runs of the whole graph)."""
 DEFAULT_SSSP_WEIGHTS = "uniform:1:255"
 """Weights of a generated graph for ``bench --algorithm sssp`` when none are given (GAP's)."""
 
@@ -113,6 +114,16 @@ def _vertex(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a vertex id (an integer), got {text!r}"
+        ) from None
+
+
+def _vertices(text: str) -> list[int]:
+    """``--source``: a vertex id, or several separated by commas (duplicates are one)."""
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a vertex id (an integer) or several separated by commas, got {text!r}"
         ) from None
 
 
@@ -251,7 +262,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
-    for add in (_add_bench, _add_bfs, _add_sssp, _add_apsp, _add_generate, _add_convert, _add_info):
+    for add in (
+        _add_bench,
+        _add_bfs,
+        _add_sssp,
+        _add_apsp,
+        _add_cc,
+        _add_generate,
+        _add_convert,
+        _add_info,
+    ):
         add(sub, common)
     return parser
 
@@ -325,14 +345,27 @@ def _add_bfs(sub: Any, common: argparse.ArgumentParser) -> None:
     run = sub.add_parser(
         "bfs",
         parents=[common],
-        help="one BFS from a source vertex",
-        description="Load a graph and search it from one source; print a summary and optionally "
-        "write the distances (and predecessors) as .npy files in global vertex order.",
+        help="one BFS from a source vertex (or several)",
+        description="Load a graph and search it from one source, or from several at once (every "
+        "vertex gets its distance to the nearest); print a summary and optionally write the "
+        "distances (and predecessors) as .npy files in global vertex order.",
     )
     run.add_argument("graph", metavar="GRAPH", help="graph file")
     _add_format(run)
     run.add_argument(
-        "--source", type=_vertex, required=True, metavar="S", help="source vertex id (0-based)"
+        "--source",
+        type=_vertices,
+        required=True,
+        metavar="S[,S...]",
+        help="source vertex id (0-based), or several separated by commas: one search from all "
+        "of them (each at level 0, its own predecessor)",
+    )
+    run.add_argument(
+        "--depth-limit",
+        type=_nonnegative_int,
+        default=None,
+        metavar="D",
+        help="stop once level D is labeled: farther vertices stay unreached (default: no limit)",
     )
     run.add_argument("--predecessors", action="store_true", help="compute the BFS tree")
     run.add_argument(
@@ -375,6 +408,13 @@ def _add_sssp(sub: Any, common: argparse.ArgumentParser) -> None:
         default=None,
         help="bucket width (default: the mean weight over the mean degree, at least the "
         "smallest positive weight)",
+    )
+    run.add_argument(
+        "--max-distance",
+        type=_float_above(0.0, inclusive=True, finite=False, wording="a number >= 0"),
+        default=None,
+        metavar="X",
+        help="stop past distance X: farther vertices stay unreached (default: no limit)",
     )
     run.add_argument(
         "--validate", action="store_true", help="validate the result (Graph500 SSSP rules)"
@@ -428,6 +468,32 @@ def _add_convert(sub: Any, common: argparse.ArgumentParser) -> None:
     conv.add_argument("input", metavar="IN", help="graph file")
     conv.add_argument("output", metavar="OUT", help="target (native format directory)")
     _add_format(conv)
+
+
+def _add_cc(sub: Any, common: argparse.ArgumentParser) -> None:
+    run = sub.add_parser(
+        "cc",
+        parents=[common],
+        help="connected components (Afforest)",
+        description="Load a graph and label every vertex with the smallest vertex id of its "
+        "connected component (weakly connected on a directed graph; Afforest, Sutton et al. "
+        "2018); print the number of components and the largest, and optionally write the labels "
+        "(int64) as a .npy file in global vertex order.",
+    )
+    run.add_argument("graph", metavar="GRAPH", help="graph file")
+    _add_format(run)
+    run.add_argument(
+        "--output",
+        metavar="PREFIX",
+        default=None,
+        help="write PREFIX.components.npy; missing directories are created",
+    )
+    run.add_argument(
+        "--validate",
+        action="store_true",
+        help="validate the labels (every edge joins equal labels, every label is the smallest "
+        "vertex carrying it)",
+    )
 
 
 def _add_info(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -40,8 +40,10 @@ class FrontierCounts:
     level's all-reduce): the frontier's vertices n_f and out-edges m_f, the previous frontier's
     vertices, the out-edges m_u and number n_u of the unlabeled vertices, and what the last
     bottom-up level showed: whether it lost (tested more slots than top-down would have
-    expanded edges) and its realized alpha (m_u at its start / slots it tested). At level 0 only
-    n_f and n_u are known (m_f = 0 stands in: see ``choose_direction``)."""
+    expanded edges) and its realized alpha (m_u at its start / slots it tested). At level 0 the
+    frontier is the sources: n_f of them, n_u = n - n_f; a search from several sources also
+    sums their m_f and m_u (``DirectionOptimizing``), while one source leaves m_f = 0 standing
+    in (its level 0 is top-down whatever m_f: see ``choose_direction``)."""
 
     n: int
     unvisited: int
@@ -82,8 +84,8 @@ def choose_direction(
 
     - m_f > m_u / alpha (Beamer: the frontier's out-edges against the out-edges of the
       unlabeled vertices, of which early exits are expected to test about 1 / alpha);
-    - m_f > n_u: a bottom-up level touches every unlabeled vertex at least once (so level 0,
-      a single vertex, is always top-down);
+    - m_f > n_u: a bottom-up level touches every unlabeled vertex at least once (so level 0
+      from a single source, whose m_f is at most n - 1 = n_u, is always top-down);
     - the frontier at least doubled (``GROWTH``; Beamer: "growing"): meshes and road maps
       widen slowly and keep top-down, Kronecker and social graphs explode.
 
@@ -126,13 +128,19 @@ class TopDownOnly:
 class DirectionOptimizing:
     """Termination and heuristic input of the direction-optimizing strategy: each level's
     all-reduce sums (n_f, m_f, m_u, slots tested) into ``counts``; this rank keeps its own m_u
-    (its unlabeled vertices' out-edges) by subtracting each new frontier's out-edges."""
+    (its unlabeled vertices' out-edges) by subtracting each new frontier's out-edges. A search
+    from ``sources`` > 1 vertices starts with their m_f and m_u summed (one all-reduce): many
+    sources may make level 0 bottom-up."""
 
-    def __init__(self, plan: Any, state: Any) -> None:
+    def __init__(self, plan: Any, state: Any, sources: int = 1) -> None:
         self.plan = plan
         graph, backend = plan.graph, plan.backend
-        self.counts = FrontierCounts(graph.n, unvisited=graph.n - 1)
-        self.unexplored = graph.num_local_edges - backend.frontier_edges(graph, state)
+        self.counts = FrontierCounts(graph.n, unvisited=graph.n - sources, frontier=sources)
+        edges = backend.frontier_edges(graph, state)
+        self.unexplored = graph.num_local_edges - edges
+        if sources > 1:
+            summed = plan.comm.allreduce(np.array([edges, self.unexplored], np.int64)).tolist()
+            self.counts.frontier_edges, self.counts.unexplored_edges = summed
 
     def choose(self, direction: Direction) -> Direction:
         return choose_direction(direction, self.counts, self.plan.alpha, self.plan.beta)

@@ -12,7 +12,10 @@ a launch, an exchange and a reduction per level. The search plan chooses one per
   (the mailboxes the communicator maps: ``map_peer_memory``).
 
 Each ``run`` returns how many levels ran (0: none; the level runs in two phases), the same on
-every rank: the fused levels of several ranks are checked to agree (one all-reduce).
+every rank: the fused levels of several ranks are checked to agree (one all-reduce). A run never
+labels past the search's depth limit: ``run`` gets the level the search stops at (``limit``,
+``UNLIMITED`` without one) and hands the backend ``max_levels = limit - level``, the levels it
+may still label.
 """
 
 from __future__ import annotations
@@ -31,7 +34,15 @@ class NoFusedLevels:
     def takes(self, level: int, frontier_size: int) -> bool:
         return False
 
-    def run(self, plan: Any, state: Any, source: int, level: int, frontier_size: int) -> int:
+    def run(
+        self,
+        plan: Any,
+        state: Any,
+        sources: np.ndarray,
+        level: int,
+        frontier_size: int,
+        limit: int,
+    ) -> int:
         return 0
 
 
@@ -44,13 +55,23 @@ class OneRankFusedLevels:
     def takes(self, level: int, frontier_size: int) -> bool:
         return frontier_size <= self.limit
 
-    def run(self, plan: Any, state: Any, source: int, level: int, frontier_size: int) -> int:
-        return plan.backend.run_small_levels(plan.graph, state, level, self.limit)
+    def run(
+        self,
+        plan: Any,
+        state: Any,
+        sources: np.ndarray,
+        level: int,
+        frontier_size: int,
+        limit: int,
+    ) -> int:
+        return plan.backend.run_small_levels(
+            plan.graph, state, level, self.limit, max_levels=limit - level
+        )
 
 
 class ReplicatedFusedLevels:
     """Several ranks, each with ``replica`` (the whole graph as one rank's CSR): the first
-    levels of a search, fused, alike on every rank."""
+    levels of a search from all its sources, fused, alike on every rank."""
 
     def __init__(self, limit: int, replica: Replica) -> None:
         self.limit, self.replica = limit, replica
@@ -58,9 +79,17 @@ class ReplicatedFusedLevels:
     def takes(self, level: int, frontier_size: int) -> bool:
         return level == 0 and frontier_size <= self.limit
 
-    def run(self, plan: Any, state: Any, source: int, level: int, frontier_size: int) -> int:
+    def run(
+        self,
+        plan: Any,
+        state: Any,
+        sources: np.ndarray,
+        level: int,
+        frontier_size: int,
+        limit: int,
+    ) -> int:
         span = plan.backend.run_replicated_levels(
-            plan.graph, self.replica, state, source, self.limit
+            plan.graph, self.replica, state, sources, self.limit, max_levels=limit - level
         )
         return _agreed(plan.comm, span)
 
@@ -76,11 +105,21 @@ class PeerFusedLevels:
     def takes(self, level: int, frontier_size: int) -> bool:
         return frontier_size <= self.whole
 
-    def run(self, plan: Any, state: Any, source: int, level: int, frontier_size: int) -> int:
+    def run(
+        self,
+        plan: Any,
+        state: Any,
+        sources: np.ndarray,
+        level: int,
+        frontier_size: int,
+        limit: int,
+    ) -> int:
         graph, backend, comm = plan.graph, plan.backend, plan.comm
         edges = comm.allreduce(backend.frontier_edges(graph, state))  # m_f over all ranks
         entry = (frontier_size, edges)
-        span = backend.run_peer_levels(graph, state, level, self.whole, self.mailbox, entry)
+        span = backend.run_peer_levels(
+            graph, state, level, self.whole, self.mailbox, entry, max_levels=limit - level
+        )
         return _agreed(comm, span)
 
 

@@ -61,8 +61,15 @@ class LevelLog:
         """``span`` top-down levels run fused from ``level`` (no counters kept)."""
         self.rows.append([level, frontier, span, 0] + [0] * len(COUNTERS))
 
+    def at_limit(self, level: int, frontier: int) -> None:
+        """The last row of a search its depth limit stopped: level ``level``, labeled and not
+        expanded (no counters, no phase time), so the rows' spans still add up to the depth
+        plus one, as after a search that ran out of frontier."""
+        self.rows.append([level, frontier, 1, 0] + [0] * len(COUNTERS))
+
     def stats(self, comm: Any, timer: Any) -> list[LevelStats]:
-        """Sum the counters over ranks (one all-reduce) and take the slowest phase times."""
+        """Sum the counters over ranks (one all-reduce) and take the slowest phase times (a row
+        without phases, ``at_limit``'s, has none)."""
         keys = 4
         local = np.array(self.rows, dtype=np.int64).reshape(-1, keys + len(COUNTERS))
         totals = comm.allreduce(local[:, keys:])
@@ -74,7 +81,8 @@ class LevelLog:
         stats = []
         for i, (level, frontier, span, direction) in enumerate(local[:, :keys].tolist()):
             counts = dict(zip(COUNTERS, (int(x) for x in totals[i]), strict=True))
-            times = dict(zip(names, seconds[i].tolist(), strict=True)) if seconds.size else {}
+            timed = seconds.size and i < seconds.shape[0]
+            times = dict(zip(names, seconds[i].tolist(), strict=True)) if timed else {}
             way = _DIRECTIONS[direction].value
             stats.append(
                 LevelStats(level, frontier, span=span, seconds=times, direction=way, **counts)

@@ -16,6 +16,7 @@ are an object the caller keeps (``distbfs.Graph`` keeps one per graph) and drops
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,19 @@ others again when the next level reaches them (benchmarks/RESULTS.md, "shared fr
 gather costs n / 64 items."""
 
 _UNSET = object()
+
+
+def distinct_sources(sources: Sequence[int] | int) -> np.ndarray:
+    """The distinct vertex ids of ``sources`` (a vertex id, or a sequence or array of them),
+    sorted, as a host int64 array: a search from several sources labels each once (the caller
+    checks the ids: ``distbfs.api.arguments.check_sources``)."""
+    return np.unique(np.asarray(sources, dtype=np.int64).reshape(-1))
+
+
+def level_limit(depth_limit: int | None) -> int:
+    """The level a search stops at once it is labeled: ``depth_limit``, or ``UNLIMITED`` for
+    none (a level no search reaches)."""
+    return UNLIMITED if depth_limit is None else int(depth_limit)
 
 
 class GraphResources:
@@ -198,16 +212,19 @@ class SearchPlan:
         strategy); several plans of one graph should share one ``GraphResources``."""
         return cls(GraphResources(graph, backend, comm), strategy, alpha, beta)
 
-    def start(self, source: int, predecessors: bool) -> Any:
-        """A new search's state: the source labeled 0 on its owner (``backend.start``)."""
+    def start(self, sources: Sequence[int] | int, predecessors: bool) -> Any:
+        """A new search's state: every source labeled 0 on its owner (``backend.start``;
+        ``sources``: distinct vertex ids, ``distinct_sources``)."""
         return self.backend.start(
-            self.graph, source, predecessors, self.resources.backend_resources
+            self.graph, sources, predecessors, self.resources.backend_resources
         )
 
-    def termination(self, state: Any) -> DirectionOptimizing | TopDownOnly:
-        """The level barrier of one search: with the direction heuristic's counts when the
-        strategy optimizes the direction."""
-        return DirectionOptimizing(self, state) if self.optimizing else TopDownOnly(self)
+    def termination(self, state: Any, sources: int = 1) -> DirectionOptimizing | TopDownOnly:
+        """The level barrier of one search from ``sources`` distinct vertices: with the
+        direction heuristic's counts when the strategy optimizes the direction."""
+        if self.optimizing:
+            return DirectionOptimizing(self, state, sources)
+        return TopDownOnly(self)
 
     def shares(self, frontier_size: int, next_size: int) -> bool:
         """Whether the new frontier (``next_size`` vertices, after ``frontier_size``) is shared

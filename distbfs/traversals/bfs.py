@@ -14,46 +14,66 @@ plan's fused path (many levels per launch). One all-reduce per level is the leve
 the termination test (``distbfs.engine.direction``). The stages come from a backend, the
 exchanges from a communicator: this module imports neither cupy nor mpi4py.
 
+Several sources: all of them form level 0 (each labeled 0, its own parent), so every level is
+the distance to the nearest source. A depth limit D stops the search once level D is labeled:
+levels past D are never run (the fused paths stop there too), and farther vertices stay
+UNREACHED.
+
 Invariants: labels are final when set (level-synchronous search); the loop ends after the first
-level whose global frontier is empty; every rank runs the same number of levels, in the same
-directions (decided from all-reduced numbers only).
+level whose global frontier is empty, or once level D is labeled; every rank runs the same
+number of levels, in the same directions (decided from all-reduced numbers only).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..engine.direction import BOTTOM_UP, TOP_DOWN
 from ..engine.levels import LevelLog, LevelStats
-from ..engine.plan import SearchPlan
+from ..engine.plan import SearchPlan, distinct_sources, level_limit
 
 
 @dataclass
 class SearchResult:
-    """This rank's part of one search: labels and preds of its owned vertices (local order)."""
+    """This rank's part of one search: labels and preds of its owned vertices (local order);
+    ``sources``: the distinct sources, sorted (host int64)."""
 
-    source: int
+    sources: Any
     distances: Any
     predecessors: Any | None
     levels: list[LevelStats]
     state: Any
 
+    @property
+    def source(self) -> int | tuple[int, ...]:
+        """The source (an int) of a single-source search, else the sources (a tuple)."""
+        ids = [int(v) for v in self.sources]
+        return ids[0] if len(ids) == 1 else tuple(ids)
+
 
 def bfs_levels(
-    plan: SearchPlan, source: int, *, predecessors: bool = False, timer: Any = None
+    plan: SearchPlan,
+    sources: Sequence[int] | int,
+    *,
+    predecessors: bool = False,
+    depth_limit: int | None = None,
+    timer: Any = None,
 ) -> SearchResult:
-    """Run one level-synchronous BFS from global vertex ``source`` (collective)."""
+    """Run one level-synchronous BFS from the global vertices ``sources`` (one or several), up
+    to level ``depth_limit`` (None: no limit) (collective)."""
     timer = plan.backend.make_timer(False) if timer is None else timer
-    state = plan.start(source, predecessors)
-    termination = plan.termination(state)
+    sources, limit = distinct_sources(sources), level_limit(depth_limit)
+    state = plan.start(sources, predecessors)
+    termination = plan.termination(state, len(sources))
     log = LevelLog()
-    level, frontier_size, direction = 0, 1, TOP_DOWN
-    while frontier_size > 0:
+    level, frontier_size, direction = 0, len(sources), TOP_DOWN
+    while frontier_size > 0 and level < limit:
         direction = termination.choose(direction)
         if direction == TOP_DOWN and plan.fused.takes(level, frontier_size):
             with timer.phase("contract_expand"):
-                span = plan.fused.run(plan, state, source, level, frontier_size)
+                span = plan.fused.run(plan, state, sources, level, frontier_size, limit)
             if span:
                 with timer.phase("termination"):
                     next_size = termination.after_fused(state)
@@ -72,9 +92,11 @@ def bfs_levels(
         log.level(level, frontier_size, direction, counters)
         timer.next_level()
         level, frontier_size = level + 1, next_size
+    if frontier_size > 0:  # the depth limit: level D labeled, its frontier not expanded
+        log.at_limit(level, frontier_size)
     release_queues(plan, state)
     levels = log.stats(plan.comm, timer)
-    return SearchResult(source, state.labels, state.preds, levels, state)
+    return SearchResult(sources, state.labels, state.preds, levels, state)
 
 
 def top_down_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:

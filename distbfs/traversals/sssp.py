@@ -13,6 +13,10 @@ one all-reduce of the smallest unsettled distance picks the next bucket, and the
 when there is none. The stages come from a backend, the exchanges from a communicator: this
 module imports neither cupy nor mpi4py.
 
+A distance limit X stops the search before the first bucket whose lower bound (the smallest
+unsettled distance) exceeds X: every vertex within X is settled by then, and the vertices left
+farther than X are marked unreached (``NO_PATH``, predecessor ``UNREACHED``).
+
 Invariants: a vertex's (distance, hops, parent) only decreases, lexicographically, and is final
 once settled; so the distances are exact, and the predecessors (fewest hops among the shortest
 paths, then the smallest parent) are the same on any backend and rank count and acyclic even
@@ -25,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..constants import NO_PATH
+from ..constants import NO_PATH, UNREACHED
 from ..engine.buckets import BucketLog, BucketStats, bucket_end
 from ..engine.plan import PathPlan
 
@@ -44,15 +48,22 @@ class PathSearch:
 
 
 def delta_stepping(
-    plan: PathPlan, source: int, *, predecessors: bool = False, timer: Any = None
+    plan: PathPlan,
+    source: int,
+    *,
+    predecessors: bool = False,
+    timer: Any = None,
+    max_distance: float | None = None,
 ) -> PathSearch:
-    """Shortest distances (and a shortest-path tree) from global vertex ``source`` (collective)."""
+    """Shortest distances (and a shortest-path tree) from global vertex ``source``, up to
+    ``max_distance`` (None: no limit) (collective)."""
     backend, comm = plan.backend, plan.comm
     timer = backend.make_timer(False) if timer is None else timer
+    limit = NO_PATH if max_distance is None else max_distance
     state = plan.start(source, predecessors)
     log = BucketLog()
     lower = comm.allreduce(backend.next_bucket(state), op="min")
-    while lower < NO_PATH:
+    while lower < NO_PATH and lower <= limit:
         end = bucket_end(lower, plan.delta)
         members = [backend.bucket_members(state, end)]
         counters = [0] * 5  # relaxations, sent, sent remote, improved, settled
@@ -75,8 +86,20 @@ def delta_stepping(
         timer.next_level()
         lower = next_lower
     state.scratch.clear()
+    if limit < NO_PATH:
+        cut_beyond(state, limit)
     preds = state.preds
     return PathSearch(source, state.distances, preds, log.stats(comm, timer), plan.delta, state)
+
+
+def cut_beyond(state: Any, limit: float) -> None:
+    """Mark the owned vertices farther than ``limit`` unreached (distance ``NO_PATH``, hops 0,
+    predecessor ``UNREACHED``), as a search that never reached them leaves them."""
+    far = state.distances > limit
+    state.distances[far] = NO_PATH
+    if state.preds is not None:
+        state.preds[far] = UNREACHED
+        state.hops[far] = 0
 
 
 def relax_step(

@@ -2,6 +2,7 @@
 
 - ``validate``: one BFS result, exact levels and Graph500's five rules (``bfs``).
 - ``validate_sssp``: one shortest-path result, Graph500's SSSP rules, exact (``sssp``).
+- ``validate_components``: one connected-components result, canonical labels (``cc``).
 - ``common``: the machinery both share (agreement on the first offender, queries to the owners
   of far endpoints, chunked walks over the local edges, edge lookups, pointer jumping). Its
   ``EDGE_CHUNK`` is read there at each walk: set it on ``distbfs.validate.common``.
@@ -21,6 +22,7 @@ from .bfs import (
     RULE_TREE_EDGES_IN_GRAPH,
     validate,
 )
+from .cc import RULE_EDGE_LABELS, RULE_LABEL_VALUES, RULE_SMALLEST_LABELS, validate_components
 from .common import (
     RULE_SOURCE,
     Candidate,
@@ -43,10 +45,13 @@ __all__ = [
     "RULE_ACYCLIC",
     "RULE_DISTANCES",
     "RULE_DISTANCE_VALUES",
+    "RULE_EDGE_LABELS",
     "RULE_EDGE_LEVELS",
     "RULE_EDGE_RELAXATION",
+    "RULE_LABEL_VALUES",
     "RULE_NO_CYCLES",
     "RULE_REACHED_SET",
+    "RULE_SMALLEST_LABELS",
     "RULE_SOURCE",
     "RULE_SPANS_COMPONENT",
     "RULE_TREE_EDGES",
@@ -62,5 +67,6 @@ __all__ = [
     "common",
     "to_module",
     "validate",
+    "validate_components",
     "validate_sssp",
 ]

@@ -12,7 +12,7 @@ in the array module of the graph's arrays (numpy, or cupy for a graph on the GPU
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -117,11 +117,15 @@ def _check_shapes(
         raise ValueError(problems[0])
 
 
-def _check_source_is_vertex(graph: DistGraph, source: int) -> None:
-    """``ValidationError`` (the same on every rank, no communication) unless 0 <= source < n."""
-    if not 0 <= source < graph.n:
-        message = f"source {source} is not a vertex (n = {graph.n})"
-        raise ValidationError(RULE_SOURCE, int(source), message)
+def _check_source_is_vertex(graph: DistGraph, source: int | Sequence[int]) -> None:
+    """``ValidationError`` (the same on every rank, no communication) unless 0 <= source < n,
+    for the source or every one of several (the smallest offender is named)."""
+    ids = np.asarray(source, dtype=np.int64).reshape(-1)
+    bad = ids[(ids < 0) | (ids >= graph.n)]
+    if bad.shape[0]:
+        first = int(bad.min())
+        message = f"source {first} is not a vertex (n = {graph.n})"
+        raise ValidationError(RULE_SOURCE, first, message)
 
 
 def _row_chunks(
@@ -194,6 +198,27 @@ def _smallest_head(
     at = xp.asarray([i], dtype=xp.int64)
     row = first_row + int(xp.searchsorted(offsets, at, "right")[0]) - 1
     return int(heads[i]), int(global_id(row, graph.rank, graph.size)), i
+
+
+def _first_bad_edge(
+    xp: Any, graph: DistGraph, local: _Local, bad_edges: Callable[..., Any]
+) -> tuple[int, int, int] | None:
+    """``(head, tail, slot)`` of the offending stored edge with the smallest (head, tail) on
+    this rank (``slot``: its index in the rank's columns), or None. The rows go in chunks
+    (``_row_chunks``); ``bad_edges(offsets, r0, r1, e0, e1, heads)`` marks the offending edges
+    of rows ``r0..r1 - 1`` (edges ``e0..e1 - 1``; ``offsets``: their CSR offsets from 0)."""
+    worst = None
+    for r0, r1, e0, e1 in _row_chunks(xp, local.row_offsets):
+        offsets = local.row_offsets[r0 : r1 + 1] - e0
+        heads = local.columns[e0:e1]
+        bad = bad_edges(offsets, r0, r1, e0, e1, heads)
+        first = _smallest_head(xp, graph, offsets, r0, heads, bad)
+        del bad
+        if first is not None:
+            head, tail, i = first
+            found = (head, tail, e0 + i)
+            worst = found if worst is None else min(worst, found)
+    return worst
 
 
 def _edge_slots(xp: Any, row_offsets: Any, columns: Any, rows: Any, targets: Any) -> Any:

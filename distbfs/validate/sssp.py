@@ -58,10 +58,9 @@ from .common import (
     _check_source_is_vertex,
     _cycle_candidate,
     _first,
+    _first_bad_edge,
     _Local,
     _per_edge,
-    _row_chunks,
-    _smallest_head,
     _tree_edges,
     _value_table,
 )
@@ -172,21 +171,14 @@ def _check_edge_relaxation(comm: Communicator, graph: DistGraph, local: _Local) 
     already checked, so no NaN: ``>`` is the negation)."""
     xp, dist = local.xp, local.labels
     table = _value_table(comm, graph, local, dist)
-    worst = None  # (head, tail, slot) of the offender with the smallest (head, tail)
-    for r0, r1, e0, e1 in _row_chunks(xp, local.row_offsets):
-        offsets = local.row_offsets[r0 : r1 + 1] - e0
+
+    def bad_edges(offsets: Any, r0: int, r1: int, e0: int, e1: int, heads: Any) -> Any:
         limit = _per_edge(xp, offsets, dist[r0:r1], e1 - e0)  # d(u), then d(u) + w(u, v)
         from_reached = limit < NO_PATH
         limit += 1.0 if local.weights is None else local.weights[e0:e1].astype(xp.float64)
-        heads = local.columns[e0:e1]
-        bad = from_reached & (table[heads] > limit)
-        del from_reached, limit
-        first = _smallest_head(xp, graph, offsets, r0, heads, bad)
-        del bad
-        if first is not None:
-            head, tail, i = first
-            found = (head, tail, e0 + i)
-            worst = found if worst is None else min(worst, found)
+        return from_reached & (table[heads] > limit)
+
+    worst = _first_bad_edge(xp, graph, local, bad_edges)
     candidate = None
     if worst is not None:
         v, u, slot = worst
@@ -200,7 +192,6 @@ def _check_edge_relaxation(comm: Communicator, graph: DistGraph, local: _Local) 
                 f"{du!r}: {du!r} + {w!r} = {du + w!r}"
             )
         candidate = (v, 0, u, why)
-    del table
     _agree(comm, RULE_EDGE_RELAXATION, candidate)
 
 

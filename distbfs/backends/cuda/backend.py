@@ -16,9 +16,11 @@ import cupy
 import numpy as np
 
 from ...comm.base import Bins
+from ...constants import UNLIMITED
 from ...graph import DistGraph
 from ...timing import NullTimer
 from ..arrays import ArrayPathStages
+from ..arrays.component_stages import ArrayComponentStages
 from ..base import EdgeFrontier, Replica, SearchState
 from . import bottom_up, contract, expand, filter_partition, fused, search
 from .buffers import CudaGraphResources, prepare
@@ -26,7 +28,7 @@ from .launch_policy import DEFAULT_POLICY, DEFAULT_QUEUE_SIZING, LaunchPolicy
 from .timing import CudaEventTimer
 
 
-class CudaBackend(ArrayPathStages):
+class CudaBackend(ArrayPathStages, ArrayComponentStages):
     """The level stages as CUDA kernels, on the current CuPy device (the shortest-path stages:
     ``distbfs.backends.arrays`` on CuPy).
 
@@ -90,13 +92,13 @@ class CudaBackend(ArrayPathStages):
         return prepare(graph, self.policy, self.queue_sizing)
 
     def start(
-        self, graph: DistGraph, source: int, predecessors: bool, resources: CudaGraphResources
+        self, graph: DistGraph, sources: Any, predecessors: bool, resources: CudaGraphResources
     ) -> SearchState:
-        """A new search of ``graph`` from ``source`` (``search.start``); ``resources``:
-        ``prepare(graph)``."""
+        """A new search of ``graph`` from ``sources`` (one vertex id or several;
+        ``search.start``); ``resources``: ``prepare(graph)``."""
         return search.start(
             graph,
-            source,
+            sources,
             predecessors,
             resources,
             self.policy,
@@ -153,10 +155,22 @@ class CudaBackend(ArrayPathStages):
     # -- fused small-frontier levels (contract-expand, sections 5.2 and 5.4) ---------------
 
     def run_small_levels(
-        self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
+        self,
+        graph: DistGraph,
+        state: SearchState,
+        level: int,
+        max_frontier: int,
+        *,
+        max_levels: int = UNLIMITED,
     ) -> int:
         return fused.run_small_levels(
-            self.policy, self._fused_grids, graph, state, level, max_frontier
+            self.policy,
+            self._fused_grids,
+            graph,
+            state,
+            level,
+            max_frontier,
+            max_levels=max_levels,
         )
 
     def run_replicated_levels(
@@ -164,14 +178,17 @@ class CudaBackend(ArrayPathStages):
         graph: DistGraph,
         replica: Replica,
         state: SearchState,
-        source: int,
+        sources: Any,
         max_frontier: int,
+        *,
+        max_levels: int = UNLIMITED,
     ) -> int:
-        """Several ranks: fused levels from ``source`` on the whole graph (``replica.graph``, a
-        one-rank CSR), then this rank's part of the outcome into ``state``
-        (``fused.replica_share``). Returns the levels run (0 if none ran)."""
-        whole = self.start(replica.graph, source, state.preds is not None, replica.resources)
-        levels = self.run_small_levels(replica.graph, whole, 0, max_frontier)
+        """Several ranks: fused levels from all ``sources`` on the whole graph
+        (``replica.graph``, a one-rank CSR), at most ``max_levels`` of them, then this rank's
+        part of the outcome into ``state`` (``fused.replica_share``). Returns the levels run
+        (0 if none ran)."""
+        whole = self.start(replica.graph, sources, state.preds is not None, replica.resources)
+        levels = self.run_small_levels(replica.graph, whole, 0, max_frontier, max_levels=max_levels)
         if levels == 0:
             return 0
         fused.replica_share(graph, state, whole)
@@ -188,7 +205,17 @@ class CudaBackend(ArrayPathStages):
         max_frontier: int,
         mailbox: fused.PeerMailbox,
         entry: tuple[int, int],
+        *,
+        max_levels: int = UNLIMITED,
     ) -> int:
         return fused.run_peer_levels(
-            self.policy, self._fused_grids, graph, state, level, max_frontier, mailbox, entry
+            self.policy,
+            self._fused_grids,
+            graph,
+            state,
+            level,
+            max_frontier,
+            mailbox,
+            entry,
+            max_levels=max_levels,
         )

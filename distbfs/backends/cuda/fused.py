@@ -10,10 +10,11 @@ grid on each GPU, the items and the level barrier going through peer memory, ``P
 mapped by the communicator over CUDA IPC).
 
 Invariants: a fused run stops before a level whose frontier holds more than ``max_frontier``
-vertices or more than ``fused_max_edges`` edges, and leaves the state exactly as that many
-two-phase levels would (labels, predecessors, visited mask, frontier in ``queues.frontier``);
-the cooperative grid never exceeds what is resident at once (``fused_grid``); peer runs end on
-the same level on every rank, or with an error on every rank.
+vertices or more than ``fused_max_edges`` edges, or once it ran ``max_levels`` levels (a
+search's depth limit: the kernels' ``max_levels`` parameter), and leaves the state exactly as
+that many two-phase levels would (labels, predecessors, visited mask, frontier in
+``queues.frontier``); the cooperative grid never exceeds what is resident at once
+(``fused_grid``); peer runs end on the same level on every rank, or with an error on every rank.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import cupy
 import numpy as np
 
+from ...constants import UNLIMITED
 from ...errors import DeviceError
 from ...graph import DistGraph
 from ..base import SearchState
@@ -39,6 +41,9 @@ from .buffers import (
 from .counters import COUNTER_DTYPE
 from .kernels import PEER_HEADER_WORDS, Counter
 from .launch_policy import PEER_TIMEOUT_SECONDS, LaunchPolicy
+
+KERNEL_LEVELS_LIMIT = 2**31 - 1
+"""The largest ``max_levels`` the fused kernels take (an int): more levels than any run has."""
 
 
 @dataclass
@@ -63,22 +68,26 @@ def run_small_levels(
     state: SearchState,
     level: int,
     max_frontier: int,
+    *,
+    max_levels: int = UNLIMITED,
 ) -> int:
     """Run BFS levels in one cooperative grid while the frontier is small (one rank only).
 
     ``level`` is the label of the current frontier's vertices. Levels run until the
     frontier is empty, holds more than ``max_frontier`` vertices, or has more than
-    ``LaunchPolicy.fused_max_edges`` edges; the state is then as after that many two-phase
-    levels (labels, predecessors, bitmask, ``vertex_frontier``, ``frontier_size``). One
-    launch and one read of the counters, however many levels run (``grids``: the backend's
-    memo of ``fused_grid``).
+    ``LaunchPolicy.fused_max_edges`` edges, or ``max_levels`` levels ran (the last labels
+    ``level + max_levels``: a search's depth limit); the state is then as after that many
+    two-phase levels (labels, predecessors, bitmask, ``vertex_frontier``, ``frontier_size``).
+    One launch and one read of the counters, however many levels run (``grids``: the
+    backend's memo of ``fused_grid``).
 
     Returns the number of levels run: 0 when the graph is striped over several ranks
-    (levels need exchanges) or the frontier is empty or too large to start.
+    (levels need exchanges), the frontier is empty or too large to start, or
+    ``max_levels`` < 1.
     """
     queues = queues_of(state)
     size = int(state.frontier_size)
-    if graph.size != 1 or size == 0 or size > max_frontier:
+    if graph.size != 1 or size == 0 or size > max_frontier or max_levels < 1:
         return 0
     generation, edges = queues.frontier_edges
     if generation == queues.generation and edges > policy.fused_max_edges:
@@ -94,6 +103,7 @@ def run_small_levels(
             np.int64(size),
             np.int64(queues.frontier.shape[0]),
             np.int64(max_frontier),
+            _kernel_levels(max_levels),
             graph.row_offsets,
             graph.column_indices,
             np.int32(level),
@@ -108,6 +118,12 @@ def run_small_levels(
         ),
     )
     return _leave(state, queues, level_of(queues).read(int(Counter.BINS)))
+
+
+def _kernel_levels(max_levels: int) -> np.int32:
+    """The fused kernels' ``max_levels`` argument (their sixth, after ``max_frontier``): an
+    int, so "no limit" (``UNLIMITED``) becomes the largest one."""
+    return np.int32(min(max_levels, KERNEL_LEVELS_LIMIT))
 
 
 def replica_share(graph: DistGraph, state: SearchState, whole: SearchState) -> None:
@@ -161,18 +177,21 @@ def run_peer_levels(
     max_frontier: int,
     mailbox: PeerMailbox,
     entry: tuple[int, int],
+    *,
+    max_levels: int = UNLIMITED,
 ) -> int:
     """Several ranks of one node: levels in one cooperative grid per GPU while the whole
     frontier is small, exchanging through the peers' mailboxes (collective: every rank,
-    the same ``entry``: the current frontier's vertices and out-edges over all ranks).
+    the same ``entry``: the current frontier's vertices and out-edges over all ranks, and
+    the same ``max_levels``).
 
     Stops as ``run_small_levels`` does, on the whole frontier (and before a level of more
-    edges than a mailbox segment holds); the state is then as after that many striped
-    levels. Returns the levels run, the same on every rank (0: ``entry`` is over the
-    limits, nothing ran).
+    edges than a mailbox segment holds, or after ``max_levels`` levels); the state is then
+    as after that many striped levels. Returns the levels run, the same on every rank (0:
+    ``entry`` is over the limits or ``max_levels`` < 1, nothing ran).
     """
     vertices, edges = entry
-    if vertices == 0 or vertices > max_frontier or edges > mailbox.capacity:
+    if vertices == 0 or vertices > max_frontier or edges > mailbox.capacity or max_levels < 1:
         return 0
     if edges > policy.fused_max_edges:
         return 0
@@ -189,6 +208,7 @@ def run_peer_levels(
             np.int64(size),
             np.int64(queues.frontier.shape[0]),
             np.int64(max_frontier),
+            _kernel_levels(max_levels),
             np.int64(vertices),
             np.int64(edges),
             graph.row_offsets,

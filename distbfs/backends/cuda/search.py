@@ -1,4 +1,4 @@
-"""A search's start on the CUDA backend: its per-vertex arrays and small queues, the source
+"""A search's start on the CUDA backend: its per-vertex arrays and small queues, the sources
 labeled (Merrill et al. 2012, section 6.1: every rank holds the labels of its owned vertices
 and a visited bitmask over all n).
 
@@ -7,12 +7,14 @@ at most n; strips accumulate in it, so at most the rank's stored edges); the ver
 nlocal. The edge queue is the graph's (``CudaGraphResources``), kept from one search to the
 next.
 
-Invariants after ``start``: labels and predecessors are UNREACHED but the source's on its owner
-(label 0, its own parent, the only vertex of that rank's frontier); every rank's visited mask
-holds the source; the first level's counters are zeroed.
+Invariants after ``start``: labels and predecessors are UNREACHED but every source's on its
+owner (label 0, its own parent; the owned sources, and only they, form that rank's frontier);
+every rank's visited mask holds every source; the first level's counters are zeroed.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import cupy
 import cupyx
@@ -40,15 +42,16 @@ from .launch_policy import LaunchPolicy
 
 def start(
     graph: DistGraph,
-    source: int,
+    sources: Any,
     predecessors: bool,
     resources: CudaGraphResources,
     policy: LaunchPolicy,
     queue_sizing: float,
     grids: dict[int, int],
 ) -> SearchState:
-    """A new search of ``graph`` from ``source`` (``resources``: ``prepare(graph)``; ``grids``:
-    the backend's memo of ``persistent_grid``)."""
+    """A new search of ``graph`` from ``sources`` (a vertex id or several, host ints;
+    duplicates are one) (``resources``: ``prepare(graph)``; ``grids``: the backend's memo of
+    ``persistent_grid``)."""
     vertex_dtype = check_graph(graph)
     if vertex_dtype != resources.vertex_dtype:
         raise ValueError(
@@ -66,17 +69,12 @@ def start(
         fill_bytes(preds, UNREACHED_BYTE)
     visited_mask = buffers["visited bitmask"]
     fill_bytes(visited_mask, 0)
-    # Every rank knows the source is labeled.
-    visited_mask[source // MASK_WORD_BITS] = MASK_DTYPE.type(1 << (source % MASK_WORD_BITS))
+    sources = np.unique(np.asarray(sources, dtype=np.int64).reshape(-1))
+    _mark_sources(visited_mask, sources)  # every rank knows the sources are labeled
     frontier = buffers["vertex frontier"]
-    frontier_size = 0
-    if owner(source, graph.size) == graph.rank:
-        source_local = local_id(source, graph.size)
-        labels[source_local] = 0
-        if preds is not None:
-            preds[source_local] = source
-        frontier[0] = source_local
-        frontier_size = 1
+    mine = sources[owner(sources, graph.size) == graph.rank]
+    frontier_size = int(mine.shape[0])
+    _label_sources(labels, preds, frontier, mine, local_id(mine, graph.size))
     counters = buffers["level counters"]
     queues = SearchQueues(
         graph=graph,
@@ -105,6 +103,41 @@ def start(
         {"cuda": queues},
         resources,
     )
+
+
+def _mark_sources(visited_mask: cupy.ndarray, sources: np.ndarray) -> None:
+    """Set the bits of ``sources`` (distinct global ids) in the zeroed ``visited_mask``: one
+    word store for a single source, else each touched word's bits ORed on the host first."""
+    if sources.shape[0] == 1:
+        source = int(sources[0])
+        visited_mask[source // MASK_WORD_BITS] = MASK_DTYPE.type(1 << (source % MASK_WORD_BITS))
+        return
+    words, which = np.unique(sources // MASK_WORD_BITS, return_inverse=True)
+    bits = np.zeros(words.shape[0], dtype=MASK_DTYPE)
+    np.bitwise_or.at(bits, which, np.left_shift(1, sources % MASK_WORD_BITS).astype(MASK_DTYPE))
+    visited_mask[cupy.asarray(words)] = cupy.asarray(bits)
+
+
+def _label_sources(
+    labels: cupy.ndarray,
+    preds: cupy.ndarray | None,
+    frontier: cupy.ndarray,
+    mine: np.ndarray,
+    local: np.ndarray,
+) -> None:
+    """The owned sources ``mine`` (global ids; ``local``: their local ids): label 0, their own
+    parent, the frontier. One source: scalar stores, with no index array to copy over."""
+    if mine.shape[0] == 1:
+        labels[int(local[0])] = 0
+        if preds is not None:
+            preds[int(local[0])] = int(mine[0])
+        frontier[0] = int(local[0])
+    elif mine.shape[0] > 1:
+        rows = cupy.asarray(local)
+        labels[rows] = 0
+        if preds is not None:
+            preds[rows] = cupy.asarray(mine)
+        frontier[: rows.shape[0]] = rows.astype(frontier.dtype)
 
 
 def _allocate(

@@ -1,7 +1,7 @@
-"""``NumpyBackend``: the host stages of one level (``distbfs.backends.base.Backend``), each in
-the module named after it, and the array-module stages of shortest paths. The host has no launch
-cost to save, so it has no fused small-frontier path (nor, on several ranks, a replicated or
-peer one): every level runs its stages."""
+"""``NumpyBackend``: the host stages of one level (``distbfs.backends.base.Backend``) and of
+shortest paths, each in the module named after it (the stages of connected components: the
+array-module ones). The host has no launch cost to save, so it has no fused small-frontier
+path (nor, on several ranks, a replicated or peer one): every level runs its stages."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ from typing import Any
 import numpy as np
 
 from ...comm.base import Bins
+from ...constants import UNLIMITED
 from ...graph import DistGraph
 from ...timing import HostTimer, NullTimer
-from ..arrays import ArrayPathStages
-from ..base import EdgeFrontier, Replica, SearchState
-from . import bottom_up, contract, expand, filter_partition, search
+from ..arrays.component_stages import ArrayComponentStages
+from ..base import EdgeFrontier, PathState, Relaxations, Replica, SearchState
+from . import bottom_up, contract, expand, filter_partition, relax, search
 
 
-class NumpyBackend(ArrayPathStages):
-    """Vectorized numpy stages; the reference every other backend is compared with (the
-    shortest-path stages: ``distbfs.backends.arrays`` on numpy)."""
+class NumpyBackend(ArrayComponentStages):
+    """Vectorized numpy stages; the reference every other backend is compared with."""
 
     name = "numpy"
     xp = np
@@ -31,9 +31,9 @@ class NumpyBackend(ArrayPathStages):
         return search.prepare(graph)
 
     def start(
-        self, graph: DistGraph, source: int, predecessors: bool, resources: Any
+        self, graph: DistGraph, sources: Any, predecessors: bool, resources: Any
     ) -> SearchState:
-        return search.start(graph, source, predecessors, resources)
+        return search.start(graph, sources, predecessors, resources)
 
     def expansion_strips(self, graph: DistGraph, state: SearchState) -> int:
         return 1  # host memory: the whole edge frontier at once
@@ -73,14 +73,54 @@ class NumpyBackend(ArrayPathStages):
         return bottom_up.bottom_up(graph, in_graph, state, frontier, level)
 
     def run_small_levels(
-        self, graph: DistGraph, state: SearchState, level: int, max_frontier: int
+        self,
+        graph: DistGraph,
+        state: SearchState,
+        level: int,
+        max_frontier: int,
+        *,
+        max_levels: int = UNLIMITED,
     ) -> int:
         return 0
 
     def run_replicated_levels(
-        self, graph: DistGraph, replica: Replica, state: SearchState, source: int, limit: int
+        self,
+        graph: DistGraph,
+        replica: Replica,
+        state: SearchState,
+        sources: Any,
+        max_frontier: int,
+        *,
+        max_levels: int = UNLIMITED,
     ) -> int:
         return 0
+
+    # -- shortest paths (delta-stepping): numpy's scatter-mins where the array stages sort ------
+
+    def path_start(
+        self, graph: DistGraph, source: int, predecessors: bool, resources: Any
+    ) -> PathState:
+        return relax.path_start(graph, source, predecessors, resources)
+
+    def relax(
+        self, graph: DistGraph, state: PathState, vertices: Any, delta: float, heavy: bool
+    ) -> Relaxations:
+        return relax.relax(graph, state, vertices, delta, heavy)
+
+    def partition_min(self, state: PathState, requests: Relaxations, nbins: int) -> Bins:
+        return filter_partition.partition_min(state, requests, nbins)
+
+    def contract_min(self, graph: DistGraph, state: PathState, received: Bins, end: float) -> int:
+        return contract.contract_min(graph, state, received, end)
+
+    def next_bucket(self, state: PathState) -> float:
+        return relax.next_bucket(state)
+
+    def bucket_members(self, state: PathState, end: float) -> np.ndarray:
+        return relax.bucket_members(state, end)
+
+    def settle(self, state: PathState, members: list[Any]) -> np.ndarray:
+        return relax.settle(state, members)
 
     def to_host(self, array: Any) -> np.ndarray:
         return np.asarray(array)

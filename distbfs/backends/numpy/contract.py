@@ -2,6 +2,10 @@
 lookup against the owned labels, duplicate culling among items several ranks sent, labeling,
 and the next vertex frontier.
 
+``contract_min`` (shortest paths) keeps per owned vertex the lexicographic minimum of its
+(distance, hops, parent) and the received ones (``relax.min_per_vertex`` first reduces what
+several ranks sent); the improved vertices below the bucket's end are the next frontier.
+
 Invariant: after ``contract`` every owned vertex is labeled at most once, with its BFS level.
 """
 
@@ -10,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...comm.base import Bins
-from ...constants import UNREACHED
+from ...constants import NO_PATH, UNREACHED
 from ...graph import DistGraph
 from ...partition import global_id, local_id
-from ..base import SearchState
+from ..base import PathState, SearchState
+from .relax import min_per_vertex
 from .search import first_of_each
 
 
@@ -34,3 +39,35 @@ def contract(graph: DistGraph, state: SearchState, received: Bins, level: int) -
         state.preds[local] = parents
     state.vertex_frontier = local
     state.frontier_size = int(local.shape[0])
+
+
+def contract_min(graph: DistGraph, state: PathState, received: Bins, end: float) -> int:
+    """Apply the received requests (lexicographic minimum per owned vertex); the improved
+    vertices below ``end`` become the frontier. Returns how many vertices improved."""
+    local = local_id(received.vertices.astype(np.int64, copy=False), graph.size)
+    payloads = received.payloads
+    if graph.size > 1:  # several ranks may have sent the same vertex
+        scratch = state.scratch
+        best, best_key = scratch["best"], scratch["best_key"]
+        keep = min_per_vertex(local, payloads, best, best_key, scratch["slot"])
+        scratch["best"][local] = NO_PATH  # untouched elsewhere: reset where items arrived
+        local = local[keep]
+        payloads = tuple(field[keep] for field in payloads)
+    distances, current = payloads[0], state.distances[local]
+    better = distances < current
+    if state.preds is not None:  # ties on the distance: fewer hops, then the smaller parent
+        keys = (payloads[1] << 32) | payloads[2]
+        better |= (distances == current) & (keys < ((state.hops[local] << 32) | state.preds[local]))
+    improved = np.flatnonzero(better)
+    local = local[improved]
+    state.distances[local] = distances[improved]
+    if state.preds is not None:
+        state.hops[local] = payloads[1][improved]
+        state.preds[local] = payloads[2][improved]
+    queued = state.scratch["queued"]
+    fresh = local[~queued[local]]
+    queued[fresh] = True
+    state.scratch["pending"].append(fresh)
+    state.frontier = local[state.distances[local] < end]
+    state.frontier_size = int(state.frontier.shape[0])
+    return int(local.shape[0])

@@ -1,7 +1,7 @@
 """A search's state on the host: the per-graph resources every search of a graph reuses (the
 owned vertices' out-degrees, for dense expansion), and the state a search starts from (labels
-and predecessors UNREACHED, the source labeled 0 on its owner, the visited mask knowing the
-source on every rank).
+and predecessors UNREACHED, every source labeled 0 and its own parent on its owner, the visited
+mask knowing every source on every rank).
 
 The visited mask is one byte per global vertex (the paper's bitmask, kept as bytes, which numpy
 gathers faster than packed bits); the duplicate-culling slots are scratch arrays over the
@@ -11,6 +11,7 @@ vertices, allocated once per search.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -25,9 +26,12 @@ EMPTY = np.zeros(0, dtype=np.int64)
 
 @dataclass
 class HostGraphResources:
-    """What every search of one graph reuses on the host: its owned vertices' out-degrees."""
+    """What every search of one graph reuses on the host: its owned vertices' out-degrees, and
+    for shortest paths the light edges of the last delta searched with (``relax.LightEdges``,
+    built on first need)."""
 
     degrees: np.ndarray
+    light_edges: Any = None
 
 
 def prepare(graph: DistGraph) -> HostGraphResources:
@@ -36,28 +40,30 @@ def prepare(graph: DistGraph) -> HostGraphResources:
 
 
 def start(
-    graph: DistGraph, source: int, predecessors: bool, resources: HostGraphResources
+    graph: DistGraph, sources: Any, predecessors: bool, resources: HostGraphResources
 ) -> SearchState:
-    """Labels and predecessors UNREACHED, the source labeled 0 and its own parent on its owner
-    (its frontier: the source alone; elsewhere empty), the source in every visited mask."""
+    """Labels and predecessors UNREACHED, every source (a vertex id or several; duplicates are
+    one) labeled 0 and its own parent on its owner, whose frontier they form (sorted local
+    ids), every source in every visited mask."""
     nlocal = graph.nlocal
+    sources = np.unique(np.asarray(sources, dtype=np.int64).reshape(-1))
     labels = np.full(nlocal, UNREACHED, dtype=DISTANCE_DTYPE)
     preds = np.full(nlocal, UNREACHED, dtype=PREDECESSOR_DTYPE) if predecessors else None
     visited_mask = np.zeros(graph.n, dtype=np.bool_)
-    visited_mask[source] = True  # every rank knows the source is labeled
+    visited_mask[sources] = True  # every rank knows the sources are labeled
     slot_dtype = np.int32 if max(graph.num_local_edges, graph.n) < 2**31 else np.int64
     scratch = {
         "filter_slot": np.empty(graph.n, dtype=slot_dtype),
         "contract_slot": np.empty(nlocal, dtype=slot_dtype) if graph.size > 1 else None,
     }
-    frontier = EMPTY
-    if owner(source, graph.size) == graph.rank:
-        src_local = local_id(source, graph.size)
-        labels[src_local] = 0
-        if preds is not None:
-            preds[src_local] = source
-        frontier = np.array([src_local], dtype=np.int64)
-    return SearchState(labels, preds, visited_mask, frontier, 1, scratch, resources)
+    mine = sources[owner(sources, graph.size) == graph.rank]
+    frontier = local_id(mine, graph.size) if mine.size else EMPTY
+    labels[frontier] = 0
+    if preds is not None:
+        preds[frontier] = mine
+    return SearchState(
+        labels, preds, visited_mask, frontier, int(frontier.shape[0]), scratch, resources
+    )
 
 
 def first_of_each(values: np.ndarray, slot: np.ndarray) -> np.ndarray:

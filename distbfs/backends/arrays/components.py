@@ -1,0 +1,125 @@
+"""Connected components by Afforest (Sutton, Ben-Nun & Barak, "Optimizing Parallel Graph
+Connectivity Computation via Subgraph Sampling", IPDPS 2018; gapbs ``cc.cc``) over the array
+module: the state of one run on one rank and the links it hooks.
+
+State. ``labels`` holds, for every owned vertex (local order), the global id of its parent in a
+forest of min-label trees (Shiloach-Vishkin style union-find). A root points at itself. Every
+pointer goes down: ``labels[v] <= v``, and a root only ever takes a smaller label, so there is
+no cycle, every tree's root is its smallest vertex, and a vertex's label only decreases. After
+every compress (``hook.jump``) every vertex points at its tree's root (the forest is stars), and
+hooking reads only those: so the tree of a finished run is a star whose root is the smallest
+vertex of the component, the canonical label.
+
+Links: pairs (tail, head) of an edge, the tail an owned vertex (local id), the head any vertex
+(global id), in the undirected view of the graph (out-neighbours, and on a directed graph the
+in-neighbours too: weakly connected components). ``sample_links``: neighbour ``r`` of every
+owned vertex (Afforest's sampled subgraph, gapbs's ``out_neigh(u, r)``); ``remaining_links``:
+every neighbour of the owned vertices outside the largest intermediate component (the edges
+Afforest still has to link; an edge inside that component joins a tree with itself already, and
+an edge with an endpoint outside it is in that endpoint's row).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...graph import DistGraph
+from ...partition import local_id
+from .ops import gather_ranges
+
+LABEL_NONE = 2**63 - 1
+"""The empty slot of the per-vertex scratch tables (larger than every vertex id)."""
+
+
+@dataclass
+class ComponentState:
+    """Everything one connected-components run keeps on one rank.
+
+    ``labels``: int64, the parent (global id) of every owned vertex, local order (module
+    docstring). ``scratch``: the run's tables over all n vertices (``mark``: bool; on several
+    ranks ``table`` and ``best``: int64, ``LABEL_NONE`` where empty), the owned vertices' ids
+    (``owned``) and the ids kept between steps (``queries``, ``active``). ``resources``: the
+    backend's per-graph resources.
+    """
+
+    labels: Any
+    scratch: dict[str, Any]
+    resources: Any = None
+
+
+@dataclass
+class Links:
+    """Edges to hook: ``tails`` (local ids of owned vertices, int64) and ``heads`` (global
+    ids, int64); after ``hook.cross``, only the links joining different labels, with ``low``
+    and ``high``, the smaller and larger of their two labels."""
+
+    tails: Any
+    heads: Any
+    low: Any = None
+    high: Any = None
+
+    @property
+    def size(self) -> int:
+        return int(self.tails.shape[0])
+
+
+def components_start(xp: Any, graph: DistGraph, resources: Any) -> ComponentState:
+    """Every owned vertex a root (its own label); the scratch tables empty (``table`` and
+    ``best`` only on several ranks: one rank reads and hooks its labels in place)."""
+    scratch = {"mark": xp.zeros(graph.n, dtype=xp.bool_), "owned": graph.owned_vertices(xp)}
+    if graph.size > 1:
+        scratch["table"] = xp.full(graph.n, LABEL_NONE, dtype=xp.int64)
+        scratch["best"] = xp.full(graph.n, LABEL_NONE, dtype=xp.int64)
+    return ComponentState(graph.owned_vertices(xp), scratch, resources)
+
+
+def _row_heads(xp: Any, graph: DistGraph, rows: Any) -> tuple[Any, Any]:
+    """(tails, heads): every neighbour of the owned ``rows`` in ``graph``, row by row."""
+    starts = graph.row_offsets[rows]
+    slots, owners = gather_ranges(xp, starts, graph.row_offsets[rows + 1] - starts)
+    return rows[owners], graph.column_indices[slots].astype(xp.int64)
+
+
+def sample_links(xp: Any, graph: DistGraph, in_graph: DistGraph, r: int) -> Links:
+    """Neighbour ``r`` of every owned vertex that has one: of its out-row, then (a directed
+    graph) of its in-row after it."""
+    out_degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
+    tails = xp.flatnonzero(out_degrees > r)
+    heads = graph.column_indices[graph.row_offsets[tails] + r].astype(xp.int64)
+    if in_graph is graph:
+        return Links(tails, heads)
+    in_degrees = in_graph.row_offsets[1:] - in_graph.row_offsets[:-1]
+    more = xp.flatnonzero((out_degrees <= r) & (in_degrees > r - out_degrees))
+    at = in_graph.row_offsets[more] + (r - out_degrees[more])
+    in_heads = in_graph.column_indices[at].astype(xp.int64)
+    return Links(xp.concatenate([tails, more]), xp.concatenate([heads, in_heads]))
+
+
+def remaining_links(
+    xp: Any, graph: DistGraph, in_graph: DistGraph, state: ComponentState, giant: int
+) -> Links:
+    """Every neighbour (out, and in on a directed graph) of the owned vertices whose label is
+    not ``giant`` (Afforest's skip of the largest intermediate component)."""
+    degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
+    if in_graph is not graph:
+        degrees = degrees + (in_graph.row_offsets[1:] - in_graph.row_offsets[:-1])
+    rows = xp.flatnonzero((state.labels != giant) & (degrees > 0))
+    tails, heads = _row_heads(xp, graph, rows)
+    if in_graph is not graph:
+        in_tails, in_heads = _row_heads(xp, in_graph, rows)
+        tails, heads = xp.concatenate([tails, in_tails]), xp.concatenate([heads, in_heads])
+    return Links(tails, heads)
+
+
+def owned_labels(xp: Any, graph: DistGraph, state: ComponentState, ids: Any) -> Any:
+    """The labels of owned vertices ``ids`` (global ids)."""
+    if graph.size == 1:
+        return state.labels[ids]
+    return state.labels[local_id(ids, graph.size)]
+
+
+def roots(xp: Any, state: ComponentState) -> Any:
+    """Local ids of the owned vertices that are their own label (the components' smallest
+    vertices, once the run is done)."""
+    return xp.flatnonzero(state.labels == state.scratch["owned"])

@@ -1,0 +1,174 @@
+"""Shortest paths (delta-stepping) on the host: the relax stage, the state of a search and its
+buckets, and the scatter-min that ``partition_min`` and ``contract_min`` reduce requests with.
+numpy's scatter operations (``np.minimum.at``, index stores) replace the sorts of the
+array-module stages (``distbfs.backends.arrays``, which CuPy runs).
+
+- ``relax``: the light or heavy out-edges of some owned vertices, gathered by a range gather
+  (``expand.gather_ranges``; each tail's distance and hop count repeated over its row), culled
+  against ``sent``: the smallest distance this rank has requested for each vertex (an equal one
+  kept when predecessors are, since it may still win on hops). Light edges come from an index
+  of them (``LightEdges``, per graph and delta), so a light phase, which may run many times per
+  bucket, reads only light edges: with GAP's weights 1..255 and delta ~4, 2% of the edges.
+- ``min_per_vertex``: one item per distinct vertex, the lexicographic minimum of (distance,
+  hops, parent): a scatter-min of the distances, then among the items equal to it a scatter-min
+  of the tie keys ``hops << 32 | parent``.
+- Buckets: an owned vertex that improves is queued once (``queued``) until it settles, so
+  finding the next bucket scans the queued vertices, not n.
+
+The results are those of the array-module stages: per vertex the lexicographic minimum of
+(distance, hops, parent), the same tree on every backend and rank count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
+from ...graph import DistGraph
+from ...partition import local_id, owner
+from ..base import PathState, Relaxations
+from .expand import gather_ranges
+from .search import EMPTY, first_of_each
+
+TIE_KEY_LIMIT = 2**31
+"""Parents and hop counts below this pack into one int64 tie key, ``hops << 32 | parent``."""
+NO_KEY = np.iinfo(np.int64).max
+"""The tie key of no request (scratch arrays of the scatter-min start at it)."""
+
+
+def path_start(graph: DistGraph, source: int, predecessors: bool, resources: Any) -> PathState:
+    """Distances NO_PATH, the source at 0 (its own parent) on its owner, queued; the scratch
+    arrays of the scatter-mins, allocated once per search."""
+    if predecessors and graph.n >= TIE_KEY_LIMIT:
+        raise ValueError(f"{graph.n} vertices: the host's tie keys hold fewer than 2**31")
+    nlocal = graph.nlocal
+    distances = np.full(nlocal, NO_PATH, dtype=PATH_DTYPE)
+    hops = np.zeros(nlocal, dtype=np.int64) if predecessors else None
+    preds = np.full(nlocal, UNREACHED, dtype=PREDECESSOR_DTYPE) if predecessors else None
+    slot = np.int32 if max(graph.n, graph.num_local_edges) < 2**31 else np.int64
+    scratch: dict[str, Any] = {
+        "sent": np.full(graph.n, NO_PATH, dtype=PATH_DTYPE),
+        "sent_key": np.full(graph.n, NO_KEY, dtype=np.int64) if predecessors else None,
+        "best": np.full(nlocal, NO_PATH, dtype=PATH_DTYPE),
+        "best_key": np.full(nlocal, NO_KEY, dtype=np.int64) if predecessors else None,
+        "slot": np.empty(max(graph.n, 1), dtype=slot),
+        "queued": np.zeros(nlocal, dtype=np.bool_),
+        "pending": [EMPTY],
+    }
+    if owner(source, graph.size) == graph.rank:
+        mine = local_id(source, graph.size)
+        distances[mine] = 0.0
+        if preds is not None:
+            preds[mine] = source
+        scratch["pending"] = [np.array([mine], dtype=np.int64)]
+        scratch["queued"][mine] = True
+    settled = np.zeros(nlocal, dtype=np.bool_)
+    return PathState(distances, hops, preds, settled, EMPTY, 0, scratch, resources)
+
+
+@dataclass
+class LightEdges:
+    """The light out-edges (weight <= ``delta``) of a rank's owned vertices: those of local
+    vertex i are ``column_indices[slots[offsets[i]:offsets[i + 1]]]``."""
+
+    delta: float
+    offsets: np.ndarray
+    slots: np.ndarray
+
+
+def light_edges(graph: DistGraph, resources: Any, delta: float) -> LightEdges:
+    """The light edges of ``graph`` for ``delta``, kept in ``resources`` (the graph's
+    ``HostGraphResources``; None: not kept) until a search asks for another delta."""
+    kept = getattr(resources, "light_edges", None)
+    if kept is not None and kept.delta == delta:
+        return kept
+    slot = np.int32 if graph.num_local_edges < 2**31 else np.int64
+    slots = np.flatnonzero(graph.weights <= delta).astype(slot)
+    offsets = np.searchsorted(slots, graph.row_offsets)  # light slots before each row
+    light = LightEdges(delta, offsets, slots)
+    if resources is not None:
+        resources.light_edges = light
+    return light
+
+
+def relax(
+    graph: DistGraph, state: PathState, vertices: np.ndarray, delta: float, heavy: bool
+) -> Relaxations:
+    """The requests along the light or heavy out-edges of ``vertices`` (owned local ids),
+    culled against ``sent``."""
+    weighted = graph.weights is not None
+    if not weighted and heavy == (delta >= 1):  # every edge weighs 1: light for any delta >= 1
+        return Relaxations(EMPTY, np.zeros(0, dtype=PATH_DTYPE))
+    light = light_edges(graph, state.resources, delta) if weighted and not heavy else None
+    offsets = graph.row_offsets if light is None else light.offsets
+    starts = offsets[vertices]
+    lengths = offsets[vertices + 1] - starts
+    slots = gather_ranges(starts, lengths)
+    if light is not None:
+        slots = light.slots[slots]
+    targets = graph.column_indices[slots]
+    if not weighted:
+        distances = np.repeat(state.distances[vertices] + 1.0, lengths)
+        keep = np.ones(targets.shape[0], dtype=np.bool_)
+    else:
+        weights = graph.weights[slots].astype(PATH_DTYPE)
+        keep = weights > delta if heavy else np.ones(targets.shape[0], dtype=np.bool_)
+        distances = np.repeat(state.distances[vertices], lengths)
+        distances += weights
+    best = state.scratch["sent"][targets]
+    keep &= distances <= best if state.preds is not None else distances < best
+    keep = np.flatnonzero(keep)
+    requests = Relaxations(targets[keep].astype(np.int64), distances[keep])
+    if state.preds is not None:
+        tails = np.repeat(np.arange(vertices.shape[0]), lengths)[keep]
+        requests.hops = state.hops[vertices[tails]] + 1
+        requests.parents = vertices[tails] * graph.size + graph.rank
+    return requests
+
+
+def min_per_vertex(
+    vertices: np.ndarray,
+    payloads: tuple[np.ndarray, ...],
+    best: np.ndarray,
+    best_key: np.ndarray | None,
+    slot: np.ndarray,
+) -> np.ndarray:
+    """Positions of one item per distinct vertex, the lexicographically smallest: a scatter-min
+    of the distances into ``best`` (already at most each distance, or above), then of the tie
+    keys into ``best_key`` (reset where touched) among the items that equal it; without tie
+    keys, one of the equal items."""
+    distances = payloads[0]
+    np.minimum.at(best, vertices, distances)
+    win = np.flatnonzero(distances == best[vertices])
+    if best_key is None:
+        return win[first_of_each(vertices[win], slot)]
+    keys = (payloads[1][win] << 32) | payloads[2][win]
+    best_key[vertices[win]] = NO_KEY
+    np.minimum.at(best_key, vertices[win], keys)
+    win = win[keys == best_key[vertices[win]]]
+    return win[first_of_each(vertices[win], slot)]  # equal items: duplicate edges
+
+
+def next_bucket(state: PathState) -> float:
+    """The smallest distance of a queued, unsettled owned vertex (NO_PATH: none)."""
+    pending = np.concatenate(state.scratch["pending"])
+    pending = pending[~state.settled[pending]]
+    state.scratch["pending"] = [pending]
+    return float(state.distances[pending].min()) if pending.size else NO_PATH
+
+
+def bucket_members(state: PathState, end: float) -> np.ndarray:
+    """Queued, unsettled owned vertices below ``end``."""
+    pending = state.scratch["pending"][0]
+    return pending[state.distances[pending] < end]
+
+
+def settle(state: PathState, members: list[np.ndarray]) -> np.ndarray:
+    """Mark the vertices relaxed in the bucket settled; returns them, each once."""
+    members = np.concatenate(members)
+    done = members[first_of_each(members, state.scratch["slot"])]
+    state.settled[done] = True
+    return done

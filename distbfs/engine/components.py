@@ -1,0 +1,187 @@
+"""The plan of a connected-components run (Afforest: Sutton, Ben-Nun & Barak, "Optimizing
+Parallel Graph Connectivity Computation via Subgraph Sampling", IPDPS 2018; gapbs ``cc.cc``) and
+the statistics of its rounds.
+
+Plan. ``sample_rounds`` (gapbs's ``neighbor_rounds``, 2): how many neighbours of every vertex
+are linked first, one round each, to approximate the components on a sparse subgraph.
+``samples`` (gapbs's ``num_samples``, 1024): how many vertices' labels are read to find the
+largest intermediate component, whose vertices then skip their remaining edges. The sampled
+vertices are a counter hash (``distbfs.hashing.splitmix64``) of the sample index under a fixed
+key, so they, the component found and every round are the same at any rank count and on either
+backend. A directed graph is linked through its out- and in-neighbours (weakly connected
+components): the plan holds the in-neighbour CSR (``GraphResources.in_neighbours``, built once
+per graph).
+
+Statistics. Every round (one pass of: read the labels of the links' far ends, keep the links
+joining different labels, hook, compress) is one ``RoundStats`` row: its counters summed over
+ranks, its pointer jumps (the same on every rank) and, with a timer, the slowest rank's seconds
+per phase.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..hashing import derive_keys, splitmix64
+
+DEFAULT_SAMPLE_ROUNDS = 2
+"""Neighbours of every vertex linked before the largest component is sampled (gapbs's)."""
+DEFAULT_SAMPLES = 1024
+"""Vertices whose labels are read to find the largest intermediate component (gapbs's)."""
+SAMPLE_SEED = 0xAFF0
+SAMPLE_TAG = 0xCC
+"""Key of the sampled vertices: ``derive_keys(SAMPLE_SEED, SAMPLE_TAG, 1)`` (a tag of its own,
+apart from the generators' ``distbfs.hashing.TAG_*``)."""
+
+COMPONENT_METHODS = (
+    "components_start",
+    "sample_links",
+    "remaining_links",
+    "owned_labels",
+    "component_roots",
+    "label_queries",
+    "answer_labels",
+    "take_answers",
+    "cross",
+    "partition_hooks",
+    "apply_hooks",
+    "jump_start",
+    "jump",
+    "jumping_labels",
+)
+"""The backend methods of connected components (``distbfs.backends.base``)."""
+
+
+def sample_vertices(n: int, count: int) -> np.ndarray:
+    """``count`` vertex ids in ``[0, n)`` (int64, host), hashed from the sample index: the same
+    at any rank count. None for an empty graph."""
+    if n == 0 or count == 0:
+        return np.zeros(0, dtype=np.int64)
+    key = derive_keys(SAMPLE_SEED, SAMPLE_TAG, 1)[0]
+    hashed = splitmix64(key, np.arange(count, dtype=np.uint64))
+    return (hashed % np.uint64(n)).astype(np.int64)
+
+
+def most_frequent(labels: np.ndarray) -> int:
+    """The most frequent of ``labels`` (the smallest among equals); -1 when there is none."""
+    if labels.shape[0] == 0:
+        return -1
+    values, counts = np.unique(labels, return_counts=True)
+    return int(values[int(np.argmax(counts))])
+
+
+class ComponentPlan:
+    """Connected components (Afforest) over the shared ``GraphResources`` of a graph.
+
+    Attributes
+    ----------
+    graph, backend, comm
+        As in ``resources``.
+    in_graph : DistGraph
+        The in-neighbours of a directed graph (the graph itself when undirected).
+    sample_rounds : int
+    samples : numpy array of int64
+        The sampled vertices (global ids, the same on every rank).
+    """
+
+    def __init__(
+        self,
+        resources: Any,
+        sample_rounds: int = DEFAULT_SAMPLE_ROUNDS,
+        samples: int = DEFAULT_SAMPLES,
+    ) -> None:
+        backend = resources.backend
+        if not all(callable(getattr(backend, name, None)) for name in COMPONENT_METHODS):
+            raise ValueError(f"the {backend.name} backend has no connected-components stages")
+        if sample_rounds < 0 or samples < 0:
+            raise ValueError(
+                f"sample_rounds and samples must be >= 0, got {sample_rounds}, {samples}"
+            )
+        self.resources = resources
+        self.graph, self.backend, self.comm = resources.graph, backend, resources.comm
+        self.in_graph = resources.in_neighbours()
+        self.sample_rounds = int(sample_rounds)
+        self.samples = sample_vertices(self.graph.n, int(samples))
+
+    def start(self) -> Any:
+        """A new run's state: every vertex its own label."""
+        return self.backend.components_start(self.graph, self.resources.backend_resources)
+
+    def largest_label(self, state: Any) -> int:
+        """The most frequent label among the sampled vertices (collective: one all-gather of
+        their labels), the smallest among equals: the largest intermediate component."""
+        graph, backend = self.graph, self.backend
+        mine = self.samples[self.samples % graph.size == graph.rank]
+        labels = backend.owned_labels(graph, state, backend.xp.asarray(mine))
+        parts = self.comm.allgather_object(np.asarray(backend.to_host(labels)).tolist())
+        return most_frequent(np.array([x for part in parts for x in part], dtype=np.int64))
+
+
+COUNTERS = ("links", "crossing", "hooks_sent", "hooks_sent_remote", "hooked", "label_requests")
+"""Per-round counters kept on each rank and summed over ranks after the run: links whose labels
+were compared, those joining different labels, hook requests sent after the local reduction
+(and those to other ranks), roots hooked, and labels asked of other ranks (far ends of links and
+pointer jumps; none on one rank)."""
+
+
+@dataclass
+class RoundStats:
+    """One round of a connected-components run, summed over ranks; ``seconds``: slowest rank.
+    ``phase``: ``sample R`` (linking neighbour R of every vertex) or ``finish`` (the remaining
+    edges); ``round``: its index within the phase; ``jumps``: pointer-jumping steps of its
+    compress."""
+
+    phase: str
+    round: int
+    links: int
+    crossing: int
+    hooks_sent: int
+    hooks_sent_remote: int
+    hooked: int
+    label_requests: int
+    jumps: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class RoundLog:
+    """The rounds of one run on this rank: (phase, round, jumps) and the COUNTERS."""
+
+    def __init__(self) -> None:
+        self.names: list[tuple[str, int, int]] = []
+        self.rows: list[list[int]] = []
+
+    def round(self, phase: str, index: int, jumps: int, counters: list[int]) -> None:
+        self.names.append((phase, index, jumps))
+        self.rows.append(list(counters))
+
+    def stats(self, comm: Any, timer: Any) -> list[RoundStats]:
+        """Sum the counters over ranks (one all-reduce) and take the slowest phase times."""
+        local = np.array(self.rows, dtype=np.int64).reshape(-1, len(COUNTERS))
+        totals = comm.allreduce(local)
+        phases = timer.per_level()
+        names = sorted({name for row in phases for name in row})
+        seconds = np.array([[row.get(k, 0.0) for k in names] for row in phases], np.float64)
+        if seconds.size:
+            seconds = comm.allreduce(seconds, op="max")
+        out = []
+        for i, (phase, index, jumps) in enumerate(self.names):
+            counts = dict(zip(COUNTERS, (int(x) for x in totals[i]), strict=True))
+            times = dict(zip(names, seconds[i].tolist(), strict=True)) if seconds.size else {}
+            out.append(RoundStats(phase, index, jumps=jumps, seconds=times, **counts))
+        return out
+
+
+__all__ = [
+    "COMPONENT_METHODS",
+    "COUNTERS",
+    "DEFAULT_SAMPLES",
+    "DEFAULT_SAMPLE_ROUNDS",
+    "ComponentPlan",
+    "RoundLog",
+    "RoundStats",
+    "most_frequent",
+    "sample_vertices",
+]

@@ -1,0 +1,127 @@
+"""Connected components: Afforest (Sutton, Ben-Nun & Barak, "Optimizing Parallel Graph
+Connectivity Computation via Subgraph Sampling", IPDPS 2018; gapbs ``cc.cc``) on the striped
+graph, with the engine's stages and exchange.
+
+A min-label union-find forest over the vertices, every label on its vertex's owner (the state:
+``distbfs.backends.arrays.components``). Afforest links a sparse sampled subgraph first (the
+r-th neighbour of every vertex, for r < ``sample_rounds``), finds the largest intermediate
+component by reading the labels of a fixed set of hashed vertices, and then links the remaining
+edges of the vertices outside it only: an edge inside that component joins a tree with itself,
+and any other edge lies in the row of an endpoint outside it (directed graphs: out- and
+in-neighbours). Linking a set of edges runs in rounds, until every edge joins equal labels (one
+all-reduce per round: the termination test): the labels of the edges' far ends are asked of
+their owners (one request and one reply), the edges joining different labels are kept, each
+becomes a hook request (the larger label, a root, to point at the smaller) reduced by minimum
+and binned by the root's owner, exchanged and applied there (``distbfs.backends.arrays.hook``),
+and a compress (pointer jumping, one request/reply per jump and an all-reduce of the vertices
+still jumping) makes every tree a star again. This module imports neither cupy nor mpi4py.
+
+Invariants: every label is the id of a vertex of the same component, no larger than its vertex;
+a hook only lowers a root's label, so the forest has no cycle and each tree's root is its
+smallest vertex; after the last round every edge joins equal labels and every tree is a star,
+so every vertex's label is the smallest vertex id of its component (canonical: the same labels
+on any backend and rank count, and the rounds are the same too, being decided from all-reduced
+numbers and hashed samples only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine.components import ComponentPlan, RoundLog, RoundStats
+
+
+@dataclass
+class ComponentSearch:
+    """This rank's part of one connected-components run: the label of each owned vertex (local
+    order), the largest intermediate component's label (whose vertices skipped their remaining
+    edges; -1: none), the rounds' statistics, and the state."""
+
+    labels: Any
+    giant: int
+    rounds: list[RoundStats]
+    state: Any
+
+
+def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
+    """Connected components (weakly connected on a directed graph) (collective): each owned
+    vertex's label becomes the smallest vertex id of its component."""
+    backend, graph = plan.backend, plan.graph
+    timer = backend.make_timer(False) if timer is None else timer
+    state = plan.start()
+    log = RoundLog()
+    for r in range(plan.sample_rounds):  # the sampled subgraph: neighbour r of every vertex
+        with timer.phase("links"):
+            links = backend.sample_links(graph, plan.in_graph, r)
+        link(plan, state, links, f"sample {r}", log, timer)
+    with timer.phase("largest"):
+        giant = plan.largest_label(state)
+    with timer.phase("links"):  # skip the largest component: its edges are inside it
+        links = backend.remaining_links(graph, plan.in_graph, state, giant)
+    link(plan, state, links, "finish", log, timer)
+    return ComponentSearch(state.labels, giant, log.stats(plan.comm, timer), state)
+
+
+def link(
+    plan: ComponentPlan, state: Any, links: Any, phase: str, log: RoundLog, timer: Any
+) -> None:
+    """Afforest's Link over ``links``, in rounds until every link joins equal labels: ask the
+    far ends' labels, keep the crossing links, hook, compress. One ``log`` row per round."""
+    backend, comm = plan.backend, plan.comm
+    index = 0
+    while True:
+        counters = [links.size, 0, 0, 0, 0, 0]  # links, crossing, sent, remote, hooked, asked
+        with timer.phase("ask"):
+            heads = ask(plan, state, links.heads, counters)
+        with timer.phase("cross"):
+            counters[1] = backend.cross(state, links, heads)
+        with timer.phase("termination"):
+            done = not comm.allreduce(counters[1], op="max")
+        jumps = 0 if done else hook_and_compress(plan, state, links, counters, timer)
+        log.round(phase, index, jumps, counters)
+        timer.next_level()
+        if done:
+            return
+        index += 1
+
+
+def hook_and_compress(
+    plan: ComponentPlan, state: Any, links: Any, counters: list[int], timer: Any
+) -> int:
+    """Hook the roots of the crossing ``links`` (requests reduced by minimum, binned by owner,
+    exchanged, applied at the owner), then compress by pointer jumping until every tree is a
+    star. Adds to ``counters``; returns the jumps."""
+    backend, comm = plan.backend, plan.comm
+    with timer.phase("partition_hooks"):
+        bins = backend.partition_hooks(state, links, comm.size)
+    with timer.phase("exchange"):
+        received = comm.exchange_bins(bins)
+    with timer.phase("apply_hooks"):
+        counters[4] += backend.apply_hooks(plan.graph, state, received)
+    sent = bins.counts
+    counters[2] += int(sent.sum())
+    counters[3] += int(sent.sum() - sent[comm.rank])
+    jumps = 0
+    with timer.phase("compress"):
+        parents = backend.jump_start(state)
+        while comm.allreduce(int(parents.shape[0]), op="max"):
+            backend.jump(state, ask(plan, state, parents, counters))
+            parents = backend.jumping_labels(state)
+            jumps += 1
+    return jumps
+
+
+def ask(plan: ComponentPlan, state: Any, ids: Any, counters: list[int]) -> Any:
+    """The labels of the global vertices ``ids`` (collective): the distinct ids go to their
+    owners, the labels come back (one request and one reply exchange); read in place on one
+    rank. Adds the ids sent to other ranks to ``counters[5]``."""
+    backend, comm = plan.backend, plan.comm
+    if comm.size == 1:
+        return backend.owned_labels(plan.graph, state, ids)
+    queries = backend.label_queries(state, ids, comm.size)
+    sent = queries.counts
+    counters[5] += int(sent.sum() - sent[comm.rank])
+    received = comm.exchange_bins(queries)
+    answered = comm.exchange_bins(backend.answer_labels(plan.graph, state, received))
+    return backend.take_answers(state, answered, ids)

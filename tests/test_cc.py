@@ -1,0 +1,275 @@
+"""Connected components (Afforest, ``distbfs.traversals.cc``) on every backend and at any rank
+count: the labels equal scipy's components (weakly connected on directed graphs) mapped to the
+smallest vertex id of each, on graphs with many components, isolated vertices, self-loops and
+duplicates, long permuted paths, grids with edges removed, power-law and directed graphs; the
+rounds are the same at every rank count; the count agrees with a BFS-based count; the validator
+catches planted faults; the API's sizes, gathering and argument checks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+
+import distbfs
+from distbfs.comm.single import SingleRankCommunicator
+from distbfs.engine import GraphResources
+from distbfs.engine.components import ComponentPlan, most_frequent, sample_vertices
+from distbfs.traversals.cc import afforest
+from distbfs.validate import (
+    RULE_EDGE_LABELS,
+    RULE_LABEL_VALUES,
+    RULE_SMALLEST_LABELS,
+    validate_components,
+)
+
+import graphs
+
+ONE = SingleRankCommunicator()
+
+
+def reference(case) -> np.ndarray:
+    """scipy's (weakly) connected components, each labeled with its smallest vertex id."""
+    src, dst, n, directed = case
+    matrix = sp.csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    count, labels = csgraph.connected_components(matrix, directed=directed, connection="weak")
+    smallest = np.full(count, n, dtype=np.int64)
+    np.minimum.at(smallest, labels, np.arange(n))
+    return smallest[labels]
+
+
+def permuted_paths(count: int, length: int, seed: int):
+    """``count`` paths of ``length`` vertices each, under a random relabeling: long chains whose
+    smallest vertex sits anywhere along them."""
+    rng = np.random.default_rng(seed)
+    n = count * length
+    perm = rng.permutation(n)
+    ids = np.arange(n).reshape(count, length)
+    src, dst = ids[:, :-1].ravel(), ids[:, 1:].ravel()
+    return perm[src], perm[dst], n, False
+
+
+def holey_grid(nx: int, ny: int, keep: float, seed: int):
+    """A grid with a random share of its edges removed: many components of many shapes."""
+    src, dst, n, _ = graphs.grid(nx, ny)
+    chosen = np.random.default_rng(seed).random(src.shape[0]) < keep
+    return src[chosen], dst[chosen], n, False
+
+
+def power_law(n: int, m: int, seed: int, directed: bool = False):
+    """Endpoints drawn with probability ~ 1 / rank: hubs, and many isolated vertices."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, n + 1)
+    p /= p.sum()
+    perm = rng.permutation(n)
+    return perm[rng.choice(n, m, p=p)], perm[rng.choice(n, m, p=p)], n, directed
+
+
+def into_hub(leaves: int):
+    """Every edge points into vertex ``leaves`` (the largest id): a directed star whose
+    leaves reach the hub but not each other; the hub has no out-edge."""
+    src = np.arange(leaves, dtype=np.int64)
+    return src, np.full(leaves, leaves, dtype=np.int64), leaves + 1, True
+
+
+def out_of_hub(leaves: int):
+    """Every edge leaves vertex ``leaves``: the leaves are found through in-neighbours only."""
+    dst = np.arange(leaves, dtype=np.int64)
+    return np.full(leaves, leaves, dtype=np.int64), dst, leaves + 1, True
+
+
+CASES = {
+    **graphs.ANY_RANK_COUNT,
+    "many_components": graphs.random_graph(4000, 2500, 3, False),
+    "many_components_directed": graphs.random_graph(4000, 2500, 5, True),
+    "permuted_paths": permuted_paths(5, 700, 1),
+    "one_long_path": permuted_paths(1, 3000, 2),
+    "holey_grid": holey_grid(40, 30, 0.55, 4),
+    "power_law": power_law(3000, 6000, 6),
+    "power_law_directed": power_law(3000, 5000, 7, True),
+    "into_hub": into_hub(300),
+    "out_of_hub": out_of_hub(300),
+    "isolated_only": (np.zeros(0, np.int64), np.zeros(0, np.int64), 50, False),
+    "self_loops_only": (np.arange(10), np.arange(10), 10, True),
+}
+
+
+def run(case, backend, comm, **plan_options):
+    """(global labels, the search) of one run on a plan of its own."""
+    graph = graphs.build(case, comm, backend)
+    plan = ComponentPlan(GraphResources(graph, backend, comm), **plan_options)
+    search = afforest(plan)
+    return graphs.gather_global(comm, search.labels, case[2]), search
+
+
+def round_rows(search):
+    """What every rank count must agree on: per round, the phase, index, links, crossing links,
+    roots hooked and jumps (the hook requests sent depend on the local reduction)."""
+    return [(r.phase, r.round, r.links, r.crossing, r.hooked, r.jumps) for r in search.rounds]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_labels_match_scipy(backend, name):
+    case = CASES[name]
+    labels, search = run(case, backend, ONE)
+    assert labels.dtype == np.int64
+    np.testing.assert_array_equal(labels, reference(case))
+    assert search.rounds[-1].phase == "finish" and search.rounds[-1].crossing == 0
+
+
+@pytest.mark.parametrize("sample_rounds", [0, 1, 3])
+def test_any_number_of_sample_rounds(backend, sample_rounds):
+    """No sampling (the finish links every edge), one, or more than gapbs's two."""
+    case = CASES["power_law_directed"]
+    labels, search = run(case, backend, ONE, sample_rounds=sample_rounds)
+    np.testing.assert_array_equal(labels, reference(case))
+    phases = {r.phase for r in search.rounds}
+    assert phases == {f"sample {r}" for r in range(sample_rounds)} | {"finish"}
+
+
+def test_kronecker_skips_the_giant_component(backend):
+    """On a Kronecker graph the sampled subgraph already joins most vertices: the largest
+    intermediate component is the final giant one (label 0 here), and the finish links a
+    small share of the edges."""
+    g = distbfs.Graph.generate("kronecker", scale=12, backend=backend.name, comm=ONE)
+    result = distbfs.connected_components(g, validate=True)
+    src, dst = (graphs.host(a) for a in g.dist.stored_edges(g.backend.xp))
+    want = reference((src, dst, g.num_vertices, False))
+    np.testing.assert_array_equal(graphs.host(result.labels), want)
+    finish = [r for r in result.rounds if r.phase == "finish"]
+    assert result.giant == result.largest[0]
+    assert finish[0].links < g.num_edges // 20
+
+
+def test_count_agrees_with_bfs():
+    """The components counted by BFS from the smallest vertex not yet reached, again and again
+    (the undirected graph of a directed one), have the same number and labels."""
+    for case in (CASES["holey_grid"], CASES["many_components_directed"]):
+        src, dst, n, _ = case
+        g = distbfs.Graph.from_edges(src, dst, num_vertices=n, directed=False, backend="numpy")
+        by_bfs = np.full(n, -1, dtype=np.int64)
+        count = 0
+        while (by_bfs < 0).any():
+            root = int(np.flatnonzero(by_bfs < 0)[0])
+            by_bfs[distbfs.bfs(g, root).distances >= 0] = root
+            count += 1
+        directed = distbfs.Graph.from_edges(src, dst, num_vertices=n, backend="numpy")
+        result = distbfs.connected_components(directed if case[3] else g)
+        assert result.count == count
+        np.testing.assert_array_equal(result.labels, by_bfs)
+
+
+def test_api_result(backend):
+    case = CASES["components"]  # {0..3}, {4}, {5, 6, 7}, {8}, {9, 10}, {11}, {12}
+    src, dst, n, _ = case
+    g = distbfs.Graph.from_edges(src, dst, num_vertices=n, directed=False, backend=backend.name)
+    result = distbfs.connected_components(g, validate=True, timing=True)
+    np.testing.assert_array_equal(graphs.host(result.labels), reference(case))
+    assert result.count == 7 and result.validated and result.largest == (0, 4)
+    np.testing.assert_array_equal(graphs.host(result.component_labels), [0, 4, 5, 8, 9, 11, 12])
+    np.testing.assert_array_equal(graphs.host(result.sizes), [4, 1, 3, 1, 2, 1, 1])
+    assert result.edges == g.num_undirected_edges and result.teps > 0
+    assert all(row.seconds for row in result.rounds)
+    local = distbfs.connected_components(g, gather=False)
+    assert local.labels is None
+    np.testing.assert_array_equal(graphs.host(local.local_labels), reference(case))
+    np.testing.assert_array_equal(graphs.host(local.local_vertices), np.arange(n))
+
+
+def test_bad_arguments():
+    g = distbfs.Graph.from_edges([0], [1], backend="numpy")
+    with pytest.raises(TypeError, match=r"^graph: expected a distbfs.Graph"):
+        distbfs.connected_components("g")
+    with pytest.raises(TypeError, match=r"^gather: expected True or False"):
+        distbfs.connected_components(g, gather=1)
+    with pytest.raises(ValueError, match="sample_rounds and samples must be >= 0"):
+        ComponentPlan(g.resources, sample_rounds=-1)
+
+
+def test_samples_are_hashed_and_the_mode_is_the_smallest():
+    a, b = sample_vertices(1000, 1024), sample_vertices(1000, 1024)
+    np.testing.assert_array_equal(a, b)
+    assert a.min() >= 0 and a.max() < 1000 and len(np.unique(a)) > 500
+    assert sample_vertices(0, 1024).shape == (0,)
+    assert most_frequent(np.array([5, 3, 5, 3, 7])) == 3 and most_frequent(np.zeros(0)) == -1
+
+
+# --- validation: planted faults ----------------------------------------------------------------
+
+
+def planted(case, labels, comm, backend):
+    graph = graphs.build(case, comm, backend)
+    local = backend.xp.asarray(np.asarray(labels, dtype=np.int64)[comm.rank :: comm.size])
+    return graph, local
+
+
+FAULTS = [
+    # (labels of the path 0-1-2-3-4 and the isolated 5, the rule, the smallest offender)
+    ([0, 0, 0, 0, 0, 6], RULE_LABEL_VALUES, 5),  # not a vertex id <= 5
+    ([0, -1, 0, 0, 0, 5], RULE_LABEL_VALUES, 1),  # negative
+    ([0, 0, 0, 1, 1, 5], RULE_SMALLEST_LABELS, 3),  # vertex 1 does not carry 1
+    ([0, 0, 0, 3, 3, 5], RULE_EDGE_LABELS, 2),  # edge {2, 3}: its smallest endpoint
+    ([0, 0, 0, 0, 4, 5], RULE_EDGE_LABELS, 3),
+]
+PATH_AND_ISOLATED = (np.arange(4), np.arange(1, 5), 6, False)
+
+
+def check_faults(backend, comm):
+    graph, good = planted(PATH_AND_ISOLATED, [0, 0, 0, 0, 0, 5], comm, backend)
+    validate_components(graph, comm, good)
+    for labels, rule, vertex in FAULTS:
+        graph, bad = planted(PATH_AND_ISOLATED, labels, comm, backend)
+        with pytest.raises(distbfs.ValidationError) as caught:
+            validate_components(graph, comm, bad)
+        assert (caught.value.rule, caught.value.vertex) == (rule, vertex), str(caught.value)
+
+
+def test_validator_catches_planted_faults(backend):
+    check_faults(backend, ONE)
+
+
+def test_validator_checks_directed_edges_and_shapes(backend):
+    case = (np.array([3, 1]), np.array([0, 2]), 4, True)  # 3 -> 0, 1 -> 2
+    graph, labels = planted(case, [0, 1, 1, 3], ONE, backend)
+    with pytest.raises(distbfs.ValidationError, match=r"edge 3 -> 0 joins vertex 3 of label 3"):
+        validate_components(graph, ONE, labels)
+    with pytest.raises(ValueError, match="labels must be an integer array of the 4 owned"):
+        validate_components(graph, ONE, backend.xp.zeros(3, dtype=backend.xp.int64))
+
+
+# --- at any rank count (mpiexec -n 1..4 python -m pytest --with-mpi -m mpi) -------------------
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_any_rank_count(backend, backend_comm, name):
+    """The labels are scipy's and the rounds are those of one rank."""
+    case = CASES[name]
+    labels, search = run(case, backend, backend_comm)
+    np.testing.assert_array_equal(labels, reference(case))
+    _, alone = run(case, backend, ONE)
+    assert round_rows(search) == round_rows(alone)
+
+
+@pytest.mark.mpi
+def test_api_at_any_rank_count(backend, backend_comm):
+    case = CASES["power_law_directed"]
+    src, dst, n, _ = case
+    mine = graphs.share(src, dst, backend_comm.rank, backend_comm.size)
+    g = distbfs.Graph.from_edges(
+        *mine, num_vertices=n, backend=backend.name, comm=backend_comm, directed=True
+    )
+    result = distbfs.connected_components(g, validate=True)
+    want = reference(case)
+    np.testing.assert_array_equal(graphs.host(result.labels), want)
+    roots, sizes = np.unique(want, return_counts=True)
+    np.testing.assert_array_equal(graphs.host(result.component_labels), roots)
+    np.testing.assert_array_equal(graphs.host(result.sizes), sizes)
+    assert result.count == roots.shape[0]
+
+
+@pytest.mark.mpi
+def test_validator_at_any_rank_count(backend, backend_comm):
+    check_faults(backend, backend_comm)
