@@ -9,7 +9,7 @@ is ``distbfs.validate.common``'s, shared with the BFS and SSSP checks):
 
 - ``label values``: every label is a vertex id no larger than its vertex: 0 <= label(v) <= v.
 - ``smallest labels``: every label is a vertex carrying itself: label(label(v)) == label(v) (one
-  query to the owner of each label and a reply). With the rule before, label L is then the
+  query to the owner of each label and a reply). With the rule above, label L is then the
   smallest id carrying L: a smaller vertex w carrying L would have label(w) > w.
 - ``edge labels``: every stored edge u -> v joins equal labels (each rank walks its rows in
   chunks of whole rows and asks the owners of the heads for their labels: the distinct ids, one
