@@ -589,8 +589,8 @@ class FusedCounting(CudaBackend):
         self.calls = 0  # run_small_levels calls (a launch each, unless declined on the host)
         self.runs: list[tuple[int, int]] = []  # (first level, levels run) of each fused run
 
-    def run_small_levels(self, graph, state, level, max_frontier):
-        done = super().run_small_levels(graph, state, level, max_frontier)
+    def run_small_levels(self, graph, state, level, max_frontier, **limits):
+        done = super().run_small_levels(graph, state, level, max_frontier, **limits)
         self.fused_levels += done
         self.calls += 1
         if done:
