@@ -12,10 +12,15 @@ backend. A directed graph is linked through its out- and in-neighbours (weakly c
 components): the plan holds the in-neighbour CSR (``GraphResources.in_neighbours``, built once
 per graph).
 
+Linking in place. One rank holds every label: a backend with ``link_in_place`` (CUDA) joins a
+whole set of links in one lock-free union-find pass and compresses, in place of the rounds of
+the striped path (``in_place``). The labels, the largest component and the links are the same.
+
 Statistics. Every round (one pass of: read the labels of the links' far ends, keep the links
 joining different labels, hook, compress) is one ``RoundStats`` row: its counters summed over
 ranks, its pointer jumps (the same on every rank) and, with a timer, the slowest rank's seconds
-per phase.
+per phase. An in-place pass is one row per set of links (one compress: ``jumps`` 1; no hook
+requests or label requests travel).
 """
 
 from __future__ import annotations
@@ -82,6 +87,9 @@ class ComponentPlan:
         As in ``resources``.
     in_graph : DistGraph
         The in-neighbours of a directed graph (the graph itself when undirected).
+    in_place : bool
+        Each set of links is one union-find pass, not rounds (``link_in_place``). By default
+        where it can be: one rank, and a backend that has it; False forces the rounds.
     sample_rounds : int
     samples : numpy array of int64
         The sampled vertices (global ids, the same on every rank).
@@ -92,6 +100,7 @@ class ComponentPlan:
         resources: Any,
         sample_rounds: int = DEFAULT_SAMPLE_ROUNDS,
         samples: int = DEFAULT_SAMPLES,
+        in_place: bool | None = None,
     ) -> None:
         backend = resources.backend
         if not all(callable(getattr(backend, name, None)) for name in COMPONENT_METHODS):
@@ -103,6 +112,10 @@ class ComponentPlan:
         self.resources = resources
         self.graph, self.backend, self.comm = resources.graph, backend, resources.comm
         self.in_graph = resources.in_neighbours()
+        can = self.comm.size == 1 and callable(getattr(backend, "link_in_place", None))
+        if in_place and not can:
+            raise ValueError(f"the {backend.name} backend cannot link in place on this graph")
+        self.in_place = can if in_place is None else bool(in_place)
         self.sample_rounds = int(sample_rounds)
         self.samples = sample_vertices(self.graph.n, int(samples))
 

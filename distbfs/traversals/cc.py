@@ -8,8 +8,10 @@ r-th neighbour of every vertex, for r < ``sample_rounds``), finds the largest in
 component by reading the labels of a fixed set of hashed vertices, and then links the remaining
 edges of the vertices outside it only: an edge inside that component joins a tree with itself,
 and any other edge lies in the row of an endpoint outside it (directed graphs: out- and
-in-neighbours). Linking a set of edges runs in rounds, until every edge joins equal labels (one
-all-reduce per round: the termination test): the labels of the edges' far ends are asked of
+in-neighbours). On one rank a backend that links in place (``ComponentPlan.in_place``) joins
+each set in one lock-free union-find pass and a compress. Otherwise linking a set runs in
+rounds, until every edge joins equal labels (one all-reduce per round: the termination test):
+the labels of the edges' far ends are asked of
 their owners (one request and one reply), the edges joining different labels are kept, each
 becomes a hook request (the larger label, a root, to point at the smaller) reduced by minimum
 and binned by the root's owner, exchanged and applied there (``distbfs.backends.arrays.hook``),
@@ -47,20 +49,43 @@ class ComponentSearch:
 def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
     """Connected components (weakly connected on a directed graph) (collective): each owned
     vertex's label becomes the smallest vertex id of its component."""
-    backend, graph = plan.backend, plan.graph
-    timer = backend.make_timer(False) if timer is None else timer
+    timer = plan.backend.make_timer(False) if timer is None else timer
     state = plan.start()
     log = RoundLog()
     for r in range(plan.sample_rounds):  # the sampled subgraph: neighbour r of every vertex
-        with timer.phase("links"):
-            links = backend.sample_links(graph, plan.in_graph, r)
-        link(plan, state, links, f"sample {r}", log, timer)
+        link_edges(plan, state, f"sample {r}", log, timer, neighbour=r)
     with timer.phase("largest"):
         giant = plan.largest_label(state)
-    with timer.phase("links"):  # skip the largest component: its edges are inside it
-        links = backend.remaining_links(graph, plan.in_graph, state, giant)
-    link(plan, state, links, "finish", log, timer)
+    link_edges(plan, state, "finish", log, timer, skip=giant)  # its edges are inside it
     return ComponentSearch(state.labels, giant, log.stats(plan.comm, timer), state)
+
+
+def link_edges(
+    plan: ComponentPlan,
+    state: Any,
+    phase: str,
+    log: RoundLog,
+    timer: Any,
+    *,
+    neighbour: int | None = None,
+    skip: int = -1,
+) -> None:
+    """Link neighbour ``neighbour`` of every vertex, or (None) every neighbour of the vertices
+    whose label is not ``skip``: in one pass where the plan links in place (one rank), else
+    in rounds over the exchange (``link``)."""
+    backend, graph, in_graph = plan.backend, plan.graph, plan.in_graph
+    if plan.in_place:
+        with timer.phase("link"):
+            links, crossing, hooked = backend.link_in_place(graph, in_graph, state, neighbour, skip)
+        log.round(phase, 0, 1, [links, crossing, 0, 0, hooked, 0])
+        timer.next_level()
+        return
+    with timer.phase("links"):
+        if neighbour is None:
+            links = backend.remaining_links(graph, in_graph, state, skip)
+        else:
+            links = backend.sample_links(graph, in_graph, neighbour)
+    link(plan, state, links, phase, log, timer)
 
 
 def link(

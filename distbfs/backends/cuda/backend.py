@@ -21,8 +21,9 @@ from ...graph import DistGraph
 from ...timing import NullTimer
 from ..arrays import ArrayPathStages
 from ..arrays.component_stages import ArrayComponentStages
+from ..arrays.components import ComponentState
 from ..base import EdgeFrontier, Replica, SearchState
-from . import bottom_up, contract, expand, filter_partition, fused, search
+from . import bottom_up, contract, expand, filter_partition, fused, link, search
 from .buffers import CudaGraphResources, prepare
 from .launch_policy import DEFAULT_POLICY, DEFAULT_QUEUE_SIZING, LaunchPolicy
 from .timing import CudaEventTimer
@@ -193,6 +194,21 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages):
             return 0
         fused.replica_share(graph, state, whole)
         return levels
+
+    def link_in_place(
+        self,
+        graph: DistGraph,
+        in_graph: DistGraph,
+        state: ComponentState,
+        neighbour: int | None,
+        skip: int,
+    ) -> tuple[int, int, int]:
+        """One rank: Afforest's Link over neighbour ``neighbour`` of every vertex (None: every
+        neighbour of the vertices not labeled ``skip``) in one union-find pass, then Compress
+        (``link.link_in_place``)."""
+        return link.link_in_place(
+            self.policy, self._persistent, graph, in_graph, state, neighbour, skip
+        )
 
     def make_peer_mailbox(self, graph: DistGraph) -> fused.PeerMailbox:
         return fused.make_peer_mailbox(self.policy, graph)

@@ -1,5 +1,6 @@
 """The one loader of the CUDA kernels in ``kernels/`` (one ``.cu`` file per stage of Merrill et al.
-2012: expand, filter_partition, contract, contract_expand, and the bottom-up levels): each
+2012: expand, filter_partition, contract, contract_expand, the bottom-up levels, and
+Afforest's link for connected components on one rank): each
 stage's ``cupy.RawModule`` is built once per device, launch policy and vertex width, and
 memoized. Invariant: a kernel never holds a tuning number of its own; every one arrives as a
 ``-D`` option (``compile_options``).
@@ -36,7 +37,7 @@ from ...constants import UNREACHED
 from ...errors import DeviceError
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
-STAGES = ("expand", "filter_partition", "contract", "contract_expand", "bottom_up")
+STAGES = ("expand", "filter_partition", "contract", "contract_expand", "bottom_up", "link")
 """Kernel source files (``kernels/<stage>.cu``), one stage each."""
 
 COOPERATIVE_STAGES = frozenset({"contract_expand"})
