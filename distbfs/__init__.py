@@ -6,6 +6,7 @@ Public API::
     g = distbfs.Graph.from_file("graph.mtx")       # or from_edges / from_scipy / from_networkx
     r = distbfs.bfs(g, 0, predecessors=True)        # / Graph.generate("kronecker", scale=16)
     r.distances, r.predecessors, r.seconds, r.teps
+    m = distbfs.bfs_many(g, range(64)).distances    # 64 searches at once: (64, n) levels
     s = distbfs.sssp(g, 0, predecessors=True)       # shortest paths (delta-stepping)
     a = distbfs.apsp(g).distances                   # every pair, small graphs
     c = distbfs.connected_components(g).labels      # smallest vertex id per component
@@ -15,12 +16,14 @@ Every call is collective in an MPI job (``mpiexec -n P python script.py``): all 
 
 from .api import (
     APSPResult,
+    BatchedBFSResult,
     BFSResult,
     ComponentsResult,
     Graph,
     SSSPResult,
     apsp,
     bfs,
+    bfs_many,
     connected_components,
     sssp,
 )
@@ -33,6 +36,7 @@ __all__ = [
     "UNREACHED",
     "APSPResult",
     "BFSResult",
+    "BatchedBFSResult",
     "ComponentsResult",
     "Graph",
     "GraphFormatError",
@@ -42,6 +46,7 @@ __all__ = [
     "__version__",
     "apsp",
     "bfs",
+    "bfs_many",
     "connected_components",
     "sssp",
 ]

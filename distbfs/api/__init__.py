@@ -1,7 +1,7 @@
 """The public Python API: a ``Graph`` built from a file, edges, SciPy, NetworkX or a generator
-(``graph``), and the traversals over it (``search``: ``bfs``; ``paths``: ``sssp``;
-``components``: ``connected_components``), with the argument checks made once at these entry
-points (``arguments``).
+(``graph``), and the traversals over it (``search``: ``bfs``; ``batched``: ``bfs_many``;
+``paths``: ``sssp``; ``components``: ``connected_components``), with the argument checks made
+once at these entry points (``arguments``).
 
 A ``Graph`` wraps the distributed CSR (``DistGraph``) together with the communicator and backend
 that built it; ``comm="auto"`` and ``backend="auto"`` are resolved once per process
@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..errors import InvalidArgumentType, InvalidArgumentValue
 from ..runtime import resolve_backend, resolve_comm
 from .arguments import check_vertex
+from .batched import BatchedBFSResult, bfs_many
 from .components import ComponentsResult, connected_components
 from .graph import FORMATS, Graph
 from .paths import APSPResult, SSSPResult, apsp, sssp
@@ -28,6 +29,7 @@ __all__ = [
     "FORMATS",
     "APSPResult",
     "BFSResult",
+    "BatchedBFSResult",
     "ComponentsResult",
     "Graph",
     "InvalidArgumentType",
@@ -35,6 +37,7 @@ __all__ = [
     "SSSPResult",
     "apsp",
     "bfs",
+    "bfs_many",
     "check_vertex",
     "connected_components",
     "resolve_backend",

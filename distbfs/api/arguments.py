@@ -271,9 +271,10 @@ def check_thresholds(alpha: Any, beta: Any) -> dict[str, float]:
     return options
 
 
-def check_sources(value: Any, n: int, name: str = "source") -> np.ndarray:
+def check_sources(value: Any, n: int, name: str = "source", *, distinct: bool = True) -> np.ndarray:
     """``value`` (a vertex id, or a non-empty sequence or array of them) as the distinct vertex
-    ids of a graph of ``n`` vertices, sorted (host int64): duplicates are one source.
+    ids of a graph of ``n`` vertices, sorted (host int64): duplicates are one source. With
+    ``distinct=False``: every id in the order given, duplicates kept.
 
     Raises
     ------
@@ -293,16 +294,18 @@ def check_sources(value: Any, n: int, name: str = "source") -> np.ndarray:
     outside = np.flatnonzero((ids < 0) | (ids >= n))
     if outside.shape[0]:
         check_vertex(int(ids[outside[0]]), n, name)
-    return np.unique(ids)
+    return np.unique(ids) if distinct else ids.astype(np.int64, copy=False)
 
 
-def agreed_sources(comm: Communicator, value: Any, n: int, name: str = "source") -> np.ndarray:
+def agreed_sources(
+    comm: Communicator, value: Any, n: int, name: str = "source", *, distinct: bool = True
+) -> np.ndarray:
     """``check_sources`` on every rank, the same sources on every rank (collective: one
     all-gather of a digest); the first rank's error is raised on every rank."""
     error: tuple[str, str] | None = None
     ids = np.zeros(0, dtype=np.int64)
     try:
-        ids = check_sources(value, n, name)
+        ids = check_sources(value, n, name, distinct=distinct)
     except InputError as exc:
         error = ("type" if isinstance(exc, TypeError) else "value", str(exc))
     digest = (ids.shape[0], zlib.crc32(ids.tobytes()), ids[:8].tolist())

@@ -22,14 +22,15 @@ from ...timing import NullTimer
 from ..arrays import ArrayPathStages
 from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.components import ComponentState
+from ..arrays.lanes import ArrayLaneStages, LaneState
 from ..base import EdgeFrontier, Replica, SearchState
-from . import bottom_up, contract, expand, filter_partition, fused, link, search
+from . import bottom_up, contract, expand, filter_partition, fused, lanes, link, search
 from .buffers import CudaGraphResources, prepare
 from .launch_policy import DEFAULT_POLICY, DEFAULT_QUEUE_SIZING, LaunchPolicy
 from .timing import CudaEventTimer
 
 
-class CudaBackend(ArrayPathStages, ArrayComponentStages):
+class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     """The level stages as CUDA kernels, on the current CuPy device (the shortest-path stages:
     ``distbfs.backends.arrays`` on CuPy).
 
@@ -235,3 +236,17 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages):
             entry,
             max_levels=max_levels,
         )
+
+    # -- batched BFS (bit lanes; ``distbfs.traversals.batched``) -----------------------------
+
+    def contract_lanes(self, graph: DistGraph, state: LaneState, received: Bins) -> None:
+        lanes.contract_lanes(self.policy, self._persistent, graph, state, received)
+
+    def frontier_words(self, graph: DistGraph, state: LaneState) -> Any:
+        return lanes.frontier_words(graph, state)
+
+    def pull_lanes(self, in_graph: DistGraph, state: LaneState, frontier: Any) -> None:
+        lanes.pull_lanes(self.policy, self._persistent, in_graph, state, frontier)
+
+    def settle_lanes(self, graph: DistGraph, state: LaneState, level: int) -> int:
+        return lanes.settle_lanes(self.policy, self._persistent, graph, state, level)

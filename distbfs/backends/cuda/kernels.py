@@ -1,6 +1,6 @@
 """The one loader of the CUDA kernels in ``kernels/`` (one ``.cu`` file per stage of Merrill et al.
 2012: expand, filter_partition, contract, contract_expand, the bottom-up levels, and
-Afforest's link for connected components on one rank): each
+Afforest's link for connected components on one rank, batched BFS's lanes): each
 stage's ``cupy.RawModule`` is built once per device, launch policy and vertex width, and
 memoized. Invariant: a kernel never holds a tuning number of its own; every one arrives as a
 ``-D`` option (``compile_options``).
@@ -37,7 +37,15 @@ from ...constants import UNREACHED
 from ...errors import DeviceError
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
-STAGES = ("expand", "filter_partition", "contract", "contract_expand", "bottom_up", "link")
+STAGES = (
+    "expand",
+    "filter_partition",
+    "contract",
+    "contract_expand",
+    "bottom_up",
+    "link",
+    "lanes",
+)
 """Kernel source files (``kernels/<stage>.cu``), one stage each."""
 
 COOPERATIVE_STAGES = frozenset({"contract_expand"})

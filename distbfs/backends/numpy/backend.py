@@ -14,11 +14,12 @@ from ...constants import UNLIMITED
 from ...graph import DistGraph
 from ...timing import HostTimer, NullTimer
 from ..arrays.component_stages import ArrayComponentStages
+from ..arrays.lanes import ArrayLaneStages, LaneState
 from ..base import EdgeFrontier, PathState, Relaxations, Replica, SearchState
-from . import bottom_up, contract, expand, filter_partition, relax, search
+from . import bottom_up, contract, expand, filter_partition, lanes, relax, search
 
 
-class NumpyBackend(ArrayComponentStages):
+class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     """Vectorized numpy stages; the reference every other backend is compared with."""
 
     name = "numpy"
@@ -127,3 +128,17 @@ class NumpyBackend(ArrayComponentStages):
 
     def make_timer(self, enabled: bool) -> HostTimer | NullTimer:
         return HostTimer() if enabled else NullTimer()
+
+    # -- batched BFS (bit lanes; ``distbfs.traversals.batched``) -----------------------------
+
+    def contract_lanes(self, graph: DistGraph, state: LaneState, received: Bins) -> None:
+        lanes.contract_lanes(graph, state, received)
+
+    def frontier_words(self, graph: DistGraph, state: LaneState) -> np.ndarray:
+        return lanes.frontier_words(graph, state)
+
+    def pull_lanes(self, in_graph: DistGraph, state: LaneState, frontier: Any) -> None:
+        lanes.pull_lanes(in_graph, state, frontier)
+
+    def settle_lanes(self, graph: DistGraph, state: LaneState, level: int) -> int:
+        return lanes.settle_lanes(graph, state, level)

@@ -1,0 +1,108 @@
+"""Batched BFS's per-backend stages on the device (``kernels/lanes.cu``; the state and the
+push expansion: ``distbfs.backends.arrays.lanes``): the OR-contraction of received push items
+(one ``atomicOr`` per item), the pull level (a thread per vertex ORs its in-neighbours' gathered
+frontier words and stops once every lane is seen) and settling a level's found lanes (distances
+written, the pairs found and the new frontier's out-edges counted in the same pass)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cupy
+import numpy as np
+
+from ...comm.base import Bins
+from ...graph import DistGraph
+from ..arrays.lanes import WORD, LaneState
+from .buffers import check_graph
+from .kernels import get_kernel
+from .launch_policy import LaunchPolicy
+from .search import persistent_grid
+
+
+def _launch(
+    policy: LaunchPolicy,
+    grids: dict[int, int],
+    graph: DistGraph,
+    name: str,
+    items: int,
+    args: tuple[Any, ...],
+) -> None:
+    """Kernel ``name`` of ``kernels/lanes.cu`` over ``items`` (grid-stride)."""
+    if items == 0:
+        return
+    bits = 8 * check_graph(graph).itemsize
+    grid = max(1, min(persistent_grid(policy, grids), -(-items // policy.block_threads)))
+    get_kernel("lanes", name, policy, bits)((grid,), (policy.block_threads,), args)
+
+
+def contract_lanes(
+    policy: LaunchPolicy,
+    grids: dict[int, int],
+    graph: DistGraph,
+    state: LaneState,
+    received: Bins,
+) -> None:
+    """OR every received word into its vertex's ``found`` word."""
+    count = int(received.vertices.shape[0])
+    vertices = cupy.asarray(received.vertices).astype(cupy.int64, copy=False)
+    words = cupy.asarray(received.payloads[0]).astype(WORD, copy=False)
+    args = (vertices, words, np.int64(count), np.int32(graph.size), state.found)
+    _launch(policy, grids, graph, "contract_lanes", count, args)
+
+
+def pull_lanes(
+    policy: LaunchPolicy,
+    grids: dict[int, int],
+    in_graph: DistGraph,
+    state: LaneState,
+    frontier: Any,
+) -> None:
+    """Every owned vertex not visited in all lanes ORs its in-neighbours' frontier words into
+    ``found``; ``frontier``: every rank's words, shape (size, words per rank)."""
+    n = int(state.visited.shape[0])
+    args = (
+        in_graph.row_offsets,
+        in_graph.column_indices,
+        frontier,
+        np.int64(frontier.shape[1]),
+        np.int32(frontier.shape[0]),
+        state.visited,
+        state.found,
+        np.int64(n),
+        np.uint64(state.all_lanes),
+    )
+    _launch(policy, grids, in_graph, "pull_lanes", n, args)
+
+
+def settle_lanes(
+    policy: LaunchPolicy, grids: dict[int, int], graph: DistGraph, state: LaneState, level: int
+) -> int:
+    """Keep the lanes found this level that had not visited their vertex: visited, at
+    distance ``level``, the next frontier. Returns how many (vertex, lane) pairs."""
+    counts = cupy.zeros(2, dtype=np.uint64)
+    n = int(state.visited.shape[0])
+    args = (
+        state.found,
+        state.visited,
+        state.frontier,
+        state.distances,
+        np.int64(n),
+        np.int32(level),
+        graph.row_offsets,
+        counts,
+    )
+    _launch(policy, grids, graph, "settle_lanes", n, args)
+    pairs, edges = (int(x) for x in counts.get())
+    state.frontier_edges = edges
+    return pairs
+
+
+def frontier_words(graph: DistGraph, state: LaneState) -> Any:
+    """This rank's frontier words padded to ``ceil(n / size)`` (what a pull level gathers)."""
+    width = -(-graph.n // graph.size)
+    if width == graph.nlocal:
+        return state.frontier
+    words = cupy.zeros(width, dtype=WORD)
+    words[: graph.nlocal] = state.frontier
+    return words
