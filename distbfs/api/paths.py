@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..constants import NO_PATH, PATH_DTYPE, UNREACHED
 from ..engine.buckets import BucketStats
 from ..errors import InvalidArgumentType
@@ -241,7 +243,8 @@ def apsp(graph: Graph, *, delta: float | None = None, gather: bool = True) -> AP
 
     Every rank keeps the whole graph and computes the rows of sources ``rank, rank + size,
     ...`` alone, with no communication per search: shortest paths (delta-stepping) on a
-    weighted graph, breadth-first search on an unweighted one. The rows are then gathered on
+    weighted graph, batched breadth-first search on an unweighted one (64 sources per
+    traversal, ``distbfs.traversals.batched``). The rows are then gathered on
     every rank (``gather``). ``delta`` defaults to the largest weight: every edge is light, so
     a search of a small graph takes few buckets (its cost is per step there, not per edge).
 
@@ -251,10 +254,11 @@ def apsp(graph: Graph, *, delta: float | None = None, gather: bool = True) -> AP
         The rows (or, gathered, the whole matrix) need more memory than a rank has: the message
         names the bytes needed and available (``distbfs.memory``).
     """
+    from ..backends.arrays.lanes import MAX_LANES
     from ..comm.single import SingleRankCommunicator
-    from ..engine.plan import GraphResources, PathPlan, SearchPlan
+    from ..engine.plan import GraphResources, PathPlan
     from ..memory import require
-    from ..traversals.bfs import bfs_levels
+    from ..traversals.batched import batched_levels
 
     if not isinstance(graph, Graph):
         raise InvalidArgumentType(f"graph: expected a distbfs.Graph, got {type(graph).__name__}")
@@ -269,16 +273,18 @@ def apsp(graph: Graph, *, delta: float | None = None, gather: bool = True) -> AP
     weighted = graph.weighted
     if weighted and delta is None:
         delta = one.weight_summary().largest or 1.0
-    plan: Any = PathPlan(one, delta) if weighted else SearchPlan(one)
+    plan = PathPlan(one, delta) if weighted else None
     comm.barrier()
     start = time.perf_counter()
     local = xp.empty((rows, n), dtype=PATH_DTYPE)
-    for i, source in enumerate(range(comm.rank, n, comm.size)):
-        if weighted:
+    mine = np.arange(comm.rank, n, comm.size, dtype=np.int64)
+    if weighted:
+        for i, source in enumerate(mine.tolist()):
             local[i] = delta_stepping(plan, source).distances
-        else:
-            levels = bfs_levels(plan, source).distances
-            local[i] = xp.where(levels == UNREACHED, NO_PATH, levels)
+    else:
+        for first in range(0, rows, MAX_LANES):  # 64 searches per traversal
+            levels = batched_levels(one, mine[first : first + MAX_LANES]).distances
+            local[first : first + levels.shape[0]] = xp.where(levels == UNREACHED, NO_PATH, levels)
     synchronize(backend)
     seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
     distances = None
