@@ -1,8 +1,9 @@
-"""The benchmark harness (Graph500 kernels 2 and 3: BFS and shortest paths; and connected
-components), the one that ``distbfs bench`` and the scripts in ``benchmarks/`` call: searches of
-one graph from a list of roots (runs of the whole graph for connected components), each timed,
-the first ones validated, with Graph500 statistics over all of them and the per-level
-(per-bucket, per-round) profile of one search.
+"""The benchmark harness (Graph500 kernels 2 and 3: BFS and shortest paths; batched BFS;
+connected components), the one that ``distbfs bench`` and the scripts in ``benchmarks/`` call:
+searches of one graph from a list of roots (runs of the whole graph for connected components;
+runs over all the roots at once for batched BFS), each timed, the first ones validated, with
+Graph500 statistics over all of them and the per-level (per-bucket, per-round) profile of one
+search.
 
 A warm-up search of ``roots[0]`` runs first, untimed: it pays once what a first search pays
 (kernel compilation, NCCL connections, queue growth), so no timed search counts it. The timed
@@ -17,7 +18,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .api import BFSResult, ComponentsResult, Graph, SSSPResult, bfs, connected_components, sssp
+from .api import (
+    BatchedBFSResult,
+    BFSResult,
+    ComponentsResult,
+    Graph,
+    SSSPResult,
+    bfs,
+    bfs_many,
+    connected_components,
+    sssp,
+)
 from .engine.strategy import check_strategy
 from .stats import graph500_statistics
 
@@ -309,3 +320,86 @@ def _same_labels(graph: Graph, first: ComponentsResult, result: ComponentsResult
         v, a, b = int(vertices[i]), int(first.local_labels[i]), int(result.local_labels[i])
         candidate = (v, 0, 0, f"vertex {v} has label {b}, but {a} in the first run")
     _agree(graph.comm, "same labels", candidate)
+
+
+DEFAULT_BATCHED_RUNS = 4
+"""Timed runs of ``bench --batched`` (every run searches all the roots)."""
+
+
+@dataclass
+class BatchedSeries:
+    """Runs of ``bfs_many`` over the same roots (64 per traversal), each timed as a whole.
+
+    Attributes
+    ----------
+    roots : list of int
+    times : list of float
+        Seconds of each run (slowest rank): every root searched.
+    nedges : list of int
+        Graph500 edge counts of all the run's searches together, once per run.
+    validated : int
+        Searches validated (every row of the first run, or none).
+    statistics : dict
+        ``distbfs.stats.graph500_statistics`` of ``times`` and ``nedges`` (aggregate TEPS).
+    profile : BatchedBFSResult
+        A last run with phase timers (its ``batches`` carry the seconds).
+    """
+
+    roots: list[int]
+    times: list[float]
+    nedges: list[int]
+    validated: int
+    statistics: dict[str, float]
+    profile: BatchedBFSResult
+
+    @property
+    def searches_per_second(self) -> float:
+        """Roots searched per second in the median run."""
+        median = sorted(self.times)[len(self.times) // 2]
+        return len(self.roots) / median if median > 0 else float("inf")
+
+    def document(self) -> dict[str, Any]:
+        """The series as JSON-ready data (per-run times, statistics, the profile's levels)."""
+        return {
+            "algorithm": "bfs",
+            "batched": True,
+            "roots": self.roots,
+            "validated": self.validated,
+            "times": self.times,
+            "nedges": self.nedges,
+            "searches_per_second": self.searches_per_second,
+            "statistics": self.statistics,
+            "batch_levels": [[asdict(row) for row in rows] for rows in self.profile.batches],
+        }
+
+
+def run_batched(
+    graph: Graph,
+    roots: Sequence[int],
+    runs: int = DEFAULT_BATCHED_RUNS,
+    *,
+    validate: bool = True,
+    after_each: Callable[[BatchedBFSResult], None] | None = None,
+) -> BatchedSeries:
+    """A warm-up run, ``runs`` timed runs of ``bfs_many(graph, roots)`` (the first validated,
+    every row), then the profiled run (collective)."""
+    if not roots or runs < 1:
+        raise ValueError(f"roots and runs: at least one each is needed, got {len(roots)}, {runs}")
+    bfs_many(graph, roots, gather=False)  # the warm-up
+    times, nedges = [], []
+    for i in range(runs):
+        result = bfs_many(graph, roots, gather=False, validate=validate and i == 0)
+        times.append(result.seconds)
+        nedges.append(result.edges_traversed)
+        if after_each is not None:
+            after_each(result)
+    profile = bfs_many(graph, roots, gather=False, timing=True)
+    statistics = {k: float(v) for k, v in graph500_statistics(times, nedges).items()}
+    return BatchedSeries(
+        roots=[int(r) for r in roots],
+        times=times,
+        nedges=nedges,
+        validated=len(roots) if validate else 0,
+        statistics=statistics,
+        profile=profile,
+    )

@@ -8,6 +8,7 @@ only, pull levels only and the heuristic's mix; more than 64 sources run in batc
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -137,3 +138,32 @@ def test_bfs_many_at_any_rank_count(backend, backend_comm):
     sources = some_sources(n, 70, seed=5)
     result = distbfs.bfs_many(g, sources, validate=True)
     np.testing.assert_array_equal(graphs.host(result.distances), reference(case, sources))
+
+
+# --- the command line: bench --batched ----------------------------------------------------------
+
+
+def test_bench_batched(tmp_path):
+    from test_cli import ok, run
+
+    out = ok(run("bench", "--batched", "--scale", "9", "--roots", "70", "--json", "b.json",
+                 cwd=tmp_path))  # fmt: skip
+    assert "algorithm: bfs, batched: 70 sources, up to 64 per traversal" in out
+    assert "validation: passed (70 searches)" in out and "searches_per_second:" in out
+    document = json.loads((tmp_path / "b.json").read_text())
+    assert document["batched"] and len(document["roots"]) == 70 and len(document["times"]) == 4
+    assert len(document["batch_levels"]) == 2 and document["statistics"]["harmonic_mean_TEPS"] > 0
+    assert document["searches_per_second"] > 0
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--algorithm", "sssp"], "--batched: batches BFS only, not --algorithm sssp"),
+        (["--predecessors"], "--batched: batched searches keep distances only"),
+    ],
+)
+def test_bench_batched_refuses(tmp_path, args, needle):
+    from test_cli import assert_input_error, run
+
+    assert_input_error(run("bench", "--batched", "--scale", "30", *args, cwd=tmp_path), needle)

@@ -9,7 +9,16 @@ from typing import Any
 
 from .. import roots as roots_mod
 from .. import stats as stats_mod
-from ..benchmark import PathSeries, SearchSeries, run_cc_runs, run_path_searches, run_searches
+from ..benchmark import (
+    DEFAULT_BATCHED_RUNS,
+    BatchedSeries,
+    PathSeries,
+    SearchSeries,
+    run_batched,
+    run_cc_runs,
+    run_path_searches,
+    run_searches,
+)
 from ..errors import InputError
 from ..output import make_parent_dirs, write_json
 from .commands import (
@@ -28,6 +37,10 @@ from .tables import format_level_table
 def cmd_bench(ctx: Context) -> int:
     """``bench``: Graph500-style benchmark on a file or a generated graph."""
     args, comm = ctx.args, ctx.comm
+    if args.batched and args.algorithm != "bfs":
+        raise InputError(f"--batched: batches BFS only, not --algorithm {args.algorithm}")
+    if args.batched and args.predecessors:
+        raise InputError("--batched: batched searches keep distances only, not --predecessors")
     with ctx.timed() as build:
         graph, graph_info = _bench_graph(ctx)
     root_seed = roots_mod.DEFAULT_ROOT_SEED if args.root_seed is None else args.root_seed
@@ -36,32 +49,10 @@ def cmd_bench(ctx: Context) -> int:
         raise InputError(
             f"{args.graph or 'generated graph'}: no vertex has an edge, nothing to search"
         )
-    with ctx.bar(args.algorithm.upper(), total=len(roots), unit="search") as bar:
-        if args.algorithm == "cc":  # --roots runs of the whole graph
-            series: Any = run_cc_runs(
-                graph, args.roots, validate=not args.no_validate, after_each=lambda _: bar.update()
-            )
-        elif args.algorithm == "sssp":
-            series = run_path_searches(
-                graph,
-                roots,
-                delta=args.delta,
-                predecessors=True,
-                validate=not args.no_validate,
-                after_each=lambda _: bar.update(),
-            )
-        else:
-            series = run_searches(
-                graph,
-                roots,
-                predecessors=args.predecessors,
-                validate=not args.no_validate,
-                strategy=args.strategy,
-                alpha=args.alpha,
-                beta=args.beta,
-                after_each=lambda _: bar.update(),
-            )
-    if args.algorithm == "cc":
+    series = _run_series(ctx, graph, roots)
+    if isinstance(series, BatchedSeries):
+        _print_batched_report(ctx, graph, graph_info, series, build.seconds)
+    elif args.algorithm == "cc":
         print_cc_report(ctx, graph, graph_info, series, build.seconds)
     else:
         _print_report(ctx, graph, graph_info, series, build.seconds)
@@ -83,6 +74,40 @@ def cmd_bench(ctx: Context) -> int:
         write_json(args.json, document, comm)
         ctx.note(f"wrote {args.json}")
     return EXIT_OK
+
+
+def _run_series(ctx: Context, graph: Any, roots: list[int]) -> Any:
+    """The benchmark's timed work, with a progress bar: one search per root (one run of the
+    whole graph per root for cc), or, ``--batched``, runs of all the roots 64 at a time."""
+    args = ctx.args
+    validate = not args.no_validate
+    if args.batched:
+        with ctx.bar("BFS batched", total=DEFAULT_BATCHED_RUNS, unit="run") as bar:
+            return run_batched(graph, roots, validate=validate, after_each=lambda _: bar.update())
+    with ctx.bar(args.algorithm.upper(), total=len(roots), unit="search") as bar:
+        if args.algorithm == "cc":  # --roots runs of the whole graph
+            return run_cc_runs(
+                graph, args.roots, validate=validate, after_each=lambda _: bar.update()
+            )
+        if args.algorithm == "sssp":
+            return run_path_searches(
+                graph,
+                roots,
+                delta=args.delta,
+                predecessors=True,
+                validate=validate,
+                after_each=lambda _: bar.update(),
+            )
+        return run_searches(
+            graph,
+            roots,
+            predecessors=args.predecessors,
+            validate=validate,
+            strategy=args.strategy,
+            alpha=args.alpha,
+            beta=args.beta,
+            after_each=lambda _: bar.update(),
+        )
 
 
 def _bench_graph(ctx: Context) -> tuple[Any, dict[str, Any]]:
@@ -146,6 +171,31 @@ def _print_report(
         f"({series.profile.seconds * 1e3:.3f} ms with phase timers):"
     )
     ctx.say(format_level_table(series.profile.levels, every_level=ctx.args.levels == "all"))
+
+
+def _print_batched_report(
+    ctx: Context, graph: Any, info: dict[str, Any], series: BatchedSeries, build_seconds: float
+) -> None:
+    """``bench --batched``: the Graph500-style lines over the runs (each run all the roots;
+    TEPS aggregate), searches per second, then the level table of the profiled run's first
+    batch (frontier and discovered count (vertex, source) pairs)."""
+    roots = len(series.roots)
+    algorithm = f"bfs, batched: {roots} sources, up to 64 per traversal"
+    count = f"NRUNS: {len(series.times)} (each {roots} searches)"
+    say_bench_header(ctx, graph, info, algorithm, count, build_seconds)
+    passed = f"passed ({series.validated} searches)" if series.validated else "skipped"
+    ctx.say(f"validation: {passed}")
+    ctx.say(stats_mod.format_statistics(series.statistics))
+    ctx.say(f"searches_per_second:            {series.searches_per_second:.12g}")
+    if ctx.quiet:
+        return
+    ctx.say()
+    profile = series.profile
+    ctx.say(
+        f"per-level summary of the first batch of the run with phase timers "
+        f"({profile.seconds * 1e3:.3f} ms in all; frontier = (vertex, source) pairs):"
+    )
+    ctx.say(format_level_table(profile.batches[0], every_level=ctx.args.levels == "all"))
 
 
 def _print_buckets(ctx: Context, series: PathSeries) -> None:

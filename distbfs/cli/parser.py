@@ -327,6 +327,13 @@ def _add_bench(sub: Any, common: argparse.ArgumentParser) -> None:
         f"weights {DEFAULT_SSSP_WEIGHTS} unless --weights says otherwise) (default: %(default)s)",
     )
     bench.add_argument(
+        "--batched",
+        action="store_true",
+        help="bfs: search the roots 64 at a time as the bit lanes of one traversal "
+        "(distbfs.bfs_many); report searches per second and the aggregate TEPS of "
+        "4 runs over all the roots",
+    )
+    bench.add_argument(
         "--delta",
         type=_positive_float,
         default=None,
