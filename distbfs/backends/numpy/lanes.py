@@ -25,35 +25,59 @@ def contract_lanes(graph: DistGraph, state: LaneState, received: Bins) -> None:
 
 def pull_lanes(in_graph: DistGraph, state: LaneState, frontier: np.ndarray) -> None:
     """Every owned vertex not visited in all lanes ORs its in-neighbours' frontier words into
-    ``found``; ``frontier``: every rank's words, shape (size, owned vertices of rank 0)."""
+    ``found``; ``frontier``: every rank's words, shape (size, owned vertices of rank 0). While
+    most vertices are open the OR runs over every row (one gather of all in-edges, no ranges
+    to build; ``found`` of closed rows is masked off when settling), else over the open rows."""
     offsets = in_graph.row_offsets
     degrees = offsets[1:] - offsets[:-1]
-    rows = np.flatnonzero((state.visited != np.uint64(state.all_lanes)) & (degrees > 0))
+    words = frontier.reshape(-1)
+    open_rows = (state.visited != np.uint64(state.all_lanes)) & (degrees > 0)
+    if 4 * int(np.count_nonzero(open_rows)) >= in_graph.nlocal:
+        rows = np.flatnonzero(degrees)
+        gathered = words[frontier_positions(in_graph.column_indices, frontier.shape)]
+        state.found[rows] |= np.bitwise_or.reduceat(gathered, offsets[rows])
+        return
+    rows = np.flatnonzero(open_rows)
     if rows.shape[0] == 0:
         return
     slots, _ = gather_ranges(np, offsets[rows], degrees[rows])
-    neighbours = in_graph.column_indices[slots]
-    size = frontier.shape[0]
-    words = frontier[neighbours % size, neighbours // size]
+    gathered = words[frontier_positions(in_graph.column_indices[slots], frontier.shape)]
     segment_starts = np.concatenate(([0], np.cumsum(degrees[rows])[:-1]))
-    state.found[rows] |= np.bitwise_or.reduceat(words, segment_starts)
+    state.found[rows] |= np.bitwise_or.reduceat(gathered, segment_starts)
+
+
+def frontier_positions(vertices: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Where each global vertex's word sits in the gathered frontier (flattened; one rank:
+    the ids themselves)."""
+    size, per_rank = shape
+    if size == 1:
+        return vertices
+    return (vertices % size) * per_rank + vertices // size
 
 
 def settle_lanes(graph: DistGraph, state: LaneState, level: int) -> int:
     """Keep the lanes found this level that had not visited their vertex: visited, at
-    distance ``level``, the next frontier. Returns how many (vertex, lane) pairs."""
+    distance ``level``, the next frontier. Returns how many (vertex, lane) pairs. Distances
+    are written one lane at a time: over the rows with new lanes, or, when those are many,
+    as a mask over the whole lane (no index arrays)."""
     new = state.found & ~state.visited
     state.visited |= new
     state.frontier = new
     state.found = np.zeros_like(new)
     rows = np.flatnonzero(new)
-    as_bytes = new[rows].astype("<u8").view(np.uint8).reshape(-1, 8)  # byte k: lanes 8k..
-    bits = np.unpackbits(as_bytes, axis=1, bitorder="little")[:, : state.lanes]
-    which, lanes = np.nonzero(bits)
-    state.distances[lanes, rows[which]] = level
+    dense = 8 * rows.shape[0] >= new.shape[0]
+    words = new if dense else new[rows]
+    bit = np.empty_like(words)
+    for lane in range(state.lanes):
+        np.bitwise_and(words, np.uint64(1 << lane), out=bit)
+        if dense:
+            np.putmask(state.distances[lane], bit, level)
+        else:
+            state.distances[lane, rows[bit != 0]] = level
+    pairs = np.unpackbits(words.view(np.uint8)).sum(dtype=np.int64)
     degrees = graph.row_offsets[rows + 1] - graph.row_offsets[rows]
     state.frontier_edges = int(degrees.sum())
-    return int(which.shape[0])
+    return int(pairs)
 
 
 def frontier_words(graph: DistGraph, state: LaneState) -> Any:
