@@ -1,29 +1,30 @@
 """What the GPU communicators share: the bin exchange of section 6.1 on device buffers.
 
-``GPUCommunicator`` runs the exchange every level needs, whatever moves the bytes: counts first
-(a host array of ``size`` int64), then the vertices and every payload (parents when predecessors are
+``GPUCommunicator`` runs the exchange every level needs, whatever moves the bytes: counts first (a
+host array of ``size`` int64), then the vertices and every payload (parents when predecessors are
 kept: each item travels as a (vertex, parent) pair, the two arrays in one transfer step) into
 receive buffers that are allocated once and grown geometrically, so no level allocates once the
-largest level has run. The rank's own bin is copied device to device on the current stream and
-never goes through the transport. A subclass says how counts and remote segments move
-(``NCCLCommunicator``: grouped ncclSend/ncclRecv; ``MPIGPUCommunicator``: CUDA-aware or staged
-MPI); object collectives, scans and broadcasts go through the host communicator it wraps (one
-rank, or MPI). Where every rank maps every other's memory (the ranks of one node with peer
-access, CUDA IPC), ``exchange_bins`` skips the transport: each rank copies its segments with copy
-engines straight into the other ranks' receive areas (``PeerArea``), then the ranks meet at a
-host barrier. Copy engines take no multiprocessor from the kernels running meanwhile (the own
-bin's contraction), which NCCL's copy kernels would wait for (benchmarks/RESULTS.md, "peer
-copies").
+largest level has run. The rank's own bin is copied device to device on the current stream and never
+goes through the transport. A subclass says how counts and remote segments move
+(``NCCLCommunicator``: grouped ncclSend/ncclRecv; ``MPIGPUCommunicator``: CUDA-aware or staged MPI);
+object collectives, scans and broadcasts go through the host communicator it wraps (one rank, or
+MPI). Where every rank maps every other's memory (the ranks of one node with peer access, CUDA IPC),
+``exchange_bins`` skips the transport: each rank copies its segments with copy engines straight into
+the other ranks' receive areas (``PeerArea``), then the ranks meet at a host barrier. Two areas take
+turns, so the peers' copies of one exchange never land where the previous exchange's views are still
+being read (a reply computed from a request, on the device, while the peers already send theirs).
+Copy engines take no multiprocessor from the kernels running meanwhile (the own bin's contraction),
+which NCCL's copy kernels would wait for (benchmarks/RESULTS.md, "peer copies").
 
 Invariants: every device operation is issued on CuPy's current stream, the stream the backend's
-kernels run on, except a transport's remote moves, which may run on a side stream ordered after
-the current stream's work so far (``Bins.in_flight`` says when they are done: the reader waits
-for it on the device), so no level needs a host synchronization besides the ones the counts
-require (peer copies: the side stream's, while the own bin's contraction runs);
-``exchange_bins`` returns views of the receive buffers, valid until the next ``exchange_bins``
-(the level loop contracts them before the next level); ``alltoallv`` and ``allgather_array``
-return fresh arrays. ``path`` records which transport each operation took, ``stats`` counts the
-bin exchanges and the bytes that crossed ranks in them and in ``allgather_equal``.
+kernels run on, except a transport's remote moves, which may run on a side stream ordered after the
+current stream's work so far (``Bins.in_flight`` says when they are done: the reader waits for it on
+the device), so no level needs a host synchronization besides the ones the counts require (peer
+copies: the side stream's, while the own bin's contraction runs); ``exchange_bins`` returns views of
+the receive buffers, valid until the next ``exchange_bins`` returns (work on them issued before it
+is done reading before anything is written there again); ``alltoallv`` and ``allgather_array``
+return fresh arrays. ``path`` records which transport each operation took, ``stats`` counts the bin
+exchanges and the bytes that crossed ranks in them and in ``allgather_equal``.
 """
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ class GPUCommunicator(Communicator):
         self.size = host.size
         self.ops = CupyOps() if ops is None else ops
         self.peer_copies = peer_copies
-        self._area: PeerArea | bool | None = None  # False: the ranks cannot map each other
+        self._areas: list[PeerArea | None] = [None, None]  # taking turns, one per exchange
+        self._mapped = True  # False: the ranks cannot map each other's memory
+        self._turn = 0  # the area the next exchange through peers writes
         self.path: dict[str, str] = {}
         self.stats: dict[str, int] = {"exchanges": 0, "bytes_sent": 0, "bytes_received": 0}
         self._arrival: Any = None  # the last side-stream move's event (``_after_moves``)
@@ -132,7 +135,7 @@ class GPUCommunicator(Communicator):
         payloads = list(bins.arrays)
         offsets = np.asarray(bins.offsets, dtype=np.int64)
         copy_own = not bins.own_contracted
-        if self.peer_copies and self._area is not False:
+        if self.peer_copies and self._mapped:
             copied = self._exchange_through_peers(offsets, payloads, bins.ready, copy_own)
             if copied is not None:
                 self.path["exchange"] = "cuda-ipc"
@@ -185,8 +188,9 @@ class GPUCommunicator(Communicator):
         the area), or None when the ranks cannot map each other's memory (decided alike on
         every rank, once; the transport moves the bins then).
 
-        The views stay valid until the next exchange, whose copies overwrite them: work that
-        reads them must have finished first (the level loop reads the level's counters).
+        The views stay valid until the next exchange returns: it writes the other area, and
+        the work on these views issued before it was done before this rank's copies of it were
+        (the side stream waits for the current one), so before its closing barrier.
         """
         size, me, ops = self.size, self.rank, self.ops
         if offsets.shape != (size + 1,):
@@ -195,7 +199,7 @@ class GPUCommunicator(Communicator):
         matrix = self._count_matrix(send_counts)  # [s, r]: items rank s sends rank r
         items = [int(p.dtype.itemsize) for p in payloads]
         most = -(-int(matrix.sum(axis=0).max()) // 8) * 8  # most any rank receives, rounded
-        area = self._peer_area(most * sum(items))
+        area = self._peer_area(most * sum(items), self._turn)
         if area is None:
             return None
         region = area.nbytes // sum(items) // 8 * 8  # items of each payload an area holds
@@ -219,6 +223,7 @@ class GPUCommunicator(Communicator):
             total = int(starts[size, me])
             received.append(area.array[base : base + total * item].view(payload.dtype))
             base += region * item
+        self._turn = 1 - self._turn
         ops.synchronize(side)  # this rank's segments are in place at every peer
         self.host.barrier()  # and every peer's are in place here
         remote_sent = int(send_counts.sum() - send_counts[me])
@@ -239,33 +244,38 @@ class GPUCommunicator(Communicator):
         rows = self.host.allgather_object(send.tolist())
         return np.array(rows, dtype=np.int64).reshape(self.size, self.size)
 
-    def _peer_area(self, nbytes: int) -> PeerArea | None:
-        """The receive area, grown to ``nbytes`` if smaller (collective: every rank asks for the
-        same size, so all grow together); None, from then on, when the ranks cannot map each
-        other's memory (several hosts, no peer access, or no memory for the area)."""
-        area = self._area
-        if area is False:
+    def _peer_area(self, nbytes: int, turn: int) -> PeerArea | None:
+        """Receive area ``turn`` (0 or 1), grown to ``nbytes`` if smaller (collective: every
+        rank asks for the same size, so all grow together); None, from then on, when the ranks
+        cannot map each other's memory (several hosts, no peer access, or no memory for the
+        area)."""
+        if not self._mapped:
             return None
-        if isinstance(area, PeerArea) and nbytes <= area.nbytes:
+        area = self._areas[turn]
+        if area is not None and nbytes <= area.nbytes:
             return area
         wanted = max(int(nbytes), MIN_BUFFER_BYTES)
-        if isinstance(area, PeerArea):
+        if area is not None:
             wanted = max(wanted, GROWTH * area.nbytes)
             for address in area.opened:
                 self.ops.ipc_close(address)
-            self.host.barrier()  # no rank maps the old areas any more: they can go
-            self._area = area = None
+            self.host.barrier()  # no rank maps the old area any more: it can go
+            self._areas[turn] = area = None
         try:
             array = self.ops.allocation(wanted, "bin exchange receive area")
         except DeviceError:  # no room: the transport's buffers grow with the need instead
             array = None
         addresses = self.map_peer_memory(array)  # None on every rank if on any
         if addresses is None:
-            self._area = False
+            self._mapped = False
+            for other in self._areas:  # the other turn's, mapped before
+                for address in other.opened if other is not None else ():
+                    self.ops.ipc_close(address)
+            self._areas = [None, None]
             return None
         opened = [address for rank, address in enumerate(addresses) if rank != self.rank]
-        self._area = PeerArea(array, addresses, opened)
-        return self._area
+        self._areas[turn] = area = PeerArea(array, addresses, opened)
+        return area
 
     def _receive_buffer(self, position: int) -> GrowingBuffer:
         """The reused receive buffer of ``exchange_bins`` for array ``position`` (0: vertices,
