@@ -11,7 +11,7 @@ set -uo pipefail
 source benchmarks/device_env.sh
 GAP_DIR=${GAP_DIR:-.gapbs}
 shared=(mpirun --bind-to none -n 2 -x SLURM_GPUS_PER_TASK=1 -x CUDA_VISIBLE_DEVICES=0)
-tests=(tests/test_cc.py tests/test_cli_cc.py tests/test_batched.py tests/test_paths.py
+tests=(tests/test_cc.py tests/test_cli_cc.py tests/test_batched.py tests/test_sssp.py
   tests/test_cli_paths.py tests/test_multi_source.py)
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 (make -B -C "$GAP_DIR" -j"$(nproc)" cc converter >"$OUT/gap_build.log" 2>&1; echo $? >"$OUT/gap_build.rc") &
