@@ -25,38 +25,49 @@ from typing import Any
 
 import distbfs
 from distbfs.roots import choose_roots
+from distbfs.traversals.batched import LANES_ALPHA
 
 TARGET_GPU = 8.0
 """The issue's bound on (64 single searches) / (one batch of 64) on one GPU at kron24."""
 
 
-def measure(graph: Any, roots: list[int], runs: int) -> dict[str, Any]:
-    """Alternating rounds of single searches and batches over ``roots``; the first batch's
-    rows checked against the singles."""
+def measure(graph: Any, roots: list[int], runs: int, alphas: list[float | None]) -> list[dict]:
+    """Alternating rounds of single searches and one batch per ``alphas`` entry (None: the
+    default direction threshold) over ``roots``; every alpha's first batch checked against the
+    singles. One row per alpha."""
     xp = graph.backend.xp
     distbfs.bfs(graph, roots[0], gather=False)
-    first = distbfs.bfs_many(graph, roots, gather=False)
+    firsts = [distbfs.bfs_many(graph, roots, gather=False, alpha=a) for a in alphas]
     for i, root in enumerate(roots):
         single = distbfs.bfs(graph, root, gather=False)
-        if not bool(xp.array_equal(first.local_distances[i], single.local_distances)):
-            raise SystemExit(f"batched row {i} (root {root}) differs from its single search")
-    singles, batches, edges = [], [], 0
+        for alpha, first in zip(alphas, firsts, strict=True):
+            if not bool(xp.array_equal(first.local_distances[i], single.local_distances)):
+                raise SystemExit(f"alpha {alpha}: batched row {i} (root {root}) differs")
+    singles, batches, edges = [], {a: [] for a in alphas}, 0
     for _ in range(runs):
         results = [distbfs.bfs(graph, root, gather=False) for root in roots]
         singles.append(sum(r.seconds for r in results))
         edges = sum(r.edges_traversed for r in results)
-        batches.append(distbfs.bfs_many(graph, roots, gather=False).seconds)
-    single, batch = statistics.median(singles), statistics.median(batches)
-    return {
-        "sources": len(roots),
-        "single_ms": 1e3 * single,
-        "batched_ms": 1e3 * batch,
-        "speedup": single / batch,
-        "searches_per_second": len(roots) / batch,
-        "aggregate_teps": edges / batch,
-        "single_seconds": singles,
-        "batched_seconds": batches,
-    }
+        for alpha in alphas:
+            batches[alpha].append(distbfs.bfs_many(graph, roots, gather=False, alpha=alpha).seconds)
+    single = statistics.median(singles)
+    rows = []
+    for alpha in alphas:
+        batch = statistics.median(batches[alpha])
+        rows.append(
+            {
+                "alpha": LANES_ALPHA if alpha is None else alpha,
+                "sources": len(roots),
+                "single_ms": 1e3 * single,
+                "batched_ms": 1e3 * batch,
+                "speedup": single / batch,
+                "searches_per_second": len(roots) / batch,
+                "aggregate_teps": edges / batch,
+                "single_seconds": singles,
+                "batched_seconds": batches[alpha],
+            }
+        )
+    return rows
 
 
 def main() -> None:
@@ -67,6 +78,9 @@ def main() -> None:
     parser.add_argument("--comm", default="auto")
     parser.add_argument("--sources", type=int, default=64)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--alpha", type=float, nargs="+", default=[None], help="direction thresholds to compare"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
@@ -76,22 +90,22 @@ def main() -> None:
             args.generator, scale=scale, backend=args.backend, comm=args.comm
         )
         roots = choose_roots(graph.dist, graph.comm, args.sources)
-        row = {"graph": f"{args.generator}{scale}", **measure(graph, roots, args.runs)}
-        row.update(backend=graph.backend.name, ranks=graph.comm.size)
-        rows.append(row)
+        for row in measure(graph, roots, args.runs, args.alpha):
+            row.update(graph=f"{args.generator}{scale}", backend=graph.backend.name)
+            rows.append({**row, "ranks": graph.comm.size})
         comm = graph.comm
         del graph
     if comm.rank != 0:
         return
     print(
-        f"{'graph':14s} {'backend':7s} {'ranks':>5s} {'K':>4s} {'K singles ms':>13s} "
+        f"{'graph':14s} {'backend':7s} {'ranks':>5s} {'K':>4s} {'alpha':>6s} {'K singles ms':>13s} "
         f"{'batched ms':>11s} {'speedup':>8s} {'searches/s':>11s} {'aggregate GTEPS':>16s}"
     )
     for r in rows:
         target = TARGET_GPU if r["backend"] == "cuda" else 1.0
         verdict = "ok" if r["speedup"] >= target else "UNDER"
         print(
-            f"{r['graph']:14s} {r['backend']:7s} {r['ranks']:5d} {r['sources']:4d} "
+            f"{r['graph']:14s} {r['backend']:7s} {r['ranks']:5d} {r['sources']:4d} {r['alpha']:6g} "
             f"{r['single_ms']:13.3f} {r['batched_ms']:11.3f} {r['speedup']:7.2f}x "
             f"{r['searches_per_second']:11.1f} {r['aggregate_teps'] / 1e9:16.3f}  "
             f"(target >= {target:g}x: {verdict})"

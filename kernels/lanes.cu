@@ -4,11 +4,17 @@
  * visited, frontier and found (bit i: the search from source i). distbfs/backends/arrays/lanes.py
  * describes the state; these are the stages that need atomics or a loop per vertex.
  *
+ *   push_lanes      push level on one rank (no exchange): every frontier vertex ORs its word
+ *                   into found of each out-neighbour, skipping the atomic where found and
+ *                   visited already hold those lanes; rows longer than a warp are strided by
+ *                   the whole warp (Merrill's warp gathering)
  *   contract_lanes  push level, after the exchange: found[local(v)] |= word per received item
  *   pull_lanes      pull level: every owned vertex not visited in all lanes ORs the gathered
- *                   frontier words of its in-neighbours, stopping once every lane is seen
+ *                   frontier words of its in-neighbours, stopping once every lane is seen;
+ *                   rows longer than a warp are read by the whole warp, 32 slots a step
  *   settle_lanes    a level's end: the new lanes of each vertex (found & ~visited) become
- *                   visited and its next frontier word, their distances are written, and the
+ *                   visited and its next frontier word, their distances are written (a warp
+ *                   writes one lane's row for its 32 vertices at a time), and the
  *                   (vertex, lane) pairs found and the new frontier's out-edges are counted into
  *                   counts[0] and counts[1] (one atomicAdd per block each)
  *
@@ -24,6 +30,8 @@ typedef unsigned long long word_t;
 namespace {
 
 using distbfs::kBlockThreads;
+using distbfs::kFullWarp;
+using distbfs::kWarpThreads;
 
 __device__ __forceinline__ long long grid_start() {
   return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -33,7 +41,55 @@ __device__ __forceinline__ long long grid_stride() {
   return static_cast<long long>(gridDim.x) * blockDim.x;
 }
 
+// The frontier word of global vertex u in the gathered words (one rank: u itself).
+__device__ __forceinline__ word_t gathered(const word_t* frontier, long long u, int size,
+                                           long long row_words) {
+  return size == 1 ? frontier[u] : frontier[(u % size) * row_words + u / size];
+}
+
+// The OR of x over the warp, in every lane.
+__device__ __forceinline__ word_t warp_or(word_t x) {
+  for (int offset = kWarpThreads / 2; offset; offset /= 2) {
+    x |= __shfl_xor_sync(kFullWarp, x, offset);
+  }
+  return x;
+}
+
+// OR `word` into found[u] unless found or visited already hold every one of its lanes.
+__device__ __forceinline__ void offer(word_t word, long long u, const word_t* visited,
+                                      word_t* found) {
+  if (word & ~(__ldcg(found + u) | visited[u])) atomicOr(found + u, word);
+}
+
 }  // namespace
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    push_lanes(const size_type* offsets, const vertex_t* cols, const word_t* frontier,
+               const word_t* visited, word_t* found, long long n) {
+  const int lane = threadIdx.x % kWarpThreads;
+  // Warp-uniform trip count: every lane reaches the ballot together.
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
+       base += grid_stride()) {
+    const long long v = base + threadIdx.x;
+    const word_t word = v < n ? frontier[v] : 0;
+    const size_type begin = word ? offsets[v] : 0, end = word ? offsets[v + 1] : 0;
+    const bool long_row = end - begin > kWarpThreads;
+    unsigned int pending = __ballot_sync(kFullWarp, long_row);
+    while (pending) {
+      const int leader = __ffs(pending) - 1;
+      pending &= pending - 1;
+      const word_t w = __shfl_sync(kFullWarp, word, leader);
+      const size_type first = __shfl_sync(kFullWarp, begin, leader);
+      const size_type last = __shfl_sync(kFullWarp, end, leader);
+      for (size_type i = first + lane; i < last; i += kWarpThreads) {
+        offer(w, cols[i], visited, found);
+      }
+    }
+    if (!long_row) {
+      for (size_type i = begin; i < end; ++i) offer(word, cols[i], visited, found);
+    }
+  }
+}
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     contract_lanes(const long long* vertices, const word_t* words, long long count, int size,
@@ -47,17 +103,40 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     pull_lanes(const size_type* offsets, const vertex_t* cols, const word_t* frontier,
                long long row_words, int size, const word_t* visited, word_t* found, long long n,
                word_t all_lanes) {
-  for (long long v = grid_start(); v < n; v += grid_stride()) {
-    const word_t seen = visited[v];
-    if (seen == all_lanes) continue;
-    word_t reached = 0;
-    const size_type end = offsets[v + 1];
-    for (size_type i = offsets[v]; i < end; ++i) {
-      const long long u = cols[i];
-      reached |= frontier[(u % size) * row_words + u / size];
-      if ((reached | seen) == all_lanes) break;
+  const int lane = threadIdx.x % kWarpThreads;
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
+       base += grid_stride()) {
+    const long long v = base + threadIdx.x;
+    const word_t seen = v < n ? visited[v] : all_lanes;
+    const size_type begin = seen != all_lanes ? offsets[v] : 0;
+    const size_type end = seen != all_lanes ? offsets[v + 1] : 0;
+    const bool long_row = end - begin > kWarpThreads;
+    // Long rows: the whole warp reads 32 in-neighbours at a time and stops together once the
+    // lanes seen so far and the vertex's visited lanes cover every lane.
+    unsigned int pending = __ballot_sync(kFullWarp, long_row);
+    while (pending) {
+      const int leader = __ffs(pending) - 1;
+      pending &= pending - 1;
+      const long long row = __shfl_sync(kFullWarp, v, leader);
+      const word_t had = __shfl_sync(kFullWarp, seen, leader);
+      const size_type first = __shfl_sync(kFullWarp, begin, leader);
+      const size_type last = __shfl_sync(kFullWarp, end, leader);
+      word_t reached = 0;
+      for (size_type i = first; i < last; i += kWarpThreads) {
+        if (i + lane < last) reached |= gathered(frontier, cols[i + lane], size, row_words);
+        reached = warp_or(reached);
+        if ((reached | had) == all_lanes) break;
+      }
+      if (lane == 0 && reached) found[row] |= reached;
     }
-    if (reached) found[v] |= reached;
+    if (!long_row && end > begin) {
+      word_t reached = 0;
+      for (size_type i = begin; i < end; ++i) {
+        reached |= gathered(frontier, cols[i], size, row_words);
+        if ((reached | seen) == all_lanes) break;
+      }
+      if (reached) found[v] |= reached;
+    }
   }
 }
 
@@ -65,18 +144,25 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     settle_lanes(word_t* found, word_t* visited, word_t* frontier, int* distances, long long n,
                  int level, const size_type* offsets, unsigned long long* counts) {
   unsigned long long pairs = 0, edges = 0;
-  for (long long v = grid_start(); v < n; v += grid_stride()) {
-    const word_t fresh = found[v] & ~visited[v];
-    found[v] = 0;
-    frontier[v] = fresh;
-    if (fresh) {
-      visited[v] |= fresh;
-      pairs += __popcll(fresh);
-      edges += offsets[v + 1] - offsets[v];
-      for (word_t rest = fresh; rest; rest &= rest - 1) {
-        const long long lane = __ffsll(static_cast<long long>(rest)) - 1;
-        distances[lane * n + v] = level;
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
+       base += grid_stride()) {
+    const long long v = base + threadIdx.x;
+    word_t fresh = 0;
+    if (v < n) {
+      fresh = found[v] & ~visited[v];
+      found[v] = 0;
+      frontier[v] = fresh;
+      if (fresh) {
+        visited[v] |= fresh;
+        pairs += __popcll(fresh);
+        edges += offsets[v + 1] - offsets[v];
       }
+    }
+    // Distances lane by lane over the warp's 32 vertices: each store is one row's 32
+    // consecutive entries (coalesced), for the lanes any of them found.
+    for (word_t rest = warp_or(fresh); rest; rest &= rest - 1) {
+      const int bit = __ffsll(static_cast<long long>(rest)) - 1;
+      if ((fresh >> bit) & 1) distances[bit * n + v] = level;
     }
   }
   typedef cub::BlockReduce<unsigned long long, kBlockThreads> Reduce;

@@ -22,7 +22,7 @@
  *   link_rows       every neighbour (out, and in on a directed graph) of the vertices whose
  *                   label is not `skip` (the largest intermediate component; -1: none); rows
  *                   longer than a warp are strided by the whole warp (Merrill's warp gathering)
- *   compress        every label to its tree's root
+ *   compress        every label to its tree's root (pointer jumping)
  */
 #include "common.cuh"
 
@@ -152,8 +152,11 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) compress(long long n
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long v = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
        v += stride) {
-    comp_t root = comp[v];
-    for (comp_t up = read_label(comp, root); up != root; up = read_label(comp, root)) root = up;
-    comp[v] = root;
+    // Pointer jumping that writes every step, so vertices of the same path shorten it for
+    // each other (gapbs's Compress).
+    for (comp_t up = comp[v], top = read_label(comp, up); up != top;
+         up = top, top = read_label(comp, up)) {
+      comp[v] = top;
+    }
   }
 }

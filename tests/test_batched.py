@@ -26,8 +26,25 @@ import graphs
 
 ONE = SingleRankCommunicator()
 
+def hubs(directed: bool, seed: int = 3):
+    """Sparse random edges plus hubs of degree 40 to 400 at ids that are not a warp's first
+    thread (rows a whole warp reads, with the early exit of a pull level)."""
+    n, rng = 1500, np.random.default_rng(seed)
+    src, dst, _, _ = graphs.random_graph(n, 1200, seed, directed)
+    centres = np.array([5, 37, 70, 101, 999])
+    degrees = np.array([40, 90, 400, 33, 150])
+    leaves = [rng.choice(n, d, replace=False) for d in degrees]
+    hub_src = np.concatenate([np.full(d, c) for c, d in zip(centres, degrees, strict=True)])
+    hub_dst = np.concatenate(leaves)
+    if directed:  # into the hubs too, so in-rows are long
+        hub_src, hub_dst = np.concatenate([hub_src, hub_dst]), np.concatenate([hub_dst, hub_src])
+    return np.concatenate([src, hub_src]), np.concatenate([dst, hub_dst]), n, directed
+
+
 CASES = {
     **graphs.ANY_RANK_COUNT,
+    "hubs": hubs(False),
+    "hubs_directed": hubs(True),
     "many_components_directed": graphs.random_graph(2000, 1500, 5, True),
     "mostly_isolated": graphs.random_graph(1500, 200, 1, False),
 }

@@ -16,7 +16,7 @@ from ..comm.base import Communicator
 from ..engine.levels import LevelStats
 from ..errors import InvalidArgumentType
 from ..traversals.batched import batched_levels
-from .arguments import agreed_sources, check_bool, check_depth_limit
+from .arguments import agreed_sources, check_bool, check_depth_limit, check_thresholds
 from .graph import Graph
 from .search import synchronize
 
@@ -78,6 +78,7 @@ def bfs_many(
     validate: bool = False,
     timing: bool = False,
     depth_limit: int | None = None,
+    alpha: float | None = None,
 ) -> BatchedBFSResult:
     """Breadth-first search from every vertex of ``sources``, 64 at a time as the bit lanes of
     one traversal (collective).
@@ -95,6 +96,9 @@ def bfs_many(
         Record per-phase seconds in the level rows.
     depth_limit : int, optional
         Stop once level ``depth_limit`` is labeled; farther vertices stay ``UNREACHED``.
+    alpha : float, optional
+        A level pulls while the frontier's out-edges exceed the graph's edges / ``alpha``
+        (0: push only; default ``distbfs.traversals.batched.LANES_ALPHA``).
 
     Raises
     ------
@@ -113,6 +117,7 @@ def bfs_many(
     flags = {"gather": gather, "validate": validate, "timing": timing}
     gather, validate, timing = (check_bool(name, v) for name, v in flags.items())
     depth_limit = check_depth_limit(depth_limit)
+    direction = check_thresholds(alpha, None)
     comm, backend, dist = graph.comm, graph.backend, graph.dist
     ids = agreed_sources(comm, sources, dist.n, "sources", distinct=False)
     xp, k = backend.xp, int(ids.shape[0])
@@ -127,7 +132,11 @@ def bfs_many(
     for first in range(0, k, MAX_LANES):
         timer = backend.make_timer(timing)
         search = batched_levels(
-            resources, ids[first : first + MAX_LANES], depth_limit=depth_limit, timer=timer
+            resources,
+            ids[first : first + MAX_LANES],
+            depth_limit=depth_limit,
+            timer=timer,
+            **direction,
         )
         searches.append(search.distances)
         batches.append(search.levels)

@@ -118,6 +118,8 @@ class ComponentPlan:
         self.in_place = can if in_place is None else bool(in_place)
         self.sample_rounds = int(sample_rounds)
         self.samples = sample_vertices(self.graph.n, int(samples))
+        graph = self.graph
+        self._my_samples = backend.xp.asarray(self.samples[self.samples % graph.size == graph.rank])
 
     def start(self) -> Any:
         """A new run's state: every vertex its own label."""
@@ -126,11 +128,11 @@ class ComponentPlan:
     def largest_label(self, state: Any) -> int:
         """The most frequent label among the sampled vertices (collective: one all-gather of
         their labels), the smallest among equals: the largest intermediate component."""
-        graph, backend = self.graph, self.backend
-        mine = self.samples[self.samples % graph.size == graph.rank]
-        labels = backend.owned_labels(graph, state, backend.xp.asarray(mine))
-        parts = self.comm.allgather_object(np.asarray(backend.to_host(labels)).tolist())
-        return most_frequent(np.array([x for part in parts for x in part], dtype=np.int64))
+        labels = self.backend.owned_labels(self.graph, state, self._my_samples)
+        labels = np.asarray(self.backend.to_host(labels), dtype=np.int64)
+        if self.comm.size > 1:
+            labels = np.concatenate(self.comm.allgather_object(labels))
+        return most_frequent(labels)
 
 
 COUNTERS = ("links", "crossing", "hooks_sent", "hooks_sent_remote", "hooked", "label_requests")

@@ -12,7 +12,7 @@ and lets each vertex not yet visited in every lane OR its in-neighbours' words (
 bottom-up, the early exit once all lanes are seen). Settling keeps the lanes new to each vertex,
 writes their distance and makes them the next frontier. One all-reduce per level carries the
 (vertex, lane) pairs found (termination) and the new frontier's out-edges m_f (direction: pull
-while m_f exceeds the graph's edges / ``alpha``, Beamer's test with every edge unexplored).
+while m_f exceeds the graph's edges / ``alpha``: ``LANES_ALPHA``).
 
 Invariants: a lane's bit enters a vertex's visited word once, at its BFS level, so row i of the
 distances is the BFS from ``sources[i]`` alone (duplicated sources give equal rows); every rank
@@ -30,7 +30,12 @@ import numpy as np
 from ..engine.direction import BOTTOM_UP, TOP_DOWN
 from ..engine.levels import LevelLog, LevelStats
 from ..engine.plan import level_limit
-from ..engine.strategy import DEFAULT_ALPHA
+
+LANES_ALPHA = 2.0
+"""Pull while the frontier's out-edges exceed the graph's edges / ``LANES_ALPHA``. Lower than a
+single search's 15 (Beamer): a pull level stops reading a vertex's in-edges only once every lane
+has reached it, so until most lanes have arrived it reads nearly every edge, while a push reads
+the frontier's out-edges only (benchmarks/RESULTS.md, batched BFS)."""
 
 
 @dataclass
@@ -48,7 +53,7 @@ def batched_levels(
     sources: np.ndarray,
     *,
     depth_limit: int | None = None,
-    alpha: float = DEFAULT_ALPHA,
+    alpha: float = LANES_ALPHA,
     timer: Any = None,
 ) -> BatchSearch:
     """BFS from each of ``sources`` (global ids, 1 to 64, duplicates allowed) at once, up to
@@ -80,9 +85,14 @@ def batched_levels(
 
 
 def push_level(resources: Any, state: Any, timer: Any) -> list[int]:
-    """Frontier words along out-edges: expand -> bin by owner -> exchange -> OR at the owner;
-    this rank's COUNTERS (``distbfs.engine.levels``)."""
+    """Frontier words along out-edges: expand -> bin by owner -> exchange -> OR at the owner
+    (one rank: expanded straight into the OR); this rank's COUNTERS (``distbfs.engine.levels``).
+    """
     backend, comm, graph = resources.backend, resources.comm, resources.graph
+    if comm.size == 1:  # the frontier's out-edges: settled with it
+        with timer.phase("expand"):
+            backend.push_lanes(graph, state)
+        return [state.frontier_edges, 0, 0, 0, 0, state.frontier_edges]
     with timer.phase("expand"):
         heads, words = backend.expand_lanes(graph, state)
     with timer.phase("filter_partition"):

@@ -239,6 +239,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     # -- batched BFS (bit lanes; ``distbfs.traversals.batched``) -----------------------------
 
+    def push_lanes(self, graph: DistGraph, state: LaneState) -> None:
+        lanes.push_lanes(self.policy, self._persistent, graph, state)
+
     def contract_lanes(self, graph: DistGraph, state: LaneState, received: Bins) -> None:
         lanes.contract_lanes(self.policy, self._persistent, graph, state, received)
 

@@ -1,8 +1,9 @@
-"""Batched BFS's per-backend stages on the device (``kernels/lanes.cu``; the state and the
-push expansion: ``distbfs.backends.arrays.lanes``): the OR-contraction of received push items
-(one ``atomicOr`` per item), the pull level (a thread per vertex ORs its in-neighbours' gathered
-frontier words and stops once every lane is seen) and settling a level's found lanes (distances
-written, the pairs found and the new frontier's out-edges counted in the same pass)."""
+"""Batched BFS's per-backend stages on the device (``kernels/lanes.cu``; the state and the push
+expansion: ``distbfs.backends.arrays.lanes``): the push level of one rank (frontier words ORed
+straight into the out-neighbours' ``found``, no items built), the OR-contraction of received push
+items (one ``atomicOr`` per item), the pull level (a thread per vertex ORs its in-neighbours'
+gathered frontier words and stops once every lane is seen) and settling a level's found lanes
+(distances written, the pairs found and the new frontier's out-edges counted in the same pass)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,16 @@ def _launch(
     bits = 8 * check_graph(graph).itemsize
     grid = max(1, min(persistent_grid(policy, grids), -(-items // policy.block_threads)))
     get_kernel("lanes", name, policy, bits)((grid,), (policy.block_threads,), args)
+
+
+def push_lanes(
+    policy: LaunchPolicy, grids: dict[int, int], graph: DistGraph, state: LaneState
+) -> None:
+    """One rank's push level: every frontier vertex ORs its word into ``found`` of each
+    out-neighbour."""
+    n = int(state.visited.shape[0])
+    args = (graph.row_offsets, graph.column_indices, state.frontier, state.visited, state.found)
+    _launch(policy, grids, graph, "push_lanes", n, (*args, np.int64(n)))
 
 
 def contract_lanes(

@@ -131,6 +131,9 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
 
     # -- batched BFS (bit lanes; ``distbfs.traversals.batched``) -----------------------------
 
+    def push_lanes(self, graph: DistGraph, state: LaneState) -> None:
+        lanes.push_lanes(graph, state)
+
     def contract_lanes(self, graph: DistGraph, state: LaneState, received: Bins) -> None:
         lanes.contract_lanes(graph, state, received)
 

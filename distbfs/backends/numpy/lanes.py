@@ -1,5 +1,6 @@
 """Batched BFS's per-backend stages on the host (``distbfs.backends.arrays.lanes`` holds the
-state and the push expansion): the OR-contraction of received push items, the pull level (a
+state and the push expansion): one rank's push level (the expansion ORed straight into
+``found``), the OR-contraction of received push items, the pull level (a
 segmented OR over in-neighbour rows, ``np.bitwise_or.reduceat``) and settling a level's found
 lanes (their distances written through an unpacked bit matrix)."""
 
@@ -12,8 +13,14 @@ import numpy as np
 from ...comm.base import Bins
 from ...graph import DistGraph
 from ...partition import local_id
-from ..arrays.lanes import WORD, LaneState
+from ..arrays.lanes import WORD, LaneState, expand_lanes
 from ..arrays.ops import gather_ranges
+
+
+def push_lanes(graph: DistGraph, state: LaneState) -> None:
+    """One rank's push level: every frontier word ORed into ``found`` of each out-neighbour."""
+    heads, words = expand_lanes(np, graph, state)
+    np.bitwise_or.at(state.found, heads, words)
 
 
 def contract_lanes(graph: DistGraph, state: LaneState, received: Bins) -> None:
