@@ -31,7 +31,7 @@ from ..engine.direction import BOTTOM_UP, TOP_DOWN
 from ..engine.levels import LevelLog, LevelStats
 from ..engine.plan import level_limit
 
-LANES_ALPHA = 2.0
+LANES_ALPHA = 4.0
 """Pull while the frontier's out-edges exceed the graph's edges / ``LANES_ALPHA``. Lower than a
 single search's 15 (Beamer): a pull level stops reading a vertex's in-edges only once every lane
 has reached it, so until most lanes have arrived it reads nearly every edge, while a push reads
