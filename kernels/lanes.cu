@@ -6,8 +6,9 @@
  *
  *   push_lanes      push level on one rank (no exchange): every frontier vertex ORs its word
  *                   into found of each out-neighbour, skipping the atomic where found and
- *                   visited already hold those lanes; rows longer than a warp are strided by
- *                   the whole warp (Merrill's warp gathering)
+ *                   visited already hold those lanes; a thread per edge of the frontier's rows
+ *                   (its row found by a binary search of the rows' running edge counts), so a
+ *                   hub's million edges take the whole grid, not one warp
  *   contract_lanes  push level, after the exchange: found[local(v)] |= word per received item
  *   pull_lanes      pull level: every owned vertex not visited in all lanes ORs the gathered
  *                   frontier words of its in-neighbours, stopping once every lane is seen;
@@ -64,30 +65,18 @@ __device__ __forceinline__ void offer(word_t word, long long u, const word_t* vi
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    push_lanes(const size_type* offsets, const vertex_t* cols, const word_t* frontier,
-               const word_t* visited, word_t* found, long long n) {
-  const int lane = threadIdx.x % kWarpThreads;
-  // Warp-uniform trip count: every lane reaches the ballot together.
-  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
-       base += grid_stride()) {
-    const long long v = base + threadIdx.x;
-    const word_t word = v < n ? frontier[v] : 0;
-    const size_type begin = word ? offsets[v] : 0, end = word ? offsets[v + 1] : 0;
-    const bool long_row = end - begin > kWarpThreads;
-    unsigned int pending = __ballot_sync(kFullWarp, long_row);
-    while (pending) {
-      const int leader = __ffs(pending) - 1;
-      pending &= pending - 1;
-      const word_t w = __shfl_sync(kFullWarp, word, leader);
-      const size_type first = __shfl_sync(kFullWarp, begin, leader);
-      const size_type last = __shfl_sync(kFullWarp, end, leader);
-      for (size_type i = first + lane; i < last; i += kWarpThreads) {
-        offer(w, cols[i], visited, found);
-      }
+    push_lanes(const long long* rows, const long long* ends, long long count, long long total,
+               const size_type* offsets, const vertex_t* cols, const word_t* frontier,
+               const word_t* visited, word_t* found) {
+  for (long long e = grid_start(); e < total; e += grid_stride()) {
+    long long low = 0, high = count - 1;  // the first row whose edges end after e
+    while (low < high) {
+      const long long mid = (low + high) / 2;
+      if (ends[mid] > e) high = mid; else low = mid + 1;
     }
-    if (!long_row) {
-      for (size_type i = begin; i < end; ++i) offer(word, cols[i], visited, found);
-    }
+    const long long v = rows[low];
+    const size_type slot = offsets[v + 1] - (ends[low] - e);
+    offer(frontier[v], cols[slot], visited, found);
   }
 }
 

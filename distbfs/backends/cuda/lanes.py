@@ -41,10 +41,14 @@ def push_lanes(
     policy: LaunchPolicy, grids: dict[int, int], graph: DistGraph, state: LaneState
 ) -> None:
     """One rank's push level: every frontier vertex ORs its word into ``found`` of each
-    out-neighbour."""
-    n = int(state.visited.shape[0])
-    args = (graph.row_offsets, graph.column_indices, state.frontier, state.visited, state.found)
-    _launch(policy, grids, graph, "push_lanes", n, (*args, np.int64(n)))
+    out-neighbour, a thread per edge (``state.frontier_edges`` of them, counted by settle)."""
+    rows = cupy.flatnonzero(state.frontier)
+    offsets = graph.row_offsets
+    ends = cupy.cumsum(offsets[rows + 1] - offsets[rows])
+    total, count = int(state.frontier_edges), int(rows.shape[0])
+    args = (rows, ends, np.int64(count), np.int64(total), offsets, graph.column_indices)
+    args += (state.frontier, state.visited, state.found)
+    _launch(policy, grids, graph, "push_lanes", total, args)
 
 
 def contract_lanes(
