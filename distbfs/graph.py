@@ -33,6 +33,7 @@ import numpy as np
 from .comm.base import Communicator
 from .constants import ROW_OFFSET_DTYPE, vertex_dtype, weight_dtype
 from .errors import InputError
+from .memory import require
 from .partition import bin_by_owner, local_id, num_local, owner
 
 
@@ -259,6 +260,31 @@ def _csr_from_keys(xp: Any, keys: Any, n: int, nlocal: int) -> tuple[Any, Any]:
     return row_offsets, column_indices
 
 
+BUILD_FIX = (
+    "the vertex count is the largest id + 1 (number a file's vertices 0..n-1 without gaps); "
+    "a smaller graph, or ranks on more nodes (mpiexec -n P)"
+)
+"""What the refusal of a graph too large to build suggests."""
+
+
+def build_bytes(n: int, nlocal: int, edges: int, weighted: bool) -> int:
+    """The peak bytes of building a rank's CSR of ``edges`` directed edges (the input aside):
+    per owned vertex the row offsets and the degree counts (int64 each), per edge an int64 key,
+    the sort's buffer of as much, the column id and, weighted, three more words (the weight,
+    its sort permutation and the stored copy)."""
+    per_edge = 16 + vertex_dtype(n).itemsize + (24 if weighted else 0)
+    return 16 * (nlocal + 1) + per_edge * edges
+
+
+def require_build(
+    xp: Any, comm: Communicator | None, n: int, nlocal: int, edges: int, weighted: bool
+) -> None:
+    """Refuse (``InputError`` on every rank, before any large allocation) a build whose peak
+    (``build_bytes``) would not fit."""
+    what = f"building the CSR of {n:,} vertices and {edges:,} directed edges (this rank's)"
+    require(build_bytes(n, nlocal, edges, weighted), xp, comm, what, BUILD_FIX)
+
+
 def build_graph(
     comm: Communicator,
     src: Any,
@@ -286,6 +312,9 @@ def build_graph(
     nlocal = num_local(n, p, comm.rank)
     if nlocal > 0 and nlocal * n >= 2**63:
         raise InputError(f"graph too large to build: {n} vertices on {p} ranks (use more ranks)")
+    directions = 1 if directed else 2
+    edges = comm.allreduce(len(src)) * directions // p if p > 1 else len(src) * directions
+    require_build(xp, comm, n, nlocal, edges, weights is not None)
     src = xp.asarray(src, dtype=xp.int64)
     dst = xp.asarray(dst, dtype=xp.int64)
     if weights is not None:
@@ -323,6 +352,7 @@ def build_local_graph(
     whole-graph copy on each (the replica of small graphs) from all-gathered edges."""
     if n > 0 and n * n >= 2**63:
         raise InputError(f"graph too large to build: {n} vertices on 1 rank (use more ranks)")
+    require_build(xp, None, n, n, len(src) * (1 if directed else 2), weights is not None)
     src = xp.asarray(src, dtype=xp.int64)
     dst = xp.asarray(dst, dtype=xp.int64)
     weights = None if weights is None else _carried(xp, weights)
@@ -364,10 +394,12 @@ def build_graph_streamed(
     def edges(first: bool) -> Iterable[tuple[Any, Any, Any]]:
         return _directed_edges(chunks(first), xp, directed, weighted and not first)
 
+    require(32 * (n + 1), xp, None, f"building the row offsets of {n:,} vertices", BUILD_FIX)
     offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)  # pass 1: row lengths, then offsets
     for tails, _, _ in edges(True):
         offsets[1:] += xp.bincount(tails, minlength=n)
     offsets[1:] = xp.cumsum(offsets[1:])
+    require_build(xp, None, n, n, int(offsets[-1]), weighted)
     columns = xp.empty(int(offsets[-1]), dtype=vertex_dtype(n))
     values = None
     cursors = offsets[:-1].copy()  # pass 2: the next free slot of every row

@@ -1,15 +1,17 @@
 """How much memory a rank has, and the one-line refusal when work would not fit.
 
-Checked before the allocation, collectively: if any rank lacks the bytes, every rank raises the
-same ``InputError`` naming what needs them, the bytes needed and available on the rank that
-lacks them, and what would make it fit (exit status 2 on the command line, never a killed
-process). Host memory: ``MemAvailable`` of ``/proc/meminfo`` (Linux), else the free physical
-pages; device memory: the free bytes the driver reports plus the blocks CuPy's pool holds free.
+Checked before the allocation, collectively: if any rank lacks the bytes (ranks on one node's
+host memory, or on one GPU, count together), every rank raises the same ``InputError`` naming
+what needs them, the bytes needed and available on the rank that lacks them, and what would make
+it fit (exit status 2 on the command line, never a killed process). Host memory:
+``MemAvailable`` of ``/proc/meminfo`` (Linux), else the free physical pages; device memory: the
+free bytes the driver reports plus the blocks CuPy's pool holds free.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any
 
 from .comm.base import Communicator
@@ -37,15 +39,30 @@ def available_bytes(xp: Any) -> int:
     return int(free + xp.get_default_memory_pool().free_bytes())
 
 
-def require(needed: int, xp: Any, comm: Communicator, what: str, fix: str) -> None:
+def memory_owner(xp: Any) -> tuple[str, ...]:
+    """What the bytes of ``xp`` arrays come from, the same for ranks that share it: this node's
+    host memory, or this node's GPU (its PCI bus id)."""
+    if xp.__name__ == "numpy":
+        return (socket.gethostname(),)
+    return (socket.gethostname(), xp.cuda.Device().pci_bus_id)
+
+
+def require(needed: int, xp: Any, comm: Communicator | None, what: str, fix: str) -> None:
     """Raise ``InputError`` on every rank unless every rank has ``needed`` bytes available for
-    arrays of ``xp`` (collective: one all-gather)."""
-    available = available_bytes(xp)
-    short = comm.allgather_object(None if needed <= available else (needed, available))
-    for rank, item in enumerate(short):
-        if item is not None:
+    arrays of ``xp`` (collective: one all-gather; ``comm`` None: this rank alone). Ranks that
+    draw on the same memory (one node's host, one GPU) must fit together."""
+    mine = (memory_owner(xp), int(needed), available_bytes(xp))
+    ranks = [mine] if comm is None else comm.allgather_object(mine)
+    together: dict[tuple[str, ...], int] = {}
+    for owner, wanted, _ in ranks:
+        together[owner] = together.get(owner, 0) + wanted
+    for rank, (owner, wanted, available) in enumerate(ranks):
+        if together[owner] > available:
             where = "device" if xp.__name__ != "numpy" else "host"
+            shared = ""
+            if together[owner] > wanted:
+                shared = f" ({together[owner]:,} with the other ranks sharing that memory)"
             raise InputError(
-                f"{what} needs {item[0]:,} bytes of {where} memory on rank {rank}, "
-                f"{item[1]:,} are available: {fix}"
+                f"{what} needs {wanted:,} bytes of {where} memory on rank {rank}{shared}, "
+                f"{available:,} are available: {fix}"
             )

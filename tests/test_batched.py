@@ -26,6 +26,7 @@ import graphs
 
 ONE = SingleRankCommunicator()
 
+
 def hubs(directed: bool, seed: int = 3):
     """Sparse random edges plus hubs of degree 40 to 400 at ids that are not a warp's first
     thread (rows a whole warp reads, with the early exit of a pull level)."""

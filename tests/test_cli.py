@@ -573,3 +573,30 @@ def test_level_table_format():
     assert lines[2].split() == ["1", "TD", "3", "40", "0", "7", "5", "0.500", "250.000"]
     fused = [LevelStats(2, 5, 0, 0, 0, 0, 0, span=4, seconds={"contract_expand": 0.001})]
     assert cli.format_level_table(fused).splitlines()[1].split()[:3] == ["2-5", "TD", "5"]
+
+
+def test_a_graph_too_large_for_memory_is_refused_before_building(monkeypatch, capsys, tmp_path):
+    """One edge to vertex 3e9 asks for row offsets of 3e9 vertices: refused at once, naming
+    the bytes, what is available and the fix (not swapped until the kernel kills the job)."""
+    import distbfs.memory
+
+    monkeypatch.setattr(distbfs.memory, "available_host_bytes", lambda: 1 << 30)
+    graph = tmp_path / "far.txt"
+    graph.write_text("0 3000000000\n")
+    assert cli.main(["bfs", str(graph), "--source", "0"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1, err
+    assert "3,000,000,001 vertices" in err[0] and "48,000,000,056 bytes of host memory" in err[0]
+    assert "1,073,741,824 are available" in err[0] and "vertices 0..n-1 without gaps" in err[0]
+
+
+@pytest.mark.parametrize("error", [MemoryError(), type("OutOfMemoryError", (Exception,), {})])
+def test_out_of_memory_is_one_line_exit_2(monkeypatch, capsys, error):
+    def exhausted(ctx):
+        raise error("Out of memory allocating 1,024 bytes") if isinstance(error, type) else error
+
+    monkeypatch.setitem(cli.COMMANDS, "info", exhausted)
+    assert cli.main(["info", "whatever.mtx"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("distbfs: error: out of ")
+    assert "Traceback" not in err[0] and "mpiexec -n P" in err[0]

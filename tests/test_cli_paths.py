@@ -112,14 +112,14 @@ def test_apsp_refuses_a_matrix_that_does_not_fit(weighted, tmp_path):
     """A memory limit through the module that reports it: exit 2, the bytes, no file."""
     script = (
         "import sys, distbfs.memory as m\n"
-        "m.available_bytes = lambda xp: 1000\n"
+        "m.available_bytes = lambda xp: 20_000\n"
         "from distbfs import cli\n"
         f"sys.exit(cli.main(['apsp', {str(weighted[0] / 'w.txt')!r}, '--output', 'a']))\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True
     )
-    assert_input_error(proc, "needs 51,200 bytes of host memory", "1,000 are available")
+    assert_input_error(proc, "needs 51,200 bytes of host memory", "20,000 are available")
     assert not (tmp_path / "a.distances.npy").exists()
 
 

@@ -78,6 +78,15 @@ def _print_err(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def out_of_memory(where: str, exc: BaseException) -> str:
+    """The one line for an allocation that failed although the estimates let the work start."""
+    detail = f" ({exc})" if str(exc) else ""
+    return (
+        f"out of {where} memory{detail}: run on more ranks or GPUs (mpiexec -n P), a smaller "
+        "graph, or the numpy backend (--backend numpy) where the device is the limit"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
@@ -118,6 +127,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if several():
             comm.abort(EXIT_FAILURE)
         return EXIT_FAILURE
+    except MemoryError as exc:  # past the estimates: this rank's host ran out
+        _print_err(f"{PROG}: error: {out_of_memory('host', exc)}")
+        if several():
+            comm.abort(EXIT_INPUT_ERROR)
+        return EXIT_INPUT_ERROR
     except BrokenPipeError:  # stdout closed early (a pager, `| head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -125,7 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if several():
             comm.abort(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
-    except Exception:
+    except Exception as exc:
+        if type(exc).__name__ == "OutOfMemoryError":  # CuPy's, past the estimates
+            _print_err(f"{PROG}: error: {out_of_memory('device', exc)}")
+            if several():
+                comm.abort(EXIT_INPUT_ERROR)
+            return EXIT_INPUT_ERROR
         sys.stdout.flush()
         prefix = f"[rank {rank()}] " if several() else ""
         print(f"{prefix}{PROG}: internal error (a bug), traceback follows:", file=sys.stderr)

@@ -22,8 +22,9 @@ import numpy as np
 
 from ..comm.base import Communicator
 from ..errors import InputError
-from ..graph import DistGraph, build_graph, build_graph_streamed
-from ..memory import available_host_bytes
+from ..graph import BUILD_FIX, DistGraph, build_bytes, build_graph, build_graph_streamed
+from ..memory import available_host_bytes, require
+from ..partition import num_local
 from .chunks import (
     CHUNK_EDGES_DEVICE,
     CHUNK_EDGES_HOST,
@@ -128,6 +129,11 @@ def generate(
             return replay(xp, total, chunk if first else made, progress if first else None)
 
         return build_graph_streamed(chunks, n, directed=False, xp=xp, weighted=spec is not None)
+    share = -(-total // comm.size)  # tuples, then each tuple both ways in the build
+    held = share * (16 + (0 if spec is None else spec.dtype.itemsize))
+    nlocal = num_local(n, comm.size, comm.rank)
+    needed = held + build_bytes(n, nlocal, 2 * share, spec is not None)
+    require(needed, xp, comm, f"generating {total:,} edges ({share:,} a rank)", BUILD_FIX)
     dtypes = EDGE_DTYPES if spec is None else (*EDGE_DTYPES, spec.dtype)
     src, dst, *rest = make_share(xp, total, comm.rank, comm.size, made, progress, dtypes)
     return build_graph(comm, src, dst, n, directed=False, xp=xp, weights=rest[0] if rest else None)

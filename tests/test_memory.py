@@ -1,0 +1,47 @@
+"""The memory refusal (``distbfs.memory.require``): ranks that draw on one memory count together."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import distbfs
+import distbfs.memory as memory
+
+
+class Ranks:
+    """A stand-in communicator: rank 0 of ``size``, every rank reporting what this one does
+    but from the hosts ``hosts``."""
+
+    def __init__(self, hosts: list[str]) -> None:
+        self.hosts, self.size, self.rank = hosts, len(hosts), 0
+
+    def allgather_object(self, item):
+        _, wanted, available = item
+        return [((host,), wanted, available) for host in self.hosts]
+
+
+@pytest.fixture
+def gigabyte(monkeypatch):
+    monkeypatch.setattr(memory, "available_host_bytes", lambda: 1 << 30)
+
+
+def test_ranks_of_one_node_fit_together(gigabyte):
+    memory.require(600 << 20, np, Ranks(["a", "b"]), "work", "fix")  # one rank a node: fits
+    with pytest.raises(distbfs.InputError) as caught:
+        memory.require(600 << 20, np, Ranks(["a", "a"]), "work", "fewer ranks a node")
+    message = str(caught.value)
+    assert "work needs 629,145,600 bytes of host memory on rank 0" in message
+    assert "(1,258,291,200 with the other ranks sharing that memory)" in message
+    assert message.endswith("1,073,741,824 are available: fewer ranks a node")
+
+
+def test_one_rank_alone(gigabyte):
+    memory.require(1 << 30, np, None, "work", "fix")
+    with pytest.raises(distbfs.InputError, match=r"needs 1,073,741,825 bytes of host memory"):
+        memory.require((1 << 30) + 1, np, None, "work", "fix")
+
+
+def test_graph_construction_is_refused_before_it_allocates(gigabyte):
+    with pytest.raises(distbfs.InputError, match=r"CSR of 200,000,000 vertices .* needs"):
+        distbfs.Graph.from_edges([0], [199_999_999], backend="numpy")
