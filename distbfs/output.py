@@ -1,13 +1,13 @@
 """Result files written atomically and without gathering a result onto one rank.
 
 ``write_striped_npy``: a global per-vertex array (distances, predecessors) whose parts live on
-their owners (vertex v on rank v % p, local row v // p). Rank 0 creates a temporary ``.npy`` next
-to the target with the final dtype and shape; every rank writes its own strided slice
+their owners (vertex v on rank v % p, local row v // p). Rank 0 creates a temporary ``.npy``
+next to the target with the final dtype and shape; every rank writes its own strided slice
 (``mm[rank::size] = local``) through a memory map; rank 0 renames the file into place.
-``write_json``: a small document written by rank 0. ``make_parent_dirs``: the directories an
-output path needs. ``temp_name``: the hidden sibling name an output is built under before its
-rename (the native graph writer's directory too). Outputs are created with the permissions the
-umask gives.
+``write_json``: a small document written by rank 0 (``write_from_rank0``: any such file).
+``make_parent_dirs``: the directories an output path needs. ``temp_name``: the hidden sibling
+name an output is built under before its rename (the native graph writer's directory too).
+Outputs are created with the permissions the umask gives.
 
 Invariants: the target either keeps its previous state or holds the complete new file; no
 temporary file survives a failure; every failure is agreed, so all ranks raise the same
@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -154,8 +155,11 @@ def write_striped_npy(path: str | os.PathLike[str], local: Any, n: int, comm: Co
         raise
 
 
-def write_json(path: str | os.PathLike[str], document: Any, comm: Communicator) -> None:
-    """Write ``document`` as JSON to ``path`` from rank 0, atomically (collective).
+def write_from_rank0(
+    path: str | os.PathLike[str], comm: Communicator, write: Callable[[str], None]
+) -> None:
+    """Rank 0 calls ``write(temp)`` to write the whole file under a temporary name, which then
+    replaces ``path`` atomically (collective).
 
     Raises
     ------
@@ -167,9 +171,7 @@ def write_json(path: str | os.PathLike[str], document: Any, comm: Communicator) 
         if comm.rank == 0:
             temp = temp_name(path)
             try:
-                with open(temp, "w", encoding="utf-8") as handle:
-                    json.dump(document, handle, indent=2, sort_keys=False)
-                    handle.write("\n")
+                write(temp)
                 os.replace(temp, path)
             except OSError as exc:
                 _remove_quietly(temp)
@@ -177,3 +179,14 @@ def write_json(path: str | os.PathLike[str], document: Any, comm: Communicator) 
             except BaseException:
                 _remove_quietly(temp)
                 raise
+
+
+def write_json(path: str | os.PathLike[str], document: Any, comm: Communicator) -> None:
+    """Write ``document`` as JSON to ``path`` from rank 0, atomically (collective)."""
+
+    def write(temp: str) -> None:
+        with open(temp, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2, sort_keys=False)
+            handle.write("\n")
+
+    write_from_rank0(path, comm, write)

@@ -600,3 +600,40 @@ def test_out_of_memory_is_one_line_exit_2(monkeypatch, capsys, error):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("distbfs: error: out of ")
     assert "Traceback" not in err[0] and "mpiexec -n P" in err[0]
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["bench", "--scale", "10", "--roots", "4"],
+        ["bench", "--scale", "10", "--roots", "4", "--batched"],
+        ["bfs", "GRAPH", "--source", "0"],
+    ],
+    ids=["bench", "bench-batched", "bfs"],
+)
+def test_plot_writes_a_png(tmp_path, edges, args):
+    graph = write_edgelist(tmp_path / "g.txt", *edges[:2])
+    target = tmp_path / "plots" / "levels.png"
+    args = [str(graph) if a == "GRAPH" else a for a in args]
+    assert cli.main([*args, "--plot", str(target), "-q"]) == 0
+    data = target.read_bytes()
+    assert data.startswith(PNG_SIGNATURE) and len(data) > 10_000
+    assert [p.name for p in target.parent.iterdir()] == ["levels.png"]  # no temporary left
+
+
+def test_plot_without_matplotlib_is_refused_before_any_work(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
+    missing = tmp_path / "no-such-graph.txt"  # not read: the refusal comes first
+    assert cli.main(["bfs", str(missing), "--source", "0", "--plot", "x.png"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "distbfs: error: --plot needs matplotlib, the optional extra: pip install 'distbfs[plot]'"
+    ]
+
+
+def test_plot_draws_bfs_levels_only(capsys):
+    assert cli.main(["bench", "--scale", "8", "--algorithm", "cc", "--plot", "x.png"]) == 2
+    assert "--plot: draws BFS levels, not --algorithm cc" in capsys.readouterr().err

@@ -20,17 +20,19 @@ from ..benchmark import (
     run_searches,
 )
 from ..errors import InputError
-from ..output import make_parent_dirs, write_json
+from ..output import make_parent_dirs, prepare_output, write_json
 from .commands import (
     EXIT_OK,
     Context,
     generate_graph,
     generator_params,
+    graph_name,
     load_graph,
     say_bench_header,
 )
 from .components import print_cc_report
 from .parser import DEFAULT_SCALE_CPU, DEFAULT_SCALE_GPU, DEFAULT_SSSP_WEIGHTS
+from .plot import check_plot, plot_levels
 from .tables import format_level_table
 
 
@@ -41,6 +43,11 @@ def cmd_bench(ctx: Context) -> int:
         raise InputError(f"--batched: batches BFS only, not --algorithm {args.algorithm}")
     if args.batched and args.predecessors:
         raise InputError("--batched: batched searches keep distances only, not --predecessors")
+    if args.plot and args.algorithm != "bfs":
+        raise InputError(f"--plot: draws BFS levels, not --algorithm {args.algorithm}")
+    check_plot(args.plot, comm)
+    if args.json:
+        prepare_output(args.json, comm, "--json")
     with ctx.timed() as build:
         graph, graph_info = _bench_graph(ctx)
     root_seed = roots_mod.DEFAULT_ROOT_SEED if args.root_seed is None else args.root_seed
@@ -56,6 +63,13 @@ def cmd_bench(ctx: Context) -> int:
         print_cc_report(ctx, graph, graph_info, series, build.seconds)
     else:
         _print_report(ctx, graph, graph_info, series, build.seconds)
+    if args.plot:
+        profile = series.profile
+        levels = profile.batches[0] if args.batched else profile.levels
+        what = "64 sources a batch" if args.batched else f"root {series.roots[0]}"
+        title = f"{graph_name(graph_info, args.graph)}, {args.strategy or 'BFS'}, {what}"
+        plot_levels(args.plot, levels, title, comm)
+        ctx.note(f"wrote {args.plot}")
     if args.json:
         document = {
             "graph": graph_info,

@@ -21,6 +21,7 @@ from ..output import prepare_output, write_striped_npy
 from ..partition import bin_by_owner, local_id
 from ..progress import accepts_progress, progress
 from .parser import RANDOM_GENERATORS
+from .plot import check_plot, plot_levels
 from .tables import format_level_table
 
 EXIT_OK = 0
@@ -147,6 +148,15 @@ def describe(graph: Graph) -> str:
     )
 
 
+def graph_name(info: dict[str, Any], path: str | None) -> str:
+    """A benchmarked graph in words: the generator and its parameters, or the file."""
+    if info.get("generator") in RANDOM_GENERATORS:
+        return f"{info['generator']} scale {info['scale']}, edgefactor {info['edgefactor']}"
+    if "generator" in info:
+        return f"{info['generator']} {'x'.join(map(str, info['shape']))}"
+    return str(path)
+
+
 def say_bench_header(
     ctx: Context, graph: Graph, info: dict[str, Any], algorithm: str, count: str, build: float
 ) -> None:
@@ -155,13 +165,7 @@ def say_bench_header(
     random graph, ``count`` (e.g. "NBFS: 64"), ranks, construction and load time."""
     comm = ctx.comm
     random = info.get("generator") in RANDOM_GENERATORS
-    if random:
-        what = f"{info['generator']} scale {info['scale']}, edgefactor {info['edgefactor']}"
-    elif "generator" in info:
-        what = f"{info['generator']} {'x'.join(map(str, info['shape']))}"
-    else:
-        what = ctx.args.graph
-    ctx.say(f"graph: {what}: {describe(graph)}")
+    ctx.say(f"graph: {graph_name(info, ctx.args.graph)}: {describe(graph)}")
     ctx.say(f"backend: {ctx.backend.name}, comm: {comm.kind}, ranks: {comm.size}")
     ctx.say(f"algorithm: {algorithm}")
     if random:
@@ -184,6 +188,7 @@ def cmd_bfs(ctx: Context) -> int:
     args = ctx.args
     if args.output:
         prepare_output(args.output, ctx.comm)
+    check_plot(args.plot, ctx.comm)
     graph = load_graph(ctx, args.graph)
     sources = check_sources(args.source, graph.num_vertices, "--source")
     result = bfs(
@@ -210,6 +215,10 @@ def cmd_bfs(ctx: Context) -> int:
     if args.validate:
         ctx.say("validation: passed")
     write_outputs(ctx, graph, result.local_distances, result.local_predecessors)
+    if args.plot:
+        title = f"{os.path.basename(args.graph)}, {_name_sources(sources)}"
+        plot_levels(args.plot, result.levels, title, ctx.comm)
+        ctx.note(f"wrote {args.plot}")
     if not ctx.quiet:
         ctx.say("per-level summary:")
         ctx.say(format_level_table(result.levels, every_level=args.levels == "all"))

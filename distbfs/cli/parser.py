@@ -276,6 +276,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_plot(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        default=None,
+        help=f"draw {what}: per level the vertex frontier and the edges read, log scale, "
+        "bottom-up levels shaded (needs matplotlib: pip install 'distbfs[plot]')",
+    )
+
+
 def _add_levels(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--levels",
@@ -346,6 +356,7 @@ def _add_bench(sub: Any, common: argparse.ArgumentParser) -> None:
         default=None,
         help="write statistics, per-root times and per-level counts as JSON",
     )
+    _add_plot(bench, "the profiled search's levels (BFS)")
 
 
 def _add_bfs(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -384,6 +395,7 @@ def _add_bfs(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--validate", action="store_true", help="validate the result")
     _add_strategy(run)
+    _add_plot(run, "the search's levels")
     _add_levels(run)
 
 
