@@ -30,10 +30,16 @@ def available_host_bytes() -> int:
     return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
 
 
+def on_device(xp: Any) -> bool:
+    """Whether arrays of the module ``xp`` live on a GPU (CuPy) rather than in host memory
+    (numpy, and the tests' host stand-ins for CuPy)."""
+    return hasattr(xp, "cuda")
+
+
 def available_bytes(xp: Any) -> int:
     """Bytes available to a new array of the module ``xp`` (numpy: host; cupy: this rank's
     device)."""
-    if xp.__name__ == "numpy":
+    if not on_device(xp):
         return available_host_bytes()
     free, _ = xp.cuda.runtime.memGetInfo()
     return int(free + xp.get_default_memory_pool().free_bytes())
@@ -42,7 +48,7 @@ def available_bytes(xp: Any) -> int:
 def memory_owner(xp: Any) -> tuple[str, ...]:
     """What the bytes of ``xp`` arrays come from, the same for ranks that share it: this node's
     host memory, or this node's GPU (its PCI bus id)."""
-    if xp.__name__ == "numpy":
+    if not on_device(xp):
         return (socket.gethostname(),)
     return (socket.gethostname(), xp.cuda.Device().pci_bus_id)
 
@@ -58,7 +64,7 @@ def require(needed: int, xp: Any, comm: Communicator | None, what: str, fix: str
         together[owner] = together.get(owner, 0) + wanted
     for rank, (owner, wanted, available) in enumerate(ranks):
         if together[owner] > available:
-            where = "device" if xp.__name__ != "numpy" else "host"
+            where = "device" if on_device(xp) else "host"
             shared = ""
             if together[owner] > wanted:
                 shared = f" ({together[owner]:,} with the other ranks sharing that memory)"

@@ -110,7 +110,6 @@ def bfs_many(
     """
     from .. import stats
     from .. import validate as validation
-    from ..memory import require
 
     if not isinstance(graph, Graph):
         raise InvalidArgumentType(f"graph: expected a distbfs.Graph, got {type(graph).__name__}")
@@ -121,28 +120,21 @@ def bfs_many(
     comm, backend, dist = graph.comm, graph.backend, graph.dist
     ids = agreed_sources(comm, sources, dist.n, "sources", distinct=False)
     xp, k = backend.xp, int(ids.shape[0])
-    matrix = 4 * k * (dist.n if gather else dist.nlocal) + 4 * k * dist.nlocal
-    fix = "pass fewer sources per call, or gather=False"
-    require(matrix, xp, comm, f"the distances from {k:,} sources", fix)
-    resources = graph.resources
-    resources.in_neighbours()  # built once per graph, outside the timing
-    searches, batches = [], []
+    require_matrix(graph, k, gather)
+    graph.resources.in_neighbours()  # built once per graph, outside the timing
     comm.barrier()
     start = time.perf_counter()
-    for first in range(0, k, MAX_LANES):
-        timer = backend.make_timer(timing)
-        search = batched_levels(
-            resources,
-            ids[first : first + MAX_LANES],
-            depth_limit=depth_limit,
-            timer=timer,
-            **direction,
+    options = {"depth_limit": depth_limit, **direction}
+    searches = [
+        batched_levels(
+            graph.resources, ids[i : i + MAX_LANES], timer=backend.make_timer(timing), **options
         )
-        searches.append(search.distances)
-        batches.append(search.levels)
+        for i in range(0, k, MAX_LANES)
+    ]
     synchronize(backend)
     seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
-    local = searches[0] if len(searches) == 1 else xp.concatenate(searches)
+    rows = [search.distances for search in searches]
+    local = rows[0] if len(rows) == 1 else xp.concatenate(rows)  # one batch: no copy
     if validate:
         for i, source in enumerate(ids.tolist()):
             validation.validate(dist, comm, source, local[i], depth_limit=depth_limit)
@@ -152,11 +144,22 @@ def bfs_many(
         distances=gather_rows(comm, local, dist.n, xp) if gather else None,
         local_distances=local,
         local_vertices=dist.owned_vertices(xp),
-        batches=batches,
+        batches=[search.levels for search in searches],
         seconds=seconds,
         edges_traversed=edges,
         validated=validate,
     )
+
+
+def require_matrix(graph: Graph, k: int, gather: bool) -> None:
+    """Refuse (every rank, ``InputError``) distances from ``k`` sources that would not fit: the
+    rank's (k, owned) block, and with ``gather`` the whole (k, n) matrix."""
+    from ..memory import require
+
+    dist = graph.dist
+    matrix = 4 * k * (dist.n if gather else dist.nlocal) + 4 * k * dist.nlocal
+    fix = "pass fewer sources per call, or gather=False"
+    require(matrix, graph.backend.xp, graph.comm, f"the distances from {k:,} sources", fix)
 
 
 def gather_rows(comm: Communicator, local: Any, n: int, xp: Any) -> Any:
