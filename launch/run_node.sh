@@ -12,8 +12,9 @@
 #   PYTHON          interpreter (default: python3, else python)
 #   MPIRUN          launcher (default: mpirun, else mpiexec, on PATH)
 #   MPIRUN_ARGS     extra launcher arguments (e.g. "--bind-to numa" for Open MPI)
-#   CUPY_CACHE_DIR  kept if set; otherwise a per-job directory under ${TMPDIR:-/tmp}, removed at
-#                   the end (ranks of different jobs never share a kernel cache being written)
+#   CUPY_CACHE_DIR  kept if set; otherwise ${XDG_CACHE_HOME:-$HOME/.cache}/distbfs-cupy, one per
+#                   user and shared by every run (CuPy writes each cache file under a temporary
+#                   name and renames it, so concurrent runs are safe; the first run compiles)
 #   NCCL_*          passed through untouched (NCCL_NVLS_ENABLE=0 stays 0 if set; nothing forced)
 #   DISTBFS_DRY_RUN=1  print the command instead of running it
 set -euo pipefail
@@ -53,12 +54,7 @@ if [ -n "$visible" ] && [ "$ngpus" -gt "$visible" ]; then
   exit 2
 fi
 
-cleanup_cache=""
-if [ -z "${CUPY_CACHE_DIR:-}" ]; then
-  CUPY_CACHE_DIR="${TMPDIR:-/tmp}/distbfs-cupy-$(id -u)-$$"
-  cleanup_cache=$CUPY_CACHE_DIR
-fi
-export CUPY_CACHE_DIR
+export CUPY_CACHE_DIR=${CUPY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/distbfs-cupy}
 export PYTHONUNBUFFERED=1
 
 if [ "$ngpus" -eq 1 ]; then
@@ -90,9 +86,4 @@ if [ "${DISTBFS_DRY_RUN:-0}" = 1 ]; then
   echo "CUPY_CACHE_DIR=$CUPY_CACHE_DIR ${command[*]}"
   exit 0
 fi
-if [ -n "$cleanup_cache" ]; then
-  trap 'rm -rf "$cleanup_cache"' EXIT
-  "${command[@]}"
-else
-  exec "${command[@]}"
-fi
+exec "${command[@]}"

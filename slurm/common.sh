@@ -1,8 +1,10 @@
 # Shared by the distbfs sbatch scripts (sourced, not run): job environment and the srun line.
 #
 # Sets, unless already set by the user:
-#   CUPY_CACHE_DIR   per job, on node-local storage: ranks of different jobs never share a kernel
-#                    cache being written (CuPy compiles the CUDA stages on first use)
+#   CUPY_CACHE_DIR   one per user, shared by every job: ${XDG_CACHE_HOME:-$HOME/.cache}/distbfs-cupy
+#                    (CuPy compiles the CUDA stages on first use and writes each cache file under
+#                    a temporary name that it then renames, so concurrent jobs are safe; only the
+#                    first job pays the compile; `python -m distbfs warmup` pays it ahead)
 #   NCCL_DEBUG       WARN (NCCL prints what goes wrong; INFO for the topology it picked)
 #   DISTBFS_PYTHON   the interpreter (default: python3)
 # NCCL_NVLS_ENABLE and the other NCCL_* variables are passed through as they are.
@@ -10,8 +12,7 @@
 # plugin (DISTBFS_SRUN_MPI, default pmix; pmi2 or none on some sites) and --kill-on-bad-exit, so
 # one failing rank ends the whole step.
 
-job=${SLURM_JOB_ID:-$$}
-export CUPY_CACHE_DIR=${CUPY_CACHE_DIR:-${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/distbfs-cupy-$job}
+export CUPY_CACHE_DIR=${CUPY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/distbfs-cupy}
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 export PYTHONUNBUFFERED=1
 DISTBFS_PYTHON=${DISTBFS_PYTHON:-python3}

@@ -637,3 +637,9 @@ def test_plot_without_matplotlib_is_refused_before_any_work(monkeypatch, capsys,
 def test_plot_draws_bfs_levels_only(capsys):
     assert cli.main(["bench", "--scale", "8", "--algorithm", "cc", "--plot", "x.png"]) == 2
     assert "--plot: draws BFS levels, not --algorithm cc" in capsys.readouterr().err
+
+
+def test_warmup_without_a_gpu_says_so(capsys):
+    assert cli.main(["warmup", "--backend", "numpy"]) == 2
+    err = capsys.readouterr().err
+    assert "warmup compiles the CUDA kernels; the numpy backend has none" in err

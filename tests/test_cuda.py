@@ -1114,3 +1114,13 @@ def test_generated_csr_on_the_device_is_the_host_one(monkeypatch, kind, params, 
     np.testing.assert_array_equal(cupy.asnumpy(device.row_offsets), host.row_offsets)
     np.testing.assert_array_equal(cupy.asnumpy(device.column_indices), host.column_indices)
     assert device.num_edges == host.num_edges
+
+
+def test_warm_up_compiles_every_stage_at_both_widths():
+    from distbfs.backends.cuda.kernels import STAGES
+
+    modules = CudaBackend().warm_up(threads=3)
+    assert [(stage, bits) for stage, bits, _ in modules] == [
+        (stage, bits) for stage in STAGES for bits in (32, 64)
+    ]
+    assert all(seconds >= 0 for _, _, seconds in modules)

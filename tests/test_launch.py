@@ -336,8 +336,10 @@ def fake_slurm(tmp_path):
         SLURM_SUBMIT_DIR=str(submit),
         DISTBFS_PYTHON=sys.executable,
         TMPDIR=str(tmp_path),
+        HOME=str(tmp_path / "home"),
     )
     env.pop("CUPY_CACHE_DIR", None)
+    env.pop("XDG_CACHE_HOME", None)
     env.pop("NCCL_DEBUG", None)
 
     def run(script: str, *args: str, **extra: str) -> str:
@@ -353,6 +355,7 @@ def fake_slurm(tmp_path):
         return log.read_text()
 
     run.tmp_path = tmp_path  # type: ignore[attr-defined]
+    run.home = tmp_path / "home"  # type: ignore[attr-defined]
     return run
 
 
@@ -366,7 +369,7 @@ def test_slurm_scripts_srun_line_and_binding(fake_slurm, script):
             assert word in line.split()
         assert "--gpu-bind=per_task:1" in line.split()
     assert runs[1].endswith(f"{sys.executable} -m distbfs bench --scale 10")
-    cache = f"CUPY_CACHE_DIR={fake_slurm.tmp_path}/distbfs-cupy-4242 NCCL_DEBUG=WARN"
+    cache = f"CUPY_CACHE_DIR={fake_slurm.home}/.cache/distbfs-cupy NCCL_DEBUG=WARN"
     assert cache in log
     for rank in range(4):
         assert f"local rank {rank} of 4 (SLURM_LOCALID) -> device 0 of 1 visible" in log

@@ -38,6 +38,7 @@ from .commands import (
     cmd_generate,
     cmd_info,
     cmd_sssp,
+    cmd_warmup,
 )
 from .components import cmd_cc
 from .parser import (
@@ -64,6 +65,7 @@ COMMANDS = {
     "generate": cmd_generate,
     "convert": cmd_convert,
     "info": cmd_info,
+    "warmup": cmd_warmup,
 }
 """The handler of each subcommand."""
 

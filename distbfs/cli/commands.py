@@ -360,6 +360,25 @@ def _in_degrees(graph: Graph) -> np.ndarray:
     return np.bincount(local_id(received, comm.size), minlength=dist.nlocal)
 
 
+def cmd_warmup(ctx: Context) -> int:
+    """``warmup``: every CUDA kernel compiled into CuPy's cache, ahead of the runs."""
+    backend = ctx.backend
+    if not callable(getattr(backend, "warm_up", None)):
+        raise InputError(
+            f"warmup compiles the CUDA kernels; the {backend.name} backend has none "
+            "(--backend cuda says why CUDA is not available here)"
+        )
+    if ctx.args.threads < 1:
+        raise InputError(f"--threads: expected at least 1, got {ctx.args.threads}")
+    with ctx.timed() as total:
+        modules = backend.warm_up(threads=ctx.args.threads)
+    for stage, bits, seconds in modules:
+        ctx.say(f"{stage:18s} {bits}-bit ids  {seconds:7.2f} s")
+    cache = os.environ.get("CUPY_CACHE_DIR", "~/.cupy/kernel_cache (CuPy's default)")
+    ctx.say(f"compiled {len(modules)} modules in {total.seconds:.2f} s into {cache}")
+    return EXIT_OK
+
+
 def cmd_info(ctx: Context) -> int:
     """``info GRAPH``: sizes, degree statistics, isolated vertices, balance over ranks."""
     args, comm = ctx.args, ctx.comm

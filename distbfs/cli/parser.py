@@ -271,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_generate,
         _add_convert,
         _add_info,
+        _add_warmup,
     ):
         add(sub, common)
     return parser
@@ -525,6 +526,20 @@ def _add_info(sub: Any, common: argparse.ArgumentParser) -> None:
     )
     info.add_argument("graph", metavar="GRAPH", help="graph file")
     _add_format(info)
+
+
+def _add_warmup(sub: Any, common: argparse.ArgumentParser) -> None:
+    warmup = sub.add_parser(
+        "warmup",
+        parents=[common],
+        help="compile the CUDA kernels ahead, into CuPy's cache",
+        description="Compile every CUDA kernel stage (both vertex widths) on this rank's GPU into "
+        "CuPy's on-disk kernel cache (CUPY_CACHE_DIR), so that later runs and batch jobs sharing "
+        "the cache load the kernels instead of compiling them on first use.",
+    )
+    warmup.add_argument(
+        "--threads", type=int, default=4, help="modules compiled at once (default: %(default)s)"
+    )
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:

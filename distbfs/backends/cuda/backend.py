@@ -24,7 +24,7 @@ from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.components import ComponentState
 from ..arrays.lanes import ArrayLaneStages, LaneState
 from ..base import EdgeFrontier, Replica, SearchState
-from . import bottom_up, contract, expand, filter_partition, fused, lanes, link, search
+from . import bottom_up, contract, expand, filter_partition, fused, kernels, lanes, link, search
 from .buffers import CudaGraphResources, prepare
 from .launch_policy import DEFAULT_POLICY, DEFAULT_QUEUE_SIZING, LaunchPolicy
 from .timing import CudaEventTimer
@@ -195,6 +195,11 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
             return 0
         fused.replica_share(graph, state, whole)
         return levels
+
+    def warm_up(self, threads: int = 4) -> list[tuple[str, int, float]]:
+        """Compile every kernel this backend may launch into CuPy's on-disk cache
+        (``kernels.warm_up``): (stage, vertex width, seconds) per module."""
+        return kernels.warm_up(self.policy, threads=threads)
 
     def link_in_place(
         self,
