@@ -50,7 +50,11 @@ def memory_owner(xp: Any) -> tuple[str, ...]:
     host memory, or this node's GPU (its PCI bus id)."""
     if not on_device(xp):
         return (socket.gethostname(),)
-    return (socket.gethostname(), xp.cuda.Device().pci_bus_id)
+    device = xp.cuda.Device()
+    try:
+        return (socket.gethostname(), str(device.pci_bus_id))
+    except Exception:  # no bus id from the driver: the runtime's device number names it
+        return (socket.gethostname(), f"device {device.id}")
 
 
 def require(needed: int, xp: Any, comm: Communicator | None, what: str, fix: str) -> None:
