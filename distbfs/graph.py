@@ -35,6 +35,7 @@ from .constants import ROW_OFFSET_DTYPE, vertex_dtype, weight_dtype
 from .errors import InputError
 from .memory import require
 from .partition import bin_by_owner, local_id, num_local, owner
+from .threads import host_threads, parallel_map, spans
 
 
 @dataclass
@@ -142,27 +143,45 @@ def _stored_weights(values: Any, comm: Communicator | None = None) -> Any:
 
 
 def _edge_keys(
-    xp: Any, src: Any, dst: Any, n: int, size: int, symmetric: bool, weights: Any = None
+    xp: Any,
+    src: Any,
+    dst: Any,
+    n: int,
+    size: int,
+    symmetric: bool,
+    weights: Any = None,
+    threads: int = 1,
 ) -> tuple[Any, Any]:
     """Sort keys ``local_row * n + column`` of the edges owned here, self-loops dropped; both
     directions when ``symmetric`` (one rank only: the reverse edge is owned here too); and the
-    weights aligned with the keys (None without ``weights``)."""
-    kept = [
-        int(xp.count_nonzero(src[i : i + CHUNK] != dst[i : i + CHUNK])) for i in _chunks(len(src))
-    ]
-    keys = xp.empty(sum(kept) * (2 if symmetric else 1), dtype=xp.int64)
+    weights aligned with the keys (None without ``weights``). Pieces of the edge list run on up
+    to ``threads`` host threads, each writing its own slice."""
+    pieces = spans(xp, len(src), threads, CHUNK)
+
+    def kept(bounds: tuple[int, int]) -> int:
+        lo, hi = bounds
+        return int(xp.count_nonzero(src[lo:hi] != dst[lo:hi]))
+
+    counts = parallel_map(kept, pieces, threads)
+    ways = 2 if symmetric else 1
+    keys = xp.empty(sum(counts) * ways, dtype=xp.int64)
     values = None if weights is None else xp.empty(len(keys), dtype=weights.dtype)
-    at = 0
-    for i in _chunks(len(src)):
-        s, d = src[i : i + CHUNK], dst[i : i + CHUNK]
+    starts = [ways * sum(counts[:i]) for i in range(len(pieces))]
+
+    def fill(i: int) -> None:
+        lo, hi = pieces[i]
+        s, d = src[lo:hi], dst[lo:hi]
         loop_free = s != d
         s, d = s[loop_free], d[loop_free]
-        w = None if weights is None else weights[i : i + CHUNK][loop_free]
+        w = None if weights is None else weights[lo:hi][loop_free]
+        at = starts[i]
         for tails, heads in ((s, d), (d, s)) if symmetric else ((s, d),):
             keys[at : at + len(tails)] = local_id(tails, size) * n + heads
             if values is not None:
                 values[at : at + len(tails)] = w
             at += len(tails)
+
+    parallel_map(fill, list(range(len(pieces))), threads)
     return keys, values
 
 
@@ -247,14 +266,21 @@ def _sort_by_key_then_weight(xp: Any, keys: Any, weights: Any) -> None:
     weights[:] = weights[order]
 
 
-def _csr_from_keys(xp: Any, keys: Any, n: int, nlocal: int) -> tuple[Any, Any]:
-    """Row offsets and column ids of sorted distinct keys ``row * n + column``."""
+def _csr_from_keys(xp: Any, keys: Any, n: int, nlocal: int, threads: int = 1) -> tuple[Any, Any]:
+    """Row offsets and column ids of sorted distinct keys ``row * n + column`` (pieces on up to
+    ``threads`` host threads; each piece's rows counted apart, then summed)."""
     column_indices = xp.empty(len(keys), dtype=vertex_dtype(n))
+
+    def split(bounds: tuple[int, int]) -> tuple[int, Any]:
+        lo, hi = bounds
+        rows = keys[lo:hi] // n
+        column_indices[lo:hi] = keys[lo:hi] - rows * n
+        first = int(rows[0]) if hi > lo else 0
+        return first, xp.bincount(rows - first)
+
     degrees = xp.zeros(nlocal, dtype=ROW_OFFSET_DTYPE)
-    for i in _chunks(len(keys)):
-        rows = keys[i : i + CHUNK] // n
-        column_indices[i : i + CHUNK] = keys[i : i + CHUNK] - rows * n
-        degrees += xp.bincount(rows, minlength=nlocal)
+    for first, counts in parallel_map(split, spans(xp, len(keys), threads, CHUNK), threads):
+        degrees[first : first + len(counts)] += counts
     row_offsets = xp.zeros(nlocal + 1, dtype=ROW_OFFSET_DTYPE)
     xp.cumsum(degrees, out=row_offsets[1:])
     return row_offsets, column_indices
@@ -324,9 +350,11 @@ def build_graph(
     if p > 1:  # both directions travel to their owners
         keys, values = _exchanged_keys(comm, xp, src, dst, n, directed, weights)
     else:
-        keys, values = _edge_keys(xp, src, dst, n, p, not directed, weights)
+        keys, values = _edge_keys(xp, src, dst, n, p, not directed, weights, host_threads(p))
     del src, dst, weights
-    row_offsets, column_indices, values = _csr_from_unsorted_keys(xp, keys, n, nlocal, values)
+    row_offsets, column_indices, values = _csr_from_unsorted_keys(
+        xp, keys, n, nlocal, values, host_threads(p)
+    )
     del keys
     stored = _stored_weights(values, comm)
     del values
@@ -335,13 +363,13 @@ def build_graph(
 
 
 def _csr_from_unsorted_keys(
-    xp: Any, keys: Any, n: int, nlocal: int, weights: Any = None
+    xp: Any, keys: Any, n: int, nlocal: int, weights: Any = None, threads: int = 1
 ) -> tuple[Any, Any, Any]:
     """Row offsets, column ids and weights (None without ``weights``) of the keys
     ``row * n + column`` (sorted and deduplicated in place: rows, then neighbours within a row;
     the keys and weights are consumed)."""
     keys, weights = _sort_unique_in_place(xp, keys, weights)
-    return (*_csr_from_keys(xp, keys, n, nlocal), weights)
+    return (*_csr_from_keys(xp, keys, n, nlocal, threads), weights)
 
 
 def build_local_graph(
