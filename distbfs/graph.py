@@ -422,12 +422,17 @@ def build_graph_streamed(
     def edges(first: bool) -> Iterable[tuple[Any, Any, Any]]:
         return _directed_edges(chunks(first), xp, directed, weighted and not first)
 
-    require(32 * (n + 1), xp, None, f"building the row offsets of {n:,} vertices", BUILD_FIX)
+    require(16 * (n + 1), xp, None, f"building the row offsets of {n:,} vertices", BUILD_FIX)
     offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)  # pass 1: row lengths, then offsets
     for tails, _, _ in edges(True):
         offsets[1:] += xp.bincount(tails, minlength=n)
     offsets[1:] = xp.cumsum(offsets[1:])
-    require_build(xp, None, n, n, int(offsets[-1]), weighted)
+    edges = int(offsets[-1])  # the peak of passes 2 and 3 beyond the offsets already held
+    per_edge = vertex_dtype(n).itemsize + (8 if weighted else 0)
+    sorting = per_edge * edges + 8 * n + 24 * min(edges, CHUNK)  # degrees, one span (int64 x3)
+    copying = 2 * per_edge * edges + 8 * (n + 1)  # the kept columns copied out, row offsets
+    what = f"building the CSR of {n:,} vertices and {edges:,} directed edges"
+    require(max(sorting, copying), xp, None, what, BUILD_FIX)
     columns = xp.empty(int(offsets[-1]), dtype=vertex_dtype(n))
     values = None
     cursors = offsets[:-1].copy()  # pass 2: the next free slot of every row

@@ -45,3 +45,15 @@ def test_one_rank_alone(gigabyte):
 def test_graph_construction_is_refused_before_it_allocates(gigabyte):
     with pytest.raises(distbfs.InputError, match=r"CSR of 200,000,000 vertices .* needs"):
         distbfs.Graph.from_edges([0], [199_999_999], backend="numpy")
+
+
+def test_a_streamed_build_checks_its_passes(monkeypatch):
+    """One rank streams a generated graph too large to hold as a list; after counting the rows
+    it refuses the columns and sort spans that would not fit."""
+    import distbfs.generators as generators
+
+    monkeypatch.setattr(memory, "available_host_bytes", lambda: 20 << 20)
+    monkeypatch.setattr(generators, "available_host_bytes", lambda: 20 << 20)
+    refusal = r"CSR of 65,536 vertices and [\d,]+ directed edges needs"  # the streamed build's
+    with pytest.raises(distbfs.InputError, match=refusal):
+        distbfs.Graph.generate("kronecker", scale=16, backend="numpy")
