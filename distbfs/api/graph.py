@@ -548,8 +548,16 @@ class Graph:
 
     # -- output -----------------------------------------------------------------------------
 
+    @property
+    def relabeling(self) -> Any:
+        """A reordered native graph's original ids (``distbfs.io.Relabeling``: vertex ``v``
+        was ``original_ids[v]`` before ``distbfs reorder``); None for any other graph. Searches
+        run and answer in the graph's own ids; the command line maps them back."""
+        return None if self.load_info is None else self.load_info.relabeling
+
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the graph in the native format (a directory; atomic; collective).
+        """Write the graph in the native format (a directory; atomic; collective; a reordered
+        graph keeps its original ids).
 
         Parameters
         ----------
@@ -560,4 +568,4 @@ class Graph:
             raise InvalidArgumentType(f"path: expected a str or path, got {type(path).__name__}")
         from .. import io
 
-        io.write_native(self.dist, os.fspath(path), self.comm)
+        io.write_native(self.dist, os.fspath(path), self.comm, self.relabeling)

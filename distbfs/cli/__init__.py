@@ -51,6 +51,7 @@ from .parser import (
     build_parser,
     parse_args,
 )
+from .reorder import cmd_reorder
 from .tables import format_level_table
 
 EXIT_FAILURE = 1
@@ -65,6 +66,7 @@ COMMANDS = {
     "generate": cmd_generate,
     "convert": cmd_convert,
     "info": cmd_info,
+    "reorder": cmd_reorder,
     "warmup": cmd_warmup,
 }
 """The handler of each subcommand."""

@@ -17,9 +17,10 @@ from ..backends.base import Backend
 from ..comm.base import Communicator
 from ..errors import InputError
 from ..io.native import check_target
-from ..output import prepare_output, write_striped_npy
+from ..output import prepare_output
 from ..partition import bin_by_owner, local_id
 from ..progress import accepts_progress, progress
+from .original_ids import graph_ids, write_matrix, write_per_vertex
 from .parser import RANDOM_GENERATORS
 from .plot import check_plot, plot_levels
 from .tables import format_level_table
@@ -193,7 +194,7 @@ def cmd_bfs(ctx: Context) -> int:
     sources = check_sources(args.source, graph.num_vertices, "--source")
     result = bfs(
         graph,
-        sources,
+        graph_ids(graph, sources),
         predecessors=args.predecessors,
         gather=False,
         validate=args.validate,
@@ -243,7 +244,7 @@ def cmd_sssp(ctx: Context) -> int:
     source = check_vertex(args.source, graph.num_vertices, "--source")
     result = sssp(
         graph,
-        source,
+        int(graph_ids(graph, np.array([source]))[0]),
         predecessors=args.predecessors,
         delta=args.delta,
         gather=False,
@@ -282,7 +283,7 @@ def cmd_apsp(ctx: Context) -> int:
     ctx.say(f"graph: {args.graph}: {describe(graph)}")
     ctx.say(f"pairs: {n * n:,}, {pairs:,} joined by a path; time: {result.seconds:.6f} s")
     path = f"{args.output}.distances.npy"
-    write_striped_npy(path, result.local_rows, n, comm)
+    write_matrix(graph, path, result.local_rows)
     ctx.say(f"wrote {path}")
     return EXIT_OK
 
@@ -293,12 +294,11 @@ def write_outputs(ctx: Context, graph: Graph, distances: Any, predecessors: Any 
     prefix = ctx.args.output
     if not prefix:
         return
-    n, comm = graph.num_vertices, ctx.comm
     written = [f"{prefix}.distances.npy"]
-    write_striped_npy(written[0], distances, n, comm)
+    write_per_vertex(graph, written[0], distances)
     if predecessors is not None:
         written.append(f"{prefix}.predecessors.npy")
-        write_striped_npy(written[1], predecessors, n, comm)
+        write_per_vertex(graph, written[1], predecessors, "vertices")
     ctx.say(f"wrote {', '.join(written)}")
 
 
@@ -395,6 +395,8 @@ def cmd_info(ctx: Context) -> int:
     degree = "out-degree" if graph.directed else "degree"
     ctx.say(f"graph: {args.graph}")
     ctx.say(f"format: {graph.load_info.format}, {graph.load_info.bytes:,} bytes read")
+    if graph.relabeling is not None:
+        ctx.say(f"reordered: {graph.relabeling.order} (commands take and report original ids)")
     ctx.say(f"vertices: {n:,}")
     ctx.say(f"stored edges: {graph.num_edges:,}")
     ctx.say(f"undirected edges: {graph.num_undirected_edges:,}")

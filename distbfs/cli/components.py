@@ -11,8 +11,9 @@ from typing import Any
 
 from .. import stats
 from ..api import connected_components
-from ..output import prepare_output, write_striped_npy
+from ..output import prepare_output
 from .commands import EXIT_OK, Context, describe, load_graph, say_bench_header
+from .original_ids import original_label, write_per_vertex
 
 
 def cmd_cc(ctx: Context) -> int:
@@ -24,6 +25,7 @@ def cmd_cc(ctx: Context) -> int:
     result = connected_components(graph, gather=False, validate=args.validate)
     kind = "weakly connected components" if graph.directed else "connected components"
     label, size = result.largest
+    label = original_label(graph, result.local_labels, label) if result.count else label
     ctx.say(f"graph: {args.graph}: {describe(graph)}")
     ctx.say(f"components: {result.count:,} {kind}")
     if result.count:
@@ -37,7 +39,7 @@ def cmd_cc(ctx: Context) -> int:
         ctx.say("validation: passed")
     if args.output:
         path = f"{args.output}.components.npy"
-        write_striped_npy(path, result.local_labels, graph.num_vertices, comm)
+        write_per_vertex(graph, path, result.local_labels, "labels")
         ctx.say(f"wrote {path}")
     if not ctx.quiet:
         ctx.say(format_rounds(result.rounds))

@@ -24,7 +24,16 @@ from ..graph import DistGraph, build_graph
 from .edgelist import EdgeListFormat
 from .metis import MetisFormat
 from .mtx import MatrixMarketFormat
-from .native import COLUMN_INDICES, ROW_OFFSETS, WEIGHTS, is_native, read_native, write_native
+from .native import (
+    COLUMN_INDICES,
+    ROW_OFFSETS,
+    WEIGHTS,
+    Relabeling,
+    is_native,
+    read_native,
+    read_relabeling,
+    write_native,
+)
 from .text import TextFormat, read_text
 
 FORMATS = ("mtx", "edgelist", "metis", "native")
@@ -45,11 +54,13 @@ TEXT_FORMATS: dict[str, TextFormat] = {
 @dataclass
 class LoadInfo:
     """How a graph was loaded: its format, the bytes of its files on disk (compressed size for
-    ``.gz``), and the seconds from opening to the finished distributed CSR (slowest rank)."""
+    ``.gz``), the seconds from opening to the finished distributed CSR (slowest rank), and a
+    reordered native graph's original ids (``relabeling``; None otherwise)."""
 
     format: str
     bytes: int
     seconds: float
+    relabeling: Relabeling | None = None
 
     @property
     def mb_per_s(self) -> float:
@@ -141,8 +152,10 @@ def read_graph(
         if fmt == "native" and not is_native(path):
             raise InputError(f"{path}: not a native graph directory (no header.json)")
         size = _input_bytes(path, fmt)
+    relabeling = None
     if fmt == "native":
         graph = read_native(path, comm, directed=directed, xp=xp)
+        relabeling = read_relabeling(path, comm)
     else:
         share = read_text(TEXT_FORMATS[fmt], path, comm, progress, directed=directed)
         graph = build_graph(
@@ -155,7 +168,7 @@ def read_graph(
             weights=share.weights,
         )
     seconds = comm.allreduce(time.perf_counter() - start, op="max")
-    return graph, LoadInfo(fmt, size, seconds)
+    return graph, LoadInfo(fmt, size, seconds, relabeling)
 
 
-__all__ = ["FORMATS", "LoadInfo", "detect_format", "read_graph", "write_native"]
+__all__ = ["FORMATS", "LoadInfo", "Relabeling", "detect_format", "read_graph", "write_native"]

@@ -5,7 +5,9 @@ Layout of ``PATH/``: ``header.json`` ({"format": "distbfs-csr", "version", "n", 
 n + 1), ``column_indices.npy`` (``index_dtype``, num_edges) and, for a weighted graph only,
 ``weights.npy`` (``weight_dtype``, float32 or float64, num_edges, aligned with the columns): the
 CSR as ``build_graph`` leaves it (rows sorted, no duplicates, no self-loops, both directions of
-undirected edges). An unweighted graph is version 1, a weighted one version 2 (a reader that
+undirected edges). A graph relabeled by ``distbfs reorder`` also holds ``original_ids.npy``
+(int64, n: the original id of each vertex) and the header's "reordered" (the order's name).
+An unweighted graph is version 1, a weighted one version 2 (a reader that
 knows only version 1 refuses it rather than drop its weights). Reading: every rank memory-maps
 the files and copies only its striped rows ``r, r + p, r + 2p, ...`` with one vectorized
 multi-range gather (the weights with the same gather). Writing (collective, no rank gathers the
@@ -27,6 +29,7 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -49,6 +52,22 @@ HEADER = "header.json"
 ROW_OFFSETS = "row_offsets.npy"
 COLUMN_INDICES = "column_indices.npy"
 WEIGHTS = "weights.npy"
+ORIGINAL_IDS = "original_ids.npy"
+
+
+@dataclass(frozen=True)
+class Relabeling:
+    """A reordered graph's ids: ``original_ids[v]`` is the id vertex ``v`` had before
+    ``order`` relabeled it (``distbfs.reorder``)."""
+
+    order: str
+    original_ids: np.ndarray
+
+    def new_ids(self, original: np.ndarray) -> np.ndarray:
+        """The ids now carried by the ``original`` ones."""
+        inverse = np.empty_like(self.original_ids)
+        inverse[self.original_ids] = np.arange(self.original_ids.shape[0])
+        return inverse[original]
 
 
 def is_native(path: str) -> bool:
@@ -176,6 +195,21 @@ def _local_weights(
     return local
 
 
+def read_relabeling(path: str, comm: Communicator) -> Relabeling | None:
+    """The original ids of a reordered native graph (every rank), or None (collective)."""
+    with agree_on_errors(comm):
+        header = _read_header(path)
+        order = header.get("reordered")
+        if order is None:
+            return None
+        where = os.path.join(path, ORIGINAL_IDS)
+        ids = _load(path, ORIGINAL_IDS, np.int64, header["n"])
+        ids = np.array(ids)
+        if not isinstance(order, str) or not np.array_equal(np.sort(ids), np.arange(ids.size)):
+            raise GraphFormatError(where, "not a permutation of the vertex ids")
+        return Relabeling(order, ids)
+
+
 def check_target(path: str, comm: Communicator, flag: str | None = None) -> None:
     """Refuse, before any work (collective), a target ``path`` that ``write_native`` would
     refuse: an existing file or non-empty directory that is not a native graph, or a parent
@@ -197,9 +231,11 @@ def check_target(path: str, comm: Communicator, flag: str | None = None) -> None
                 raise InputError(f"{where}cannot write in {parent}", all_ranks=False)
 
 
-def write_native(graph: DistGraph, path: str, comm: Communicator) -> None:
-    """Write ``graph`` (its weights too) as a native directory at ``path`` (collective, atomic
-    replace).
+def write_native(
+    graph: DistGraph, path: str, comm: Communicator, relabeling: Relabeling | None = None
+) -> None:
+    """Write ``graph`` (its weights too, and the original ids of a reordered graph) as a
+    native directory at ``path`` (collective, atomic replace).
 
     An existing native directory at ``path`` is replaced only once the new one is complete;
     any other existing file or non-empty directory is refused. No partial directory survives
@@ -218,10 +254,12 @@ def write_native(graph: DistGraph, path: str, comm: Communicator) -> None:
         with agree_on_errors(comm), _os_errors(final, "write the graph"):
             if comm.rank == 0:
                 _create_files(graph, tmp)
+                if relabeling is not None:
+                    np.save(os.path.join(tmp, ORIGINAL_IDS), relabeling.original_ids)
         _write_rows(graph, tmp, comm)
         with agree_on_errors(comm), _os_errors(final, "write the graph"):
             if comm.rank == 0:
-                _write_header(graph, tmp)
+                _write_header(graph, tmp, None if relabeling is None else relabeling.order)
                 if os.path.lexists(final):
                     old = os.path.join(parent, f".{name}.old-{uuid.uuid4().hex}")
                     os.rename(final, old)
@@ -250,8 +288,9 @@ def _create_files(graph: DistGraph, tmp: str) -> None:
         ).flush()
 
 
-def _write_header(graph: DistGraph, tmp: str) -> None:
-    """Write ``header.json`` of ``graph`` into ``tmp``, synced (rank 0, the last file)."""
+def _write_header(graph: DistGraph, tmp: str, order: str | None) -> None:
+    """Write ``header.json`` of ``graph`` (reordered by ``order``, or None) into ``tmp``,
+    synced (rank 0, the last file)."""
     header = {
         "format": FORMAT_NAME,
         "version": WEIGHTED_VERSION if graph.weighted else VERSION,
@@ -262,6 +301,8 @@ def _write_header(graph: DistGraph, tmp: str) -> None:
     }
     if graph.weighted:
         header["weight_dtype"] = np.dtype(graph.weights.dtype).name
+    if order is not None:
+        header["reordered"] = order
     with open(os.path.join(tmp, HEADER), "w") as f:
         json.dump(header, f)
         f.flush()
