@@ -427,11 +427,11 @@ def build_graph_streamed(
     for tails, _, _ in edges(True):
         offsets[1:] += xp.bincount(tails, minlength=n)
     offsets[1:] = xp.cumsum(offsets[1:])
-    edges = int(offsets[-1])  # the peak of passes 2 and 3 beyond the offsets already held
+    slots = int(offsets[-1])  # the peak of passes 2 and 3 beyond the offsets already held
     per_edge = vertex_dtype(n).itemsize + (8 if weighted else 0)
-    sorting = per_edge * edges + 8 * n + 24 * min(edges, CHUNK)  # degrees, one span (int64 x3)
-    copying = 2 * per_edge * edges + 8 * (n + 1)  # the kept columns copied out, row offsets
-    what = f"building the CSR of {n:,} vertices and {edges:,} directed edges"
+    sorting = per_edge * slots + 8 * n + 24 * min(slots, CHUNK)  # degrees, a span (int64 x3)
+    copying = 2 * per_edge * slots + 8 * (n + 1)  # the kept columns copied out, row offsets
+    what = f"building the CSR of {n:,} vertices and {slots:,} directed edges"
     require(max(sorting, copying), xp, None, what, BUILD_FIX)
     columns = xp.empty(int(offsets[-1]), dtype=vertex_dtype(n))
     values = None
