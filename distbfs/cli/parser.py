@@ -487,9 +487,14 @@ def _add_convert(sub: Any, common: argparse.ArgumentParser) -> None:
         help="convert a graph file to the native format",
         description="Read a graph in any supported format and write it in the native format.",
     )
-    conv.add_argument("input", metavar="IN", help="graph file")
-    conv.add_argument("output", metavar="OUT", help="target (native format directory)")
-    _add_format(conv)
+    _add_in_out(conv)
+
+
+def _add_in_out(parser: argparse.ArgumentParser) -> None:
+    """IN (any graph file, its --format) and OUT (a native directory)."""
+    parser.add_argument("input", metavar="IN", help="graph file")
+    parser.add_argument("output", metavar="OUT", help="target (native format directory)")
+    _add_format(parser)
 
 
 def _add_reorder(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -502,10 +507,8 @@ def _add_reorder(sub: Any, common: argparse.ArgumentParser) -> None:
         "result takes and reports the original ids. Prints the bits per neighbour gap before "
         "and after (what a delta-coded CSR would store per edge).",
     )
-    run.add_argument("input", metavar="IN", help="graph file")
-    run.add_argument("output", metavar="OUT", help="target (native format directory)")
+    _add_in_out(run)
     run.add_argument("--order", choices=ORDERS, required=True, help="the vertex order")
-    _add_format(run)
 
 
 def _add_cc(sub: Any, common: argparse.ArgumentParser) -> None:
