@@ -30,7 +30,7 @@
     !defined(DISTBFS_MAX_BINS) || !defined(DISTBFS_FUSED_THREADS) ||                    \
     !defined(DISTBFS_FUSED_MAX_EDGES) || !defined(DISTBFS_VERTEX_BITS) ||               \
     !defined(DISTBFS_FUSED_BLOCKS_PER_SM) || !defined(DISTBFS_HEAVY_DEGREE) ||    \
-    !defined(DISTBFS_FUSED_SCRATCH_SLOTS) ||                                            \
+    !defined(DISTBFS_FUSED_SCRATCH_SLOTS) || !defined(DISTBFS_PATH_THREADS) ||         \
     !defined(DISTBFS_UNREACHED) || !defined(DISTBFS_COUNTER_EDGES) ||                   \
     !defined(DISTBFS_COUNTER_FILTERED) || !defined(DISTBFS_COUNTER_FRONTIER) ||         \
     !defined(DISTBFS_COUNTER_FUSED_LEVELS) || !defined(DISTBFS_COUNTER_BINS) ||         \
@@ -68,12 +68,14 @@ constexpr int kHistoryHashSlots = DISTBFS_HISTORY_HASH_SLOTS;
 constexpr int kMaxBins = DISTBFS_MAX_BINS;
 constexpr int kFusedThreads = DISTBFS_FUSED_THREADS;
 constexpr int kFusedBlocksPerSm = DISTBFS_FUSED_BLOCKS_PER_SM;
+constexpr int kPathThreads = DISTBFS_PATH_THREADS;
 constexpr size_type kHeavyDegree = DISTBFS_HEAVY_DEGREE;
 constexpr size_type kFusedMaxEdges = DISTBFS_FUSED_MAX_EDGES;
 constexpr unsigned int kFullWarp = 0xffffffffu;
 
 static_assert(kBlockThreads % kWarpThreads == 0, "block_threads must be a multiple of 32");
 static_assert(kFusedThreads % kWarpThreads == 0, "fused_threads must be a multiple of 32");
+static_assert(kPathThreads % kWarpThreads == 0, "path_threads must be a multiple of 32");
 static_assert((kWarpHashSlots & (kWarpHashSlots - 1)) == 0, "warp hash: power of two");
 static_assert((kHistoryHashSlots & (kHistoryHashSlots - 1)) == 0, "history hash: power of two");
 

@@ -108,18 +108,17 @@ class PathState:
     """Everything one shortest-path search (delta-stepping) keeps on one rank between steps.
 
     ``distances``: tentative distance of each owned vertex (``NO_PATH`` until reached; final
-    once settled). ``hops`` and ``preds`` (kept only when predecessors are): the edge count and
-    the parent's global id of the path that gave the distance; a vertex's value is the
-    lexicographic minimum of (distance, hops, parent) over the requests it received, so the
-    tree is the same on any backend and rank count, and acyclic even over zero-weight edges
-    (a parent always has fewer hops). ``settled``: owned vertices whose bucket is done.
+    once settled). ``passes`` and ``preds``, kept by the state of a tree pass after the search
+    (``distbfs.traversals.sssp.shortest_path_tree``): the pass that resolved each vertex and
+    its parent's global id, the lexicographic minimum of (distance, pass, parent) over the
+    requests it received. ``settled``: owned vertices whose bucket is done.
     ``frontier``: local ids improved by the last contraction below the current bucket's end,
     ``frontier_size`` its length. ``scratch``: the backend's buffers; ``resources``: as
     ``SearchState``'s.
     """
 
     distances: Any
-    hops: Any | None
+    passes: Any | None
     preds: Any | None
     settled: Any
     frontier: Any
@@ -131,12 +130,12 @@ class PathState:
 @dataclass
 class Relaxations:
     """Relaxation requests made by one rank: for each, the target vertex (global id) and the
-    payload its owner reduces by lexicographic minimum: tentative distance, then (predecessors
-    kept) hop count and parent (global id)."""
+    payload its owner reduces by lexicographic minimum: tentative distance, then (a tree pass's
+    requests) the pass and the parent (global id)."""
 
     vertices: Any
     distances: Any
-    hops: Any | None = None
+    passes: Any | None = None
     parents: Any | None = None
 
     @property
@@ -145,10 +144,10 @@ class Relaxations:
 
     @property
     def payloads(self) -> tuple[Any, ...]:
-        """What travels with each request: (distances,) or (distances, hops, parents)."""
-        if self.hops is None:
+        """What travels with each request: (distances,) or (distances, passes, parents)."""
+        if self.passes is None:
             return (self.distances,)
-        return (self.distances, self.hops, self.parents)
+        return (self.distances, self.passes, self.parents)
 
 
 @dataclass

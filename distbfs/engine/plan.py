@@ -249,8 +249,14 @@ PATH_METHODS = (
     "next_bucket",
     "bucket_members",
     "settle",
+    "tree_start",
+    "tree_tails",
+    "tight_requests",
+    "tree_unresolved",
+    "tree_finish",
 )
-"""The backend methods of shortest-path searches (``distbfs.backends.base``)."""
+"""The backend methods of shortest-path searches (``distbfs.backends.base``) and of their trees
+(``distbfs.traversals.sssp.shortest_path_tree``)."""
 
 
 class PathPlan:
@@ -264,9 +270,19 @@ class PathPlan:
     delta : float
     heavy : bool
         Whether any edge is heavier than delta (else no bucket has a heavy step).
+    in_place : bool
+        The whole search runs on the device that holds the whole graph
+        (``shortest_paths_in_place``, ``shortest_path_tree_in_place``), not as striped steps
+        with exchanges. By default where it can: one rank, and a backend that has it; False
+        forces the striped steps.
     """
 
-    def __init__(self, resources: GraphResources, delta: float | None = None) -> None:
+    def __init__(
+        self,
+        resources: GraphResources,
+        delta: float | None = None,
+        in_place: bool | None = None,
+    ) -> None:
         backend = resources.backend
         if not all(callable(getattr(backend, name, None)) for name in PATH_METHODS):
             raise ValueError(f"the {backend.name} backend has no shortest-path stages")
@@ -275,6 +291,10 @@ class PathPlan:
         summary = resources.weight_summary()
         self.delta = choose_delta(summary, self.graph.n) if delta is None else check_delta(delta)
         self.heavy = summary.largest > self.delta
+        can = self.comm.size == 1 and callable(getattr(backend, "shortest_paths_in_place", None))
+        if in_place and not can:
+            raise ValueError(f"the {backend.name} backend cannot search paths in place here")
+        self.in_place = can if in_place is None else bool(in_place)
 
     def start(self, source: int, predecessors: bool) -> Any:
         """A new search's state: the source at distance 0 on its owner."""

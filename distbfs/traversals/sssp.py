@@ -3,25 +3,31 @@ striped graph, with the engine's stages and exchange.
 
 Tentative distances fall into buckets of width delta (``distbfs.engine.buckets``). Each bucket,
 every rank: takes its unsettled vertices below the bucket's end; relaxes their light edges
-(weight <= delta) into requests (target, distance, and with predecessors hops and parent);
-culls and reduces them to one per target and bins them by owner (``partition_min``: the
-min-reduction form of filter+partition); exchanges the bins; and contracts what it received by
-keeping, per vertex, the lexicographic minimum (``contract_min``). Vertices that improved below
-the bucket's end are relaxed again, until no rank has any (one all-reduce per step: the
-termination test). The bucket's vertices are then settled and their heavy edges relaxed once;
-one all-reduce of the smallest unsettled distance picks the next bucket, and the search ends
-when there is none. The stages come from a backend, the exchanges from a communicator: this
-module imports neither cupy nor mpi4py.
+(weight <= delta) into requests (target, distance); culls and reduces them to one per target
+and bins them by owner (``partition_min``: the min-reduction form of filter+partition);
+exchanges the bins; and contracts what it received by keeping, per vertex, the minimum
+(``contract_min``). Vertices that improved below the bucket's end are relaxed again, until no
+rank has any (one all-reduce per step: the termination test). The bucket's vertices are then
+settled and their heavy edges relaxed once; one all-reduce of the smallest unsettled distance
+picks the next bucket, and the search ends when there is none. The stages come from a backend,
+the exchanges from a communicator: this module imports neither cupy nor mpi4py.
 
-A distance limit X stops the search before the first bucket whose lower bound (the smallest
-unsettled distance) exceeds X: every vertex within X is settled by then, and the vertices left
-farther than X are marked unreached (``NO_PATH``, predecessor ``UNREACHED``).
+In place (``PathPlan.in_place``: one rank whose backend has ``shortest_paths_in_place``, i.e.
+one GPU): the same buckets, steps and bucket search run inside one persistent kernel
+(``kernels/relax.cu``), which needs no exchange and no host round trip per step.
 
-Invariants: a vertex's (distance, hops, parent) only decreases, lexicographically, and is final
-once settled; so the distances are exact, and the predecessors (fewest hops among the shortest
-paths, then the smallest parent) are the same on any backend and rank count and acyclic even
-over zero-weight edges. Every rank runs the same buckets and steps (decided from all-reduced
-numbers only).
+A distance limit X stops the search before the first bucket whose lower bound exceeds X: every
+vertex within X is settled by then, and the vertices left farther than X are marked unreached
+(``NO_PATH``, predecessor ``UNREACHED``).
+
+The shortest-path tree (``shortest_path_tree``) is built after the search from the final
+distances, in passes of the same stages: pass 0 gives every reached vertex its smallest
+in-neighbour u with d(u) + w(u, v) = d(v) > d(u); pass k >= 1 (only where zero-weight edges
+leave vertices without one) gives an unresolved vertex its smallest in-neighbour u resolved in
+pass k - 1 with d(u) + w(u, v) = d(u) = d(v). Each parent is strictly closer or resolved in an
+earlier pass, so the tree is acyclic, and it depends on nothing but the distances: the same on
+every backend, rank count and delta. Distances are exact whatever the order of relaxation (the
+minimum over paths of each path's sum, added from the source), so they are the same too.
 """
 
 from __future__ import annotations
@@ -57,10 +63,47 @@ def delta_stepping(
 ) -> PathSearch:
     """Shortest distances (and a shortest-path tree) from global vertex ``source``, up to
     ``max_distance`` (None: no limit) (collective)."""
-    backend, comm = plan.backend, plan.comm
+    backend = plan.backend
     timer = backend.make_timer(False) if timer is None else timer
     limit = NO_PATH if max_distance is None else max_distance
-    state = plan.start(source, predecessors)
+    if plan.in_place:
+        state, log = in_place(plan, source, limit, timer)
+    else:
+        state, log = striped_buckets(plan, source, limit, timer)
+    if limit < NO_PATH:
+        cut_beyond(state, limit)
+    if predecessors:
+        with timer.phase("tree"):
+            state.preds = shortest_path_tree(plan, source, state.distances)
+    stats = log.stats(plan.comm, timer)
+    return PathSearch(source, state.distances, state.preds, stats, plan.delta, state)
+
+
+def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any, BucketLog]:
+    """The search on the one device that holds the graph: buckets run in launches of the
+    backend's persistent kernel, each returning the rows of the buckets it ran (timed as one
+    phase); the vertices each bucket settled are counted from the final distances."""
+    backend, graph = plan.backend, plan.graph
+    state = backend.path_start_in_place(graph, source)
+    rows: list[Any] = []
+    done = False
+    while not done:
+        with timer.phase("buckets"):
+            more, done = backend.shortest_paths_in_place(graph, state, plan.delta, limit)
+        rows += more
+    settled = backend.settled_in_buckets(state, [lower for _, lower, _ in rows])
+    log = BucketLog()
+    for (bucket, lower, counters), count in zip(rows, settled, strict=True):
+        log.bucket(bucket, lower, [*counters[:5], count])
+    timer.next_level()
+    return state, log
+
+
+def striped_buckets(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any, BucketLog]:
+    """The search as striped steps: buckets of light steps and one heavy step, each a relax,
+    partition, exchange and contraction (module docstring)."""
+    backend, comm = plan.backend, plan.comm
+    state = plan.start(source, False)
     log = BucketLog()
     lower = comm.allreduce(backend.next_bucket(state), op="min")
     while lower < NO_PATH and lower <= limit:
@@ -69,7 +112,9 @@ def delta_stepping(
         counters = [0] * 5  # relaxations, sent, sent remote, improved, settled
         phases = 0
         while True:  # light edges, until nothing in the bucket improves
-            relax_step(plan, state, members[-1], end, counters, timer, heavy=False)
+            with timer.phase("relax"):
+                requests = backend.relax(plan.graph, state, members[-1], plan.delta, False)
+            exchange_min(plan, state, requests, end, counters, timer)
             phases += 1
             with timer.phase("termination"):
                 if not comm.allreduce(state.frontier_size, op="max"):
@@ -79,45 +124,63 @@ def delta_stepping(
             settled = backend.settle(state, members)
         counters[4] = int(settled.shape[0])
         if plan.heavy:  # heavy edges, once, from the settled bucket
-            relax_step(plan, state, settled, end, counters, timer, heavy=True)
+            with timer.phase("relax"):
+                requests = backend.relax(plan.graph, state, settled, plan.delta, True)
+            exchange_min(plan, state, requests, end, counters, timer)
         with timer.phase("termination"):
             next_lower = comm.allreduce(backend.next_bucket(state), op="min")
         log.bucket(int(lower // plan.delta), lower, [phases, *counters])
         timer.next_level()
         lower = next_lower
     state.scratch.clear()
-    if limit < NO_PATH:
-        cut_beyond(state, limit)
-    preds = state.preds
-    return PathSearch(source, state.distances, preds, log.stats(comm, timer), plan.delta, state)
+    return state, log
+
+
+def shortest_path_tree(plan: PathPlan, source: int, distances: Any) -> Any:
+    """The predecessors of the owned vertices from the final ``distances`` (module docstring):
+    tree passes of tight requests until every reached vertex has a parent (collective)."""
+    backend, comm, graph = plan.backend, plan.comm, plan.graph
+    if plan.in_place:
+        return backend.shortest_path_tree_in_place(graph, distances, source)
+    tree = plan.start(source, True)
+    reached = backend.tree_start(tree, distances)
+    counters = [0] * 4
+    k = 0
+    while True:
+        tails = backend.tree_tails(tree, reached, k)
+        requests = backend.tight_requests(graph, tree, tails, k)
+        exchange_min(plan, tree, requests, NO_PATH, counters, None)
+        if not comm.allreduce(backend.tree_unresolved(tree), op="sum"):
+            break
+        if k and not comm.allreduce(tree.frontier_size, op="sum"):
+            break  # a pass that resolved nothing: the rest is unreachable over tight edges
+        k += 1
+    return backend.tree_finish(tree)
 
 
 def cut_beyond(state: Any, limit: float) -> None:
-    """Mark the owned vertices farther than ``limit`` unreached (distance ``NO_PATH``, hops 0,
-    predecessor ``UNREACHED``), as a search that never reached them leaves them."""
+    """Mark the owned vertices farther than ``limit`` unreached (distance ``NO_PATH``,
+    predecessor ``UNREACHED`` where the state has a tree), as a search that never reached them
+    leaves them."""
     far = state.distances > limit
     state.distances[far] = NO_PATH
     if state.preds is not None:
         state.preds[far] = UNREACHED
-        state.hops[far] = 0
 
 
-def relax_step(
+def exchange_min(
     plan: PathPlan,
     state: Any,
-    vertices: Any,
+    requests: Any,
     end: float,
     counters: list[int],
     timer: Any,
-    *,
-    heavy: bool,
 ) -> None:
-    """Relax the light or heavy edges of ``vertices``, reduce and bin the requests by owner,
-    exchange the bins, contract them (section 6.1's stages with a min-reduction); adds to
-    ``counters`` (relaxations, sent, sent remote, improved)."""
+    """Reduce and bin ``requests`` by owner, exchange the bins, contract them (section 6.1's
+    stages with a min-reduction); adds to ``counters`` (relaxations, sent, sent remote,
+    improved). ``timer`` None: untimed."""
     backend, comm = plan.backend, plan.comm
-    with timer.phase("relax"):
-        requests = backend.relax(plan.graph, state, vertices, plan.delta, heavy)
+    timer = backend.make_timer(False) if timer is None else timer
     with timer.phase("partition_min"):
         bins = backend.partition_min(state, requests, comm.size)
     with timer.phase("exchange"):

@@ -45,3 +45,20 @@ class ArrayPathStages:
 
     def settle(self, state: PathState, members: list[Any]) -> Any:
         return relax.settle(self.xp, state, members)
+
+    def tree_start(self, state: PathState, distances: Any) -> Any:
+        return relax.tree_start(self.xp, state, distances)
+
+    def tree_tails(self, state: PathState, reached: Any, k: int) -> Any:
+        return relax.tree_tails(self.xp, state, reached, k)
+
+    def tight_requests(
+        self, graph: DistGraph, state: PathState, vertices: Any, k: int
+    ) -> Relaxations:
+        return relax.tight_requests(self.xp, graph, state, vertices, k)
+
+    def tree_unresolved(self, state: PathState) -> int:
+        return relax.tree_unresolved(self.xp, state)
+
+    def tree_finish(self, state: PathState) -> Any:
+        return relax.tree_finish(state)

@@ -1,7 +1,8 @@
 """Contraction with a min-reduction (delta-stepping) over the array module: the owner keeps, per
-vertex, the lexicographically smallest of its value and every received payload (distance, then
-hops and parent when predecessors are kept); the vertices that improved are re-examined, those
-below the current bucket's end being the next frontier.
+vertex, the smallest of its distance and every received one (in a tree pass, where distances
+are final: the lexicographically smallest (pass, parent) among the requests equal to its
+distance); the vertices that improved are re-examined, those below the current bucket's end
+being the next frontier.
 
 Invariant: a vertex's value never increases.
 """
@@ -28,16 +29,17 @@ def contract_min(xp: Any, graph: DistGraph, state: PathState, received: Bins, en
         local = local[keep]
         payloads = tuple(field[keep] for field in payloads)
     distances, current = payloads[0], state.distances[local]
-    better = distances < current
-    if state.preds is not None:  # ties on the distance: fewer hops, then the smaller parent
-        hops, parents, known = payloads[1], payloads[2], state.hops[local]
+    if state.preds is None:  # the search: a shorter distance
+        better = distances < current
+    else:  # a tree pass over final distances: a tight edge, the earlier pass, the smaller parent
+        passes, parents, known = payloads[1], payloads[2], state.passes[local]
         tie = distances == current
-        better |= tie & ((hops < known) | ((hops == known) & (parents < state.preds[local])))
+        better = tie & ((passes < known) | ((passes == known) & (parents < state.preds[local])))
     improved = xp.flatnonzero(better)
     local = local[improved]
     state.distances[local] = distances[improved]
     if state.preds is not None:
-        state.hops[local] = payloads[1][improved]
+        state.passes[local] = payloads[1][improved]
         state.preds[local] = payloads[2][improved]
     state.scratch["pending"].append(local)
     state.frontier = local[state.distances[local] < end]

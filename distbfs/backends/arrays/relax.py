@@ -2,17 +2,24 @@
 of a shortest-path search's buckets.
 
 ``relax``: the light (weight <= delta) or heavy (weight > delta) out-edges of some owned vertices
-become requests (target, d(u) + w, and with predecessors hops(u) + 1 and u), gathered like
-expansion's edge frontier. A request that cannot win is culled here: each rank keeps, over all
-n vertices, the smallest distance it has requested so far (``sent``; its own vertices' distances
-can only be smaller), and a request above it would lose at the owner anyway (with predecessors
-an equal one may still win on hops, so it stays). This plays the part of BFS's visited mask.
+become requests (target, d(u) + w), gathered like expansion's edge frontier. A request that
+cannot win is culled here: each rank keeps, over all n vertices, the smallest distance it has
+requested so far (``sent``; its own vertices' distances can only be smaller), and a request at
+or above it would lose at the owner anyway. This plays the part of BFS's visited mask.
+
+The shortest-path tree is built after the search from the final distances
+(``distbfs.traversals.sssp.shortest_path_tree``): ``tree_start`` marks every reached vertex but
+the source unresolved, ``tight_requests`` makes the requests (target, d(u) + w, pass, u) of the
+tight edges (pass 0: d(u) + w > d(u), the strictly closer parents; pass k >= 1: the plateau
+edges d(u) + w = d(u) from the vertices resolved in pass k - 1), and the owner's lexicographic
+minimum of (distance, pass, parent) (``contract_min``) resolves a vertex in the first pass that
+reaches it, with its smallest parent. ``tree_finish`` ends it.
 
 Buckets: ``pending`` lists the owned vertices that improved since they were last settled (a
 vertex enters once per improvement; duplicates and settled ones are dropped when the list is
 scanned), so finding the next bucket and its members costs what has changed, not n.
 
-Invariant: a settled vertex's (distance, hops, parent) never changes again.
+Invariant: a settled vertex's distance never changes again.
 """
 
 from __future__ import annotations
@@ -29,11 +36,11 @@ from .ops import gather_ranges
 def path_start(
     xp: Any, graph: DistGraph, source: int, predecessors: bool, resources: Any
 ) -> PathState:
-    """Distances NO_PATH (hops 0, predecessors UNREACHED), the source at 0 on its owner, its
-    own parent, pending for the first bucket."""
+    """Distances NO_PATH (pass 0, predecessors UNREACHED), the source at 0 on its owner, its
+    own parent, pending for the first bucket. ``predecessors``: the state of a tree pass."""
     nlocal = graph.nlocal
     distances = xp.full(nlocal, NO_PATH, dtype=PATH_DTYPE)
-    hops = xp.zeros(nlocal, dtype=xp.int64) if predecessors else None
+    passes = xp.zeros(nlocal, dtype=xp.int64) if predecessors else None
     preds = xp.full(nlocal, UNREACHED, dtype=PREDECESSOR_DTYPE) if predecessors else None
     empty = xp.zeros(0, dtype=xp.int64)
     scratch = {"sent": xp.full(graph.n, NO_PATH, dtype=PATH_DTYPE), "pending": [empty]}
@@ -44,7 +51,7 @@ def path_start(
             preds[mine] = source
         scratch["pending"] = [xp.full(1, mine, dtype=xp.int64)]
     settled = xp.zeros(nlocal, dtype=xp.bool_)
-    return PathState(distances, hops, preds, settled, empty, 0, scratch, resources)
+    return PathState(distances, passes, preds, settled, empty, 0, scratch, resources)
 
 
 def relax(
@@ -63,15 +70,65 @@ def relax(
         keep = weights > delta if heavy else weights <= delta
     del slots
     distances = state.distances[vertices][tails] + weights
-    best = state.scratch["sent"][targets]
-    keep &= distances <= best if state.preds is not None else distances < best
+    keep &= distances < state.scratch["sent"][targets]
     keep = xp.flatnonzero(keep)
-    requests = Relaxations(targets[keep].astype(xp.int64), distances[keep])
-    if state.preds is not None:
-        tails = vertices[tails[keep]]
-        requests.hops = state.hops[tails] + 1
-        requests.parents = tails * graph.size + graph.rank
+    return Relaxations(targets[keep].astype(xp.int64), distances[keep])
+
+
+UNRESOLVED = 1 << 30
+"""Pass number of a reached vertex without a parent yet in a tree pass (above any pass run)."""
+
+
+def tree_start(xp: Any, state: PathState, distances: Any) -> Any:
+    """Make ``state`` (``path_start`` with predecessors) a tree pass over the final
+    ``distances``: every reached owned vertex but the source unresolved. Returns the reached
+    owned vertices (local ids), the tails of pass 0."""
+    state.distances = distances
+    reached = xp.flatnonzero(distances < NO_PATH)
+    unresolved = reached[state.preds[reached] == UNREACHED]  # all but the source
+    state.passes[unresolved] = UNRESOLVED
+    state.preds[unresolved] = 0
+    return reached
+
+
+def tight_requests(
+    xp: Any, graph: DistGraph, state: PathState, vertices: Any, k: int
+) -> Relaxations:
+    """Tree pass ``k``: the requests (target, d(u) + w, k, u) along the tight out-edges of
+    ``vertices``, those with d(u) + w > d(u) (pass 0) or d(u) + w = d(u) (pass k >= 1); whether
+    they are tight at the target, the owner's contraction decides."""
+    starts = graph.row_offsets[vertices]
+    slots, tails = gather_ranges(xp, starts, graph.row_offsets[vertices + 1] - starts)
+    if graph.weights is None:
+        weights = xp.ones(slots.shape[0], dtype=PATH_DTYPE)
+    else:
+        weights = graph.weights[slots].astype(PATH_DTYPE)
+    own = state.distances[vertices][tails]
+    distances = own + weights
+    keep = xp.flatnonzero(distances > own if k == 0 else distances == own)
+    tails = vertices[tails[keep]]
+    requests = Relaxations(graph.column_indices[slots[keep]].astype(xp.int64), distances[keep])
+    requests.passes = xp.full(keep.shape[0], k, dtype=xp.int64)
+    requests.parents = tails * graph.size + graph.rank
     return requests
+
+
+def tree_tails(xp: Any, state: PathState, reached: Any, k: int) -> Any:
+    """The tails of tree pass ``k``: every reached owned vertex (pass 0), else those resolved
+    in pass k - 1."""
+    return reached if k == 0 else reached[state.passes[reached] == k - 1]
+
+
+def tree_unresolved(xp: Any, state: PathState) -> int:
+    """Owned vertices still without a parent in a tree pass."""
+    return int(xp.count_nonzero(state.passes == UNRESOLVED))
+
+
+def tree_finish(state: PathState) -> Any:
+    """The predecessors of a tree pass (a vertex left unresolved, which the passes never leave:
+    ``UNREACHED``)."""
+    state.preds[state.passes == UNRESOLVED] = UNREACHED
+    return state.preds
 
 
 def next_bucket(xp: Any, state: PathState) -> float:

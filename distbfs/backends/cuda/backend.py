@@ -24,8 +24,19 @@ from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.components import ComponentState
 from ..arrays.lanes import ArrayLaneStages, LaneState
 from ..base import EdgeFrontier, Replica, SearchState
-from . import bottom_up, contract, expand, filter_partition, fused, kernels, lanes, link, search
-from .buffers import CudaGraphResources, prepare
+from . import (
+    bottom_up,
+    contract,
+    expand,
+    filter_partition,
+    fused,
+    kernels,
+    lanes,
+    link,
+    relax,
+    search,
+)
+from .buffers import CudaGraphResources, check_graph, prepare
 from .launch_policy import DEFAULT_POLICY, DEFAULT_QUEUE_SIZING, LaunchPolicy
 from .timing import CudaEventTimer
 
@@ -79,6 +90,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         self._persistent: dict[int, int] = {}
         self._resident: dict[tuple[int, int], int] = {}
         self._fused_grids: dict[int, int] = {}
+        self._path_grids: dict[int, int] = {}
 
     # -- interface shared with the other backends ------------------------------------------
 
@@ -215,6 +227,26 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         return link.link_in_place(
             self.policy, self._persistent, graph, in_graph, state, neighbour, skip
         )
+
+    # -- shortest paths on one GPU holding the whole graph (``relax``) ------------------------
+
+    def path_start_in_place(self, graph: DistGraph, source: int) -> relax.DevicePathState:
+        bits = 8 * check_graph(graph).itemsize
+        kernel = kernels.get_kernel("relax", "delta_stepping", self.policy, bits)
+        grid = relax.path_grid(self.policy, self._path_grids, kernel)
+        return relax.path_start(self.policy, graph, source, grid)
+
+    def shortest_paths_in_place(
+        self, graph: DistGraph, state: relax.DevicePathState, delta: float, limit: float
+    ) -> tuple[list[Any], bool]:
+        return relax.run_buckets(self.policy, graph, state, delta, limit)
+
+    def settled_in_buckets(self, state: relax.DevicePathState, lowers: list[float]) -> list[int]:
+        return relax.settled_in_buckets(state.distances, lowers)
+
+    def shortest_path_tree_in_place(self, graph: DistGraph, distances: Any, source: int) -> Any:
+        grid = search.persistent_grid(self.policy, self._persistent)
+        return relax.shortest_path_tree(self.policy, graph, grid, distances, source)
 
     def make_peer_mailbox(self, graph: DistGraph) -> fused.PeerMailbox:
         return fused.make_peer_mailbox(self.policy, graph)

@@ -74,6 +74,24 @@ class LaunchPolicy:
         The hybrid strategy hands a level to the fused grid while its vertex frontier holds at
         most this many vertices, and the grid stops before a larger one (the peer grids of
         several ranks: this many per rank, the whole frontier up to ranks x this).
+    path_threads : int
+        Threads per block of the shortest-path kernels (``kernels/relax.cu``): the persistent
+        delta-stepping grid and the tree passes.
+    path_piece_edges : int
+        Rows longer than this are cut into pieces of this many edges that the whole grid's
+        warps share after a barrier; rows longer than a warp up to it are relaxed by one warp.
+    path_one_block_vertices : int
+        Graphs of at most this many vertices run the delta-stepping grid as ONE block (block
+        barriers, 0.12 us, instead of grid barriers, 1 us): road networks, whose buckets hold
+        a few hundred vertices, pay a barrier per step thousands of times.
+    path_split_divisor : int
+        A bucket ends at the first histogram boundary past which at least 1 / this of the far
+        pile's live vertices lie (and at least ``path_min_bucket``): a long pile shrinks by a
+        fixed fraction per bucket rather than being rescanned once per delta.
+    path_min_bucket : int
+        Least vertices a bucket is cut to hold (see ``path_split_divisor``).
+    path_log_rows : int
+        Buckets one launch of the delta-stepping grid logs before it returns to the host.
 
     Notes
     -----
@@ -104,9 +122,15 @@ class LaunchPolicy:
     heavy_degree: int = 2048
     fused_max_edges: int = 1 << 20
     fused_max_frontier: int = 1 << 17
+    path_threads: int = 512
+    path_piece_edges: int = 256
+    path_one_block_vertices: int = 1 << 19
+    path_split_divisor: int = 8
+    path_min_bucket: int = 1024
+    path_log_rows: int = 1024
 
     def __post_init__(self) -> None:
-        for name in ("block_threads", "fused_threads"):
+        for name in ("block_threads", "fused_threads", "path_threads"):
             value = getattr(self, name)
             if value % WARP_THREADS or not WARP_THREADS <= value <= 1024:
                 raise ValueError(f"LaunchPolicy.{name}={value}: need a multiple of 32, 32 to 1024")
@@ -122,6 +146,10 @@ class LaunchPolicy:
             "heavy_degree",
             "fused_max_edges",
             "fused_max_frontier",
+            "path_piece_edges",
+            "path_split_divisor",
+            "path_min_bucket",
+            "path_log_rows",
         ):
             value = getattr(self, name)
             if value < 1:
@@ -157,6 +185,7 @@ class LaunchPolicy:
             f"-DDISTBFS_FUSED_BLOCKS_PER_SM={self.fused_blocks_per_sm}",
             f"-DDISTBFS_HEAVY_DEGREE={self.heavy_degree}",
             f"-DDISTBFS_FUSED_MAX_EDGES={self.fused_max_edges}",
+            f"-DDISTBFS_PATH_THREADS={self.path_threads}",
         )
 
 

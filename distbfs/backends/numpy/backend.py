@@ -13,6 +13,7 @@ from ...comm.base import Bins
 from ...constants import UNLIMITED
 from ...graph import DistGraph
 from ...timing import HostTimer, NullTimer
+from ..arrays import relax as array_relax
 from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.lanes import ArrayLaneStages, LaneState
 from ..base import EdgeFrontier, PathState, Relaxations, Replica, SearchState
@@ -122,6 +123,23 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
 
     def settle(self, state: PathState, members: list[Any]) -> np.ndarray:
         return relax.settle(state, members)
+
+    def tree_start(self, state: PathState, distances: Any) -> np.ndarray:
+        return array_relax.tree_start(np, state, distances)
+
+    def tree_tails(self, state: PathState, reached: Any, k: int) -> np.ndarray:
+        return array_relax.tree_tails(np, state, reached, k)
+
+    def tight_requests(
+        self, graph: DistGraph, state: PathState, vertices: Any, k: int
+    ) -> Relaxations:
+        return array_relax.tight_requests(np, graph, state, vertices, k)
+
+    def tree_unresolved(self, state: PathState) -> int:
+        return array_relax.tree_unresolved(np, state)
+
+    def tree_finish(self, state: PathState) -> np.ndarray:
+        return array_relax.tree_finish(state)
 
     def to_host(self, array: Any) -> np.ndarray:
         return np.asarray(array)

@@ -3,7 +3,7 @@ lookup against the owned labels, duplicate culling among items several ranks sen
 and the next vertex frontier.
 
 ``contract_min`` (shortest paths) keeps per owned vertex the lexicographic minimum of its
-(distance, hops, parent) and the received ones (``relax.min_per_vertex`` first reduces what
+(distance, pass, parent) and the received ones (``relax.min_per_vertex`` first reduces what
 several ranks sent); the improved vertices below the bucket's end are the next frontier.
 
 Invariant: after ``contract`` every owned vertex is labeled at most once, with its BFS level.
@@ -54,15 +54,17 @@ def contract_min(graph: DistGraph, state: PathState, received: Bins, end: float)
         local = local[keep]
         payloads = tuple(field[keep] for field in payloads)
     distances, current = payloads[0], state.distances[local]
-    better = distances < current
-    if state.preds is not None:  # ties on the distance: fewer hops, then the smaller parent
+    if state.preds is None:  # the search: a shorter distance
+        better = distances < current
+    else:  # a tree pass over final distances: a tight edge, the earlier pass, the smaller parent
         keys = (payloads[1] << 32) | payloads[2]
-        better |= (distances == current) & (keys < ((state.hops[local] << 32) | state.preds[local]))
+        known = (state.passes[local] << 32) | state.preds[local]
+        better = (distances == current) & (keys < known)
     improved = np.flatnonzero(better)
     local = local[improved]
     state.distances[local] = distances[improved]
     if state.preds is not None:
-        state.hops[local] = payloads[1][improved]
+        state.passes[local] = payloads[1][improved]
         state.preds[local] = payloads[2][improved]
     queued = state.scratch["queued"]
     fresh = local[~queued[local]]

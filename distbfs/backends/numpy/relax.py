@@ -4,19 +4,20 @@ numpy's scatter operations (``np.minimum.at``, index stores) replace the sorts o
 array-module stages (``distbfs.backends.arrays``, which CuPy runs).
 
 - ``relax``: the light or heavy out-edges of some owned vertices, gathered by a range gather
-  (``expand.gather_ranges``; each tail's distance and hop count repeated over its row), culled
-  against ``sent``: the smallest distance this rank has requested for each vertex (an equal one
-  kept when predecessors are, since it may still win on hops). Light edges come from an index
-  of them (``LightEdges``, per graph and delta), so a light phase, which may run many times per
-  bucket, reads only light edges: with GAP's weights 1..255 and delta ~4, 2% of the edges.
+  (``expand.gather_ranges``; each tail's distance repeated over its row), culled against
+  ``sent``: the smallest distance this rank has requested for each vertex. Light edges come
+  from an index of them (``LightEdges``, per graph and delta), so a light phase, which may run
+  many times per bucket, reads only light edges: with GAP's weights 1..255 and delta ~4, 2% of
+  the edges.
 - ``min_per_vertex``: one item per distinct vertex, the lexicographic minimum of (distance,
-  hops, parent): a scatter-min of the distances, then among the items equal to it a scatter-min
-  of the tie keys ``hops << 32 | parent``.
+  pass, parent) (the pass and parent: requests of a tree pass, ``distbfs.backends.arrays.relax``):
+  a scatter-min of the distances, then among the items equal to it a scatter-min of the tie keys
+  ``pass << 32 | parent``.
 - Buckets: an owned vertex that improves is queued once (``queued``) until it settles, so
   finding the next bucket scans the queued vertices, not n.
 
-The results are those of the array-module stages: per vertex the lexicographic minimum of
-(distance, hops, parent), the same tree on every backend and rank count.
+The results are those of the array-module stages: the same distances, and from the tree passes
+the same tree, on every backend and rank count.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from .expand import gather_ranges
 from .search import EMPTY, first_of_each
 
 TIE_KEY_LIMIT = 2**31
-"""Parents and hop counts below this pack into one int64 tie key, ``hops << 32 | parent``."""
+"""Parents and pass numbers below this pack into one int64 tie key, ``pass << 32 | parent``."""
 NO_KEY = np.iinfo(np.int64).max
 """The tie key of no request (scratch arrays of the scatter-min start at it)."""
 
@@ -46,7 +47,7 @@ def path_start(graph: DistGraph, source: int, predecessors: bool, resources: Any
         raise ValueError(f"{graph.n} vertices: the host's tie keys hold fewer than 2**31")
     nlocal = graph.nlocal
     distances = np.full(nlocal, NO_PATH, dtype=PATH_DTYPE)
-    hops = np.zeros(nlocal, dtype=np.int64) if predecessors else None
+    passes = np.zeros(nlocal, dtype=np.int64) if predecessors else None
     preds = np.full(nlocal, UNREACHED, dtype=PREDECESSOR_DTYPE) if predecessors else None
     slot = np.int32 if max(graph.n, graph.num_local_edges) < 2**31 else np.int64
     scratch: dict[str, Any] = {
@@ -66,7 +67,7 @@ def path_start(graph: DistGraph, source: int, predecessors: bool, resources: Any
         scratch["pending"] = [np.array([mine], dtype=np.int64)]
         scratch["queued"][mine] = True
     settled = np.zeros(nlocal, dtype=np.bool_)
-    return PathState(distances, hops, preds, settled, EMPTY, 0, scratch, resources)
+    return PathState(distances, passes, preds, settled, EMPTY, 0, scratch, resources)
 
 
 @dataclass
@@ -118,15 +119,9 @@ def relax(
         keep = weights > delta if heavy else np.ones(targets.shape[0], dtype=np.bool_)
         distances = np.repeat(state.distances[vertices], lengths)
         distances += weights
-    best = state.scratch["sent"][targets]
-    keep &= distances <= best if state.preds is not None else distances < best
+    keep &= distances < state.scratch["sent"][targets]
     keep = np.flatnonzero(keep)
-    requests = Relaxations(targets[keep].astype(np.int64), distances[keep])
-    if state.preds is not None:
-        tails = np.repeat(np.arange(vertices.shape[0]), lengths)[keep]
-        requests.hops = state.hops[vertices[tails]] + 1
-        requests.parents = vertices[tails] * graph.size + graph.rank
-    return requests
+    return Relaxations(targets[keep].astype(np.int64), distances[keep])
 
 
 def min_per_vertex(

@@ -1,0 +1,238 @@
+"""Shortest paths on one GPU that holds the whole graph (``kernels/relax.cu``): delta-stepping
+in one persistent cooperative grid, and the shortest-path tree in passes over the final
+distances.
+
+``path_start``: the search's device state (distances as float64, the near queues, the far
+piles, the per-vertex stamps that queue a vertex once per step and once per bucket, the
+counters and the control words that carry the search from one launch to the next).
+``run_buckets``: one launch, which runs buckets until the search is done or its log of buckets
+is full; returns the logged buckets. ``shortest_path_tree``: pass 0 (every reached vertex's
+smallest strictly closer tight in-neighbour) and, where zero weights leave vertices without
+one, plateau passes (``distbfs.traversals.sssp``).
+
+Memory: 8 bytes a vertex of distances, 16 of stamps and near queues (int32 ids; 32 with int64
+ids), up to ``far_capacity`` far-pile slots a pile (two piles), and pieces of long rows:
+about 40 bytes a vertex beside the CSR. The tree adds 8 a vertex (and 4 where plateaus need
+passes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import cupy
+import numpy as np
+
+from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
+from ...errors import DeviceError
+from ...graph import DistGraph
+from .buffers import check_graph
+from .kernels import get_kernel
+from .launch_policy import LaunchPolicy
+
+PATH_COUNT_SLOTS = 9 + 2 * 256
+"""Counter slots of the delta-stepping grid (layout in ``kernels/relax.cu``)."""
+CTL_STEP, CTL_BUCKET, CTL_END, CTL_DONE = range(4)
+"""Control words carried across launches (``kernels/relax.cu``)."""
+LOG_WORDS = 7
+"""Words of a logged bucket: bucket, lower bound and end (float64 bits), steps, relaxations,
+improvements, vertices queued."""
+NO_PARENT = np.iinfo(np.int64).max
+"""A reached vertex's parent before a tree pass gives it one (``kernels/relax.cu``)."""
+
+
+@dataclass
+class DevicePathState:
+    """One search on one GPU: ``distances`` (float64, NO_PATH where unreached) and, once the
+    tree is built, ``preds``; the kernels' buffers."""
+
+    distances: Any
+    buffers: dict[str, Any] = field(default_factory=dict)
+    preds: Any = None
+    blocks: int = 1
+
+
+def weight_args(graph: DistGraph) -> tuple[Any, np.int32]:
+    """The weights pointer and kind of ``graph`` (0: unweighted, every edge weighs 1)."""
+    if graph.weights is None:
+        return graph.row_offsets, np.int32(0)
+    return graph.weights, np.int32(1 if graph.weights.dtype == np.float32 else 2)
+
+
+def path_start(policy: LaunchPolicy, graph: DistGraph, source: int, grid: int) -> DevicePathState:
+    """The state of a search from ``source`` (local = global id on one rank): the source at
+    distance 0 in the first near queue, bucket 0 ending at the first delta."""
+    ids = check_graph(graph)
+    n = graph.n
+    far_capacity = max(n, 1024)
+    pieces = 2 * (graph.num_local_edges // policy.path_piece_edges) + 1024
+    distances = cupy.full(n, NO_PATH, dtype=PATH_DTYPE)
+    distances[source] = 0.0
+    queued = cupy.full(n, -1, dtype=np.int32)
+    queued[source] = 0
+    near0 = cupy.empty(max(n, 1), dtype=ids)
+    near0[0] = source
+    counts = cupy.zeros(PATH_COUNT_SLOTS, dtype=np.int64)
+    counts[0] = 1
+    buffers = {
+        "queued": queued,
+        "far_mark": cupy.full(n, -1, dtype=np.int32),
+        "near0": near0,
+        "near1": cupy.empty(max(n, 1), dtype=ids),
+        "far0": cupy.empty(far_capacity, dtype=ids),
+        "far1": cupy.empty(far_capacity, dtype=ids),
+        "far_capacity": far_capacity,
+        "piece_vertex": cupy.empty(pieces, dtype=ids),
+        "piece_start": cupy.empty(pieces, dtype=np.int64),
+        "piece_capacity": pieces,
+        "counts": counts,
+        "ctl": None,  # set by the first launch, which knows delta
+        "log": cupy.zeros((policy.path_log_rows, LOG_WORDS), dtype=np.uint64),
+    }
+    blocks = 1 if n <= policy.path_one_block_vertices else grid
+    return DevicePathState(distances, buffers, None, blocks)
+
+
+def run_buckets(
+    policy: LaunchPolicy,
+    graph: DistGraph,
+    state: DevicePathState,
+    delta: float,
+    limit: float,
+) -> tuple[list[tuple[int, float, list[int]]], bool]:
+    """One launch of the delta-stepping grid; (the buckets it logged as (bucket, lower bound,
+    [steps, relaxations, vertices queued, 0, improved]), whether the search is done)."""
+    b = state.buffers
+    if b["ctl"] is None:
+        b["ctl"] = cupy.array([0, 0, np.float64(delta).view(np.int64), 0], dtype=np.int64)
+    weights, kind = weight_args(graph)
+    bits = 8 * check_graph(graph).itemsize
+    kernel = get_kernel("relax", "delta_stepping", policy, bits)
+    b["log"].fill(0)
+    kernel(
+        (state.blocks,),
+        (policy.path_threads,),
+        (
+            graph.row_offsets,
+            graph.column_indices,
+            weights,
+            kind,
+            np.int64(graph.n),
+            state.distances,
+            b["queued"],
+            b["far_mark"],
+            b["near0"],
+            b["near1"],
+            b["far0"],
+            b["far1"],
+            np.int64(b["far_capacity"]),
+            b["piece_vertex"],
+            b["piece_start"],
+            np.int64(b["piece_capacity"]),
+            np.int64(policy.path_piece_edges),
+            b["counts"],
+            b["ctl"],
+            b["log"],
+            np.int32(policy.path_log_rows),
+            np.float64(delta),
+            np.float64(limit),
+            np.int64(policy.path_min_bucket),
+            np.int32(policy.path_split_divisor),
+        ),
+    )
+    ctl = b["ctl"].get()
+    log = b["log"].get()
+    rows = []
+    for row in log[: int(ctl[CTL_BUCKET]) - int(log[0, 0]) + 1]:
+        if int(row[0]) <= b.get("logged", -1):
+            continue  # the bucket a launch ended on, which the next one starts from
+        lower = float(row[1:2].view(np.float64)[0])
+        steps, relaxations, improved, queued = (int(x) for x in row[3:7])
+        rows.append((int(row[0]), lower, [steps, relaxations, queued, 0, improved]))
+    b["logged"] = int(ctl[CTL_BUCKET])
+    return rows, bool(ctl[CTL_DONE])
+
+
+def settled_in_buckets(distances: Any, lowers: list[float]) -> list[int]:
+    """Reached vertices whose final distance lies in each bucket (from its lower bound to the
+    next bucket's)."""
+    if not lowers:
+        return []
+    reached = distances[distances < NO_PATH]
+    bins = cupy.searchsorted(cupy.asarray(lowers, dtype=PATH_DTYPE), reached, side="right") - 1
+    counts = cupy.bincount(cupy.maximum(bins, 0), minlength=len(lowers))
+    return [int(x) for x in counts.get()[: len(lowers)]]
+
+
+def path_grid(policy: LaunchPolicy, memo: dict[int, int], kernel: Any) -> int:
+    """Blocks of the delta-stepping grid on the current device: as many as are resident at once
+    (a cooperative launch needs all of them), memoized by device id."""
+    device = cupy.cuda.Device().id
+    if device not in memo:
+        processors = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
+        resident = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.kernel.ptr, policy.path_threads, 0
+        )
+        if resident < 1:
+            raise DeviceError(
+                f"the delta-stepping kernel does not fit a multiprocessor with "
+                f"LaunchPolicy.path_threads={policy.path_threads}; lower it"
+            )
+        memo[device] = processors * resident
+    return memo[device]
+
+
+def shortest_path_tree(
+    policy: LaunchPolicy, graph: DistGraph, grid: int, distances: Any, source: int
+) -> Any:
+    """Predecessors from the final ``distances`` (``distbfs.traversals.sssp``): pass 0, then
+    plateau passes while vertices are left without a parent and a pass resolves some."""
+    ids = check_graph(graph)
+    bits = 8 * ids.itemsize
+    n = graph.n
+    reached = distances < NO_PATH
+    parent = cupy.where(reached, NO_PARENT, UNREACHED).astype(PREDECESSOR_DTYPE)
+    parent[source] = source
+    pieces = 2 * (graph.num_local_edges // policy.path_piece_edges) + 1024
+    piece_vertex = cupy.empty(pieces, dtype=ids)
+    piece_start = cupy.empty(pieces, dtype=np.int64)
+    piece_count = cupy.zeros(1, dtype=np.int64)
+    weights, kind = weight_args(graph)
+    csr = (graph.row_offsets, graph.column_indices, weights, kind)
+    piece_args = (piece_vertex, piece_start, np.int64(pieces), np.int64(policy.path_piece_edges))
+    block = (policy.path_threads,)
+    rows = (max(1, min(grid, -(-n // policy.path_threads))),)
+    pass_of = cupy.zeros(1, dtype=np.int32)  # read by the piece kernel only in plateau passes
+    get_kernel("relax", "tight_parents", policy, bits)(
+        rows, block, (*csr, np.int64(n), distances, parent, *piece_args, piece_count)
+    )
+    get_kernel("relax", "relax_pieces", policy, bits)(
+        (grid,), block, (*csr, distances, parent, pass_of, np.int32(-1), *piece_args, piece_count)
+    )
+    if not int(cupy.count_nonzero(parent == NO_PARENT)):
+        return parent
+    pass_of = cupy.where(reached & (parent != NO_PARENT), 0, -1).astype(np.int32)
+    resolved = cupy.zeros(1, dtype=np.uint64)
+    k = 1
+    while True:
+        piece_count.fill(0)
+        resolved.fill(0)
+        get_kernel("relax", "plateau_parents", policy, bits)(
+            rows,
+            block,
+            (*csr, np.int64(n), distances, parent, pass_of, np.int32(k), *piece_args, piece_count),
+        )
+        get_kernel("relax", "relax_pieces", policy, bits)(
+            (grid,),
+            block,
+            (*csr, distances, parent, pass_of, np.int32(k), *piece_args, piece_count),
+        )
+        get_kernel("relax", "plateau_commit", policy, bits)(
+            rows, block, (np.int64(n), distances, parent, pass_of, np.int32(k), resolved)
+        )
+        if not int(resolved.get()[0]):
+            break
+        k += 1
+    parent[parent == NO_PARENT] = UNREACHED
+    return parent

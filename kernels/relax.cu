@@ -1,0 +1,505 @@
+/*
+ * relax.cu: delta-stepping shortest paths (Meyer & Sanders, J. Algorithms 2003) on one GPU that
+ * holds the whole graph, in ONE persistent cooperative grid: buckets, their relaxation steps and
+ * the search for the next bucket all run on the device, with grid barriers between them and no
+ * host round trip (a road network has thousands of buckets; a host read costs ~19 us).
+ *
+ * Distances (dist_t) are the bits of non-negative doubles, which order as unsigned integers,
+ * so a relaxation is one 64-bit atomicMin; inf (no path yet) orders above every finite value.
+ * The schedule is near-far (Davidson et al., IPDPS 2014) over delta-stepping's buckets:
+ *   - step: every vertex of the near queue relaxes ALL its out-edges (no light/heavy split:
+ *     the GPU has the width to relax heavy edges early); a target that improves below the
+ *     bucket's end joins the next near queue (once per step: `queued` holds the step it was
+ *     queued for), one that improves beyond it joins the far pile (once per bucket:
+ *     `far_mark` holds the bucket). Steps repeat until the near queue is empty: the bucket is
+ *     settled (every vertex below its end has its final distance).
+ *   - advance: the far pile's live entries (distance at or beyond the old end) are counted in
+ *     a histogram of delta-wide bins past the old end; the new end is the first bin boundary
+ *     with at least max(min_bucket, live / split_divisor) vertices below it (so a long pile
+ *     shrinks geometrically instead of being rescanned bucket after bucket); entries below
+ *     the new end become the near queue, the rest the next far pile, dead entries drop out.
+ *     A far pile that overflowed its capacity is replaced by a scan of every vertex.
+ * Distances are exact in any order of relaxation (the minimum over paths of each path's sum,
+ * added left to right), so the result does not depend on the grid, delta or timing.
+ *
+ * Rows: a thread relaxes its vertex's row when it has at most a warp's width of edges; longer
+ * rows up to `piece_edges` are relaxed by the whole warp (Merrill's warp gathering); longer
+ * ones are cut into pieces of `piece_edges` edges that the grid's warps share after a barrier.
+ *
+ * Counter slots (size_type counts[]) rotate so that one barrier separates a slot's last read
+ * from its reset: near queue lengths by step (3), piece counts by step (3), far pile lengths
+ * by bucket (3), then two histograms by bucket parity. ctl[] carries the search across
+ * launches: step, bucket, the current bucket's end (bits), done flag.
+ *
+ * Kernels:
+ *   delta_stepping  the search, until it is done or `log_rows` buckets were logged
+ *   tight_parents   shortest-path tree, pass 0: the smallest strictly closer tight in-neighbour
+ *   plateau_parents pass k >= 1: in zero-distance plateaus, the smallest tight in-neighbour
+ *                   resolved in pass k - 1 (`plateau_commit` ends the pass)
+ *   relax_pieces    the pieces the two tree passes queued
+ */
+#include "common.cuh"
+
+#include <cooperative_groups.h>
+
+namespace cg = cooperative_groups;
+
+typedef unsigned long long dist_t;
+
+namespace {
+
+using distbfs::kFullWarp;
+using distbfs::kWarpThreads;
+
+constexpr int kRelaxThreads = distbfs::kPathThreads;  // threads per block of every kernel here
+constexpr int kSplitBins = 256;     // histogram bins of the advance
+constexpr dist_t kNoPath = 0x7ff0000000000000ull;  // +inf
+constexpr pred_t kNoParent = 0x7fffffffffffffffll;  // tree passes: not resolved yet
+
+// counts[] layout
+constexpr int kNearSlot = 0;   // + step % 3
+constexpr int kPieceSlot = 3;  // + step % 3
+constexpr int kFarSlot = 6;    // + bucket % 3
+constexpr int kHistSlot = 9;   // + (bucket & 1) * kSplitBins; 9 + 2 * 256 slots in all
+                               // (PATH_COUNT_SLOTS in distbfs/backends/cuda/relax.py)
+
+// ctl[] layout
+enum { kCtlStep = 0, kCtlBucket = 1, kCtlEnd = 2, kCtlDone = 3, kCtlSlots = 4 };
+
+// log rows: bucket, lower bound (bits), end (bits), steps, relaxations, improved, queued
+constexpr int kLogWords = 7;
+
+__device__ __forceinline__ double as_double(dist_t bits) { return __longlong_as_double(bits); }
+__device__ __forceinline__ dist_t as_bits(double d) {
+  return static_cast<dist_t>(__double_as_longlong(d));
+}
+
+struct Csr {
+  const size_type* offsets;
+  const vertex_t* columns;
+  const void* weights;  // float or double, or none (every edge weighs 1)
+  int weight_kind;      // 0 none, 1 float, 2 double
+
+  __device__ __forceinline__ double weight(size_type e) const {
+    if (weight_kind == 1) return static_cast<double>(static_cast<const float*>(weights)[e]);
+    if (weight_kind == 2) return static_cast<const double*>(weights)[e];
+    return 1.0;
+  }
+};
+
+// Append one item to a queue from divergent code: one atomic per group of active lanes.
+__device__ __forceinline__ size_type append_slot(size_type* counter) {
+  cg::coalesced_group active = cg::coalesced_threads();
+  size_type base = 0;
+  if (active.thread_rank() == 0) base = distbfs::reserve_slots(counter, active.size());
+  return active.shfl(base, 0) + active.thread_rank();
+}
+
+struct Pieces {
+  vertex_t* vertex;
+  size_type* start;
+  size_type capacity;
+};
+
+// Visit the out-edges of the vertices items[0..count) (items == nullptr: 0..count-1) with
+// visit(u, du, v, e): rows up to a warp by their thread, up to piece_edges by the warp, longer
+// ones queued as pieces (relax_piece_range visits those). `accept(u, du)` filters the vertices.
+template <class Visit, class Accept>
+__device__ void visit_rows(const vertex_t* items, size_type count, const dist_t* dist,
+                           const Csr& g, Pieces pieces, size_type* piece_count,
+                           size_type piece_edges, size_type first_thread, size_type threads,
+                           Accept accept, Visit& visit) {
+  const int lane = threadIdx.x & (kWarpThreads - 1);
+  for (size_type base = first_thread - lane; base < count; base += threads) {
+    const size_type i = base + lane;
+    vertex_t u = 0;
+    double du = 0.0;
+    size_type start = 0, stop = 0;
+    if (i < count) {
+      u = items == nullptr ? static_cast<vertex_t>(i) : __ldcg(items + i);
+      du = as_double(__ldcg(dist + u));
+      if (accept(u, du)) {
+        start = g.offsets[u];
+        stop = g.offsets[u + 1];
+      }
+      if (stop - start > piece_edges) {
+        for (size_type s = start; s < stop; s += piece_edges) {
+          const size_type slot = append_slot(piece_count);
+          if (slot < pieces.capacity) {
+            pieces.vertex[slot] = u;
+            pieces.start[slot] = s;
+          }
+        }
+        stop = start;
+      }
+    }
+    unsigned wide;
+    while ((wide = __ballot_sync(kFullWarp, stop - start > kWarpThreads)) != 0) {
+      const int leader = __ffs(wide) - 1;
+      const vertex_t wu = __shfl_sync(kFullWarp, u, leader);
+      const double wdu = __shfl_sync(kFullWarp, du, leader);
+      const size_type wstart = __shfl_sync(kFullWarp, start, leader);
+      const size_type wstop = __shfl_sync(kFullWarp, stop, leader);
+      for (size_type e = wstart + lane; e < wstop; e += kWarpThreads) {
+        visit(wu, wdu, g.columns[e], g.weight(e));
+      }
+      if (lane == leader) stop = start;
+    }
+    for (size_type e = start; e < stop; ++e) visit(u, du, g.columns[e], g.weight(e));
+  }
+}
+
+// The queued pieces [0, count), a warp each.
+template <class Visit>
+__device__ void visit_pieces(Pieces pieces, size_type count, const dist_t* dist, const Csr& g,
+                             size_type piece_edges, size_type first_warp, size_type warps,
+                             Visit& visit) {
+  const int lane = threadIdx.x & (kWarpThreads - 1);
+  if (count > pieces.capacity) count = pieces.capacity;
+  for (size_type p = first_warp; p < count; p += warps) {
+    const vertex_t u = __ldcg(pieces.vertex + p);
+    const size_type start = __ldcg(pieces.start + p);
+    const size_type row_end = g.offsets[u + 1];
+    const size_type stop = start + piece_edges < row_end ? start + piece_edges : row_end;
+    const double du = as_double(__ldcg(dist + u));
+    for (size_type e = start + lane; e < stop; e += kWarpThreads) {
+      visit(u, du, g.columns[e], g.weight(e));
+    }
+  }
+}
+
+// One relaxation of the search: d(u) + w against the target's distance.
+struct Relax {
+  dist_t* dist;
+  int* queued;
+  int* far_mark;
+  vertex_t* next;
+  size_type* next_count;
+  vertex_t* far;
+  size_type* far_count;
+  size_type far_capacity;
+  double end;
+  int step;  // the step the next queue is for
+  int bucket;
+  unsigned long long relaxations = 0;
+  unsigned long long improved = 0;
+  unsigned long long queued_items = 0;
+
+  __device__ __forceinline__ void operator()(vertex_t, double du, vertex_t v, double w) {
+    ++relaxations;
+    const double nd = du + w;
+    const dist_t bits = as_bits(nd);
+    if (bits >= __ldcg(dist + v)) return;
+    if (bits >= atomicMin(dist + v, bits)) return;
+    ++improved;
+    if (nd < end) {
+      if (atomicExch(queued + v, step) == step) return;
+      next[append_slot(next_count)] = v;  // at most n per step: never overflows
+    } else {
+      if (atomicExch(far_mark + v, bucket) == bucket) return;
+      const size_type slot = append_slot(far_count);
+      if (slot < far_capacity) far[slot] = v;
+    }
+    ++queued_items;
+  }
+};
+
+struct AcceptAll {
+  __device__ __forceinline__ bool operator()(vertex_t, double) const { return true; }
+};
+
+// Block-wide sum of three counters, added to row[0..2] by thread 0.
+__device__ void add_counts(unsigned long long a, unsigned long long b, unsigned long long c,
+                           unsigned long long* row) {
+  __shared__ unsigned long long sums[3];
+  if (threadIdx.x == 0) sums[0] = sums[1] = sums[2] = 0;
+  __syncthreads();
+  a = distbfs::warp_sum(a);
+  b = distbfs::warp_sum(b);
+  c = distbfs::warp_sum(c);
+  if ((threadIdx.x & (kWarpThreads - 1)) == 0) {
+    atomicAdd(&sums[0], a);
+    atomicAdd(&sums[1], b);
+    atomicAdd(&sums[2], c);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    atomicAdd(row, sums[0]);
+    atomicAdd(row + 1, sums[1]);
+    atomicAdd(row + 2, sums[2]);
+  }
+}
+
+__device__ __forceinline__ void barrier(cg::grid_group& grid) {
+  if (gridDim.x == 1) {
+    __syncthreads();
+  } else {
+    grid.sync();
+  }
+}
+
+}  // namespace
+
+// The search from the state in ctl/counts (see the header), until it is done (ctl[kCtlDone]
+// = 1) or `log_rows` buckets were logged in this launch (the host relaunches). Vertices no
+// farther than `limit` get their final distance; the search stops before a bucket that starts
+// beyond it.
+extern "C" __global__ void __launch_bounds__(kRelaxThreads)
+    delta_stepping(const size_type* offsets, const vertex_t* columns, const void* weights,
+                   int weight_kind, long long n, dist_t* dist, int* queued, int* far_mark,
+                   vertex_t* near0, vertex_t* near1, vertex_t* far0, vertex_t* far1,
+                   long long far_capacity, vertex_t* piece_vertex, size_type* piece_start,
+                   long long piece_capacity, long long piece_edges, size_type* counts,
+                   long long* ctl, unsigned long long* log, int log_rows, double delta,
+                   double limit, long long min_bucket, int split_divisor) {
+  cg::grid_group grid = cg::this_grid();
+  const Csr g{offsets, columns, weights, weight_kind};
+  const Pieces pieces{piece_vertex, piece_start, piece_capacity};
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const size_type warps = threads / kWarpThreads;
+  const size_type my_warp = me / kWarpThreads;
+  int step = static_cast<int>(ctl[kCtlStep]);
+  int bucket = static_cast<int>(ctl[kCtlBucket]);
+  double end = __longlong_as_double(ctl[kCtlEnd]);
+  const int first_bucket = bucket;
+  __shared__ size_type cut_shared[kSplitBins];
+  bool done = false;
+  if (me == 0 && log_rows > 0) {  // the current bucket's row (it may go on from a launch before)
+    unsigned long long* row = log;
+    row[0] = static_cast<unsigned long long>(bucket);
+    row[1] = as_bits(end - delta);
+    row[2] = as_bits(end);
+  }
+  while (true) {
+    size_type* near_count = counts + kNearSlot + step % 3;
+    vertex_t* near = (step & 1) ? near1 : near0;
+    if (__ldcg(near_count) == 0) {  // the bucket is settled: find the next one
+      if (bucket - first_bucket + 1 >= log_rows || end > limit) {
+        done = end > limit;
+        break;
+      }
+      size_type* far_count = counts + kFarSlot + bucket % 3;
+      size_type* hist = counts + kHistSlot + (bucket & 1) * kSplitBins;
+      const vertex_t* far = (bucket & 1) ? far1 : far0;
+      const size_type held = __ldcg(far_count);
+      const bool scan = held > far_capacity;  // overflowed: every vertex instead
+      const size_type items = scan ? static_cast<size_type>(n) : held;
+      if (me == 0) counts[kFarSlot + (bucket + 2) % 3] = 0;
+      for (size_type i = me; i < kSplitBins; i += threads) {
+        counts[kHistSlot + ((bucket + 1) & 1) * kSplitBins + i] = 0;
+      }
+      for (size_type i = threadIdx.x; i < kSplitBins; i += blockDim.x) cut_shared[i] = 0;
+      __syncthreads();
+      for (size_type i = me; i < items; i += threads) {
+        const vertex_t v = scan ? static_cast<vertex_t>(i) : __ldcg(far + i);
+        const dist_t bits = __ldcg(dist + v);
+        const double d = as_double(bits);
+        if (d < end || bits == kNoPath) continue;
+        const double bin = floor((d - end) / delta);
+        const int b = bin < kSplitBins - 1 ? static_cast<int>(bin) : kSplitBins - 1;
+        atomicAdd(reinterpret_cast<unsigned long long*>(&cut_shared[b]), 1ull);
+      }
+      __syncthreads();
+      for (int i = threadIdx.x; i < kSplitBins; i += blockDim.x) {
+        if (cut_shared[i]) {
+          atomicAdd(reinterpret_cast<unsigned long long*>(hist + i),
+                    static_cast<unsigned long long>(cut_shared[i]));
+        }
+      }
+      barrier(grid);
+      // Every block reads the same histogram and cuts at the same bin.
+      size_type live = 0;
+      for (int i = 0; i < kSplitBins; ++i) live += __ldcg(hist + i);
+      if (live == 0) {
+        done = true;
+        break;
+      }
+      size_type want = live / split_divisor;
+      if (want < min_bucket) want = min_bucket;
+      size_type below = 0;
+      int cut = 0;
+      for (; cut < kSplitBins - 1; ++cut) {
+        below += __ldcg(hist + cut);
+        if (below >= want) break;
+      }
+      const double old_end = end;
+      end = old_end + (cut + 1) * delta;
+      const int next_bucket = bucket + 1;
+      vertex_t* next_far = (next_bucket & 1) ? far1 : far0;
+      size_type* next_far_count = counts + kFarSlot + next_bucket % 3;
+      unsigned long long moved = 0;
+      for (size_type i = me; i < items; i += threads) {
+        const vertex_t v = scan ? static_cast<vertex_t>(i) : __ldcg(far + i);
+        const dist_t bits = __ldcg(dist + v);
+        const double d = as_double(bits);
+        if (d < old_end || bits == kNoPath) continue;
+        if (d < end) {
+          if (atomicExch(queued + v, step) != step) {
+            near[append_slot(near_count)] = v;
+            ++moved;
+          }
+        } else if (atomicExch(far_mark + v, next_bucket) != next_bucket) {
+          const size_type slot = append_slot(next_far_count);
+          if (slot < far_capacity) next_far[slot] = v;
+        }
+      }
+      bucket = next_bucket;
+      if (log_rows > 0) {
+        unsigned long long* row = log + (bucket - first_bucket) * kLogWords;
+        if (me == 0) {
+          row[0] = static_cast<unsigned long long>(bucket);
+          row[1] = as_bits(old_end);
+          row[2] = as_bits(end);
+        }
+        add_counts(0, 0, moved, row + 4);
+      }
+      barrier(grid);
+      continue;  // the bucket's first step reads the near queue just filled
+    }
+    // One step: the near queue relaxes its rows; then the pieces of its long rows.
+    const size_type count = __ldcg(near_count);
+    Relax relax{dist,          queued, far_mark, (step & 1) ? near0 : near1,
+                counts + kNearSlot + (step + 1) % 3,
+                (bucket & 1) ? far1 : far0,
+                counts + kFarSlot + bucket % 3,
+                far_capacity, end, step + 1, bucket};
+    size_type* piece_count = counts + kPieceSlot + step % 3;
+    if (me == 0) {
+      counts[kNearSlot + (step + 2) % 3] = 0;
+      counts[kPieceSlot + (step + 1) % 3] = 0;
+    }
+    visit_rows(near, count, dist, g, pieces, piece_count, piece_edges, me, threads, AcceptAll{},
+               relax);
+    barrier(grid);
+    const size_type piece_total = __ldcg(piece_count);
+    if (piece_total) {
+      visit_pieces(pieces, piece_total, dist, g, piece_edges, my_warp, warps, relax);
+      barrier(grid);  // the next step's reads of dist and the queue
+    }
+    if (log_rows > 0) {
+      unsigned long long* row = log + (bucket - first_bucket) * kLogWords;
+      if (me == 0) row[3] += 1;
+      add_counts(relax.relaxations, relax.improved, relax.queued_items, row + 4);
+      // row[4]: relaxations, row[5]: improved, row[6]: queued (adds onto the advance's moved)
+    }
+    ++step;
+  }
+  if (me == 0) {
+    ctl[kCtlStep] = step;
+    ctl[kCtlBucket] = bucket;
+    ctl[kCtlEnd] = __double_as_longlong(end);
+    ctl[kCtlDone] = done ? 1 : 0;
+  }
+}
+
+namespace {
+
+// Tree pass 0: v's parent is its smallest in-neighbour u with d(u) + w = d(v) > d(u).
+struct TightParent {
+  const dist_t* dist;
+  pred_t* parent;
+  __device__ __forceinline__ void operator()(vertex_t u, double du, vertex_t v, double w) {
+    const double cand = du + w;
+    if (cand > du && as_bits(cand) == __ldcg(dist + v)) {
+      atomicMin(reinterpret_cast<long long*>(parent + v), static_cast<long long>(u));
+    }
+  }
+};
+
+// Tree pass k >= 1: plateau edges (d(u) + w = d(u) = d(v)) from the vertices resolved in pass
+// k - 1 to unresolved ones.
+struct PlateauParent {
+  const dist_t* dist;
+  pred_t* parent;
+  const int* pass;
+  __device__ __forceinline__ void operator()(vertex_t u, double du, vertex_t v, double w) {
+    const double cand = du + w;
+    if (cand == du && as_bits(cand) == __ldcg(dist + v) && __ldcg(pass + v) < 0) {
+      atomicMin(reinterpret_cast<long long*>(parent + v), static_cast<long long>(u));
+    }
+  }
+};
+
+struct Reached {
+  __device__ __forceinline__ bool operator()(vertex_t, double du) const {
+    return du < __longlong_as_double(static_cast<long long>(kNoPath));
+  }
+};
+
+struct ResolvedIn {
+  const int* pass;
+  int round;
+  __device__ __forceinline__ bool operator()(vertex_t u, double) const {
+    return __ldcg(pass + u) == round;
+  }
+};
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kRelaxThreads)
+    tight_parents(const size_type* offsets, const vertex_t* columns, const void* weights,
+                  int weight_kind, long long n, const dist_t* dist, pred_t* parent,
+                  vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
+                  long long piece_edges, size_type* piece_count) {
+  const Csr g{offsets, columns, weights, weight_kind};
+  const Pieces pieces{piece_vertex, piece_start, piece_capacity};
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+  TightParent visit{dist, parent};
+  visit_rows(static_cast<const vertex_t*>(nullptr), n, dist, g, pieces, piece_count, piece_edges,
+             me, threads, Reached{}, visit);
+}
+
+extern "C" __global__ void __launch_bounds__(kRelaxThreads)
+    plateau_parents(const size_type* offsets, const vertex_t* columns, const void* weights,
+                    int weight_kind, long long n, const dist_t* dist, pred_t* parent,
+                    const int* pass, int round, vertex_t* piece_vertex, size_type* piece_start,
+                    long long piece_capacity, long long piece_edges, size_type* piece_count) {
+  const Csr g{offsets, columns, weights, weight_kind};
+  const Pieces pieces{piece_vertex, piece_start, piece_capacity};
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+  PlateauParent visit{dist, parent, pass};
+  visit_rows(static_cast<const vertex_t*>(nullptr), n, dist, g, pieces, piece_count, piece_edges,
+             me, threads, ResolvedIn{pass, round - 1}, visit);
+}
+
+// The pieces queued by tight_parents (round < 0) or plateau_parents (round >= 1).
+extern "C" __global__ void __launch_bounds__(kRelaxThreads)
+    relax_pieces(const size_type* offsets, const vertex_t* columns, const void* weights,
+                 int weight_kind, const dist_t* dist, pred_t* parent, const int* pass,
+                 int round, vertex_t* piece_vertex, size_type* piece_start,
+                 long long piece_capacity, long long piece_edges, const size_type* piece_count) {
+  const Csr g{offsets, columns, weights, weight_kind};
+  const Pieces pieces{piece_vertex, piece_start, piece_capacity};
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (round < 0) {
+    TightParent visit{dist, parent};
+    visit_pieces(pieces, *piece_count, dist, g, piece_edges, me / kWarpThreads,
+                 threads / kWarpThreads, visit);
+  } else {
+    PlateauParent visit{dist, parent, pass};
+    visit_pieces(pieces, *piece_count, dist, g, piece_edges, me / kWarpThreads,
+                 threads / kWarpThreads, visit);
+  }
+}
+
+// End of a plateau pass: vertices that got a parent in it are resolved in pass `round`;
+// counts[0] += how many.
+extern "C" __global__ void __launch_bounds__(kRelaxThreads)
+    plateau_commit(long long n, const dist_t* dist, const pred_t* parent, int* pass, int round,
+                   unsigned long long* resolved) {
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  unsigned long long mine = 0;
+  for (size_type v = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
+       v += threads) {
+    if (pass[v] < 0 && parent[v] != kNoParent && dist[v] != kNoPath) {
+      pass[v] = round;
+      ++mine;
+    }
+  }
+  mine = distbfs::warp_sum(mine);
+  if ((threadIdx.x & (kWarpThreads - 1)) == 0 && mine) atomicAdd(resolved, mine);
+}
