@@ -16,8 +16,9 @@
  *   - advance: the far pile's live entries (distance at or beyond the old end) are counted in
  *     a histogram of delta-wide bins past the old end; the new end is the first bin boundary
  *     with at least max(min_bucket, live / split_divisor) vertices below it (so a long pile
- *     shrinks geometrically instead of being rescanned bucket after bucket); entries below
- *     the new end become the near queue, the rest the next far pile, dead entries drop out.
+ *     shrinks geometrically instead of being rescanned bucket after bucket), or past the least
+ *     live distance where every bin before the last is empty; entries below the new end become
+ *     the near queue, the rest the next far pile, dead entries drop out.
  *     A far pile that overflowed its capacity is replaced by a scan of every vertex.
  * Distances are exact in any order of relaxation (the minimum over paths of each path's sum,
  * added left to right), so the result does not depend on the grid, delta or timing.
@@ -60,8 +61,9 @@ constexpr pred_t kNoParent = 0x7fffffffffffffffll;  // tree passes: not resolved
 constexpr int kNearSlot = 0;   // + step % 3
 constexpr int kPieceSlot = 3;  // + step % 3
 constexpr int kFarSlot = 6;    // + bucket % 3
-constexpr int kHistSlot = 9;   // + (bucket & 1) * kSplitBins; 9 + 2 * 256 slots in all
-                               // (PATH_COUNT_SLOTS in distbfs/backends/cuda/relax.py)
+constexpr int kHistSlot = 9;   // + (bucket & 1) * kSplitBins
+constexpr int kMinSlot = kHistSlot + 2 * kSplitBins;  // + (bucket & 1): least live distance
+// 9 + 2 * 256 + 2 slots in all (PATH_COUNT_SLOTS in distbfs/backends/cuda/relax.py)
 
 // ctl[] layout
 enum { kCtlStep = 0, kCtlBucket = 1, kCtlEnd = 2, kCtlDone = 3, kCtlSlots = 4 };
@@ -289,13 +291,17 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
       for (size_type i = me; i < kSplitBins; i += threads) {
         counts[kHistSlot + ((bucket + 1) & 1) * kSplitBins + i] = 0;
       }
+      dist_t* least = reinterpret_cast<dist_t*>(counts + kMinSlot + (bucket & 1));
+      if (me == 0) counts[kMinSlot + ((bucket + 1) & 1)] = static_cast<size_type>(kNoPath);
       for (size_type i = threadIdx.x; i < kSplitBins; i += blockDim.x) cut_shared[i] = 0;
       __syncthreads();
+      dist_t my_least = kNoPath;
       for (size_type i = me; i < items; i += threads) {
         const vertex_t v = scan ? static_cast<vertex_t>(i) : __ldcg(far + i);
         const dist_t bits = __ldcg(dist + v);
         const double d = as_double(bits);
         if (d < end || bits == kNoPath) continue;
+        my_least = bits < my_least ? bits : my_least;
         const double bin = floor((d - end) / delta);
         const int b = bin < kSplitBins - 1 ? static_cast<int>(bin) : kSplitBins - 1;
         atomicAdd(reinterpret_cast<unsigned long long*>(&cut_shared[b]), 1ull);
@@ -307,6 +313,7 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
                     static_cast<unsigned long long>(cut_shared[i]));
         }
       }
+      if (my_least != kNoPath) atomicMin(least, my_least);
       barrier(grid);
       // Every block reads the same histogram and cuts at the same bin.
       size_type live = 0;
@@ -325,34 +332,29 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
       }
       const double old_end = end;
       end = old_end + (cut + 1) * delta;
+      const double lowest = as_double(__ldcg(least));
+      if (lowest >= end) end = (floor(lowest / delta) + 1) * delta;  // a gap of empty bins
       const int next_bucket = bucket + 1;
       vertex_t* next_far = (next_bucket & 1) ? far1 : far0;
       size_type* next_far_count = counts + kFarSlot + next_bucket % 3;
-      unsigned long long moved = 0;
       for (size_type i = me; i < items; i += threads) {
         const vertex_t v = scan ? static_cast<vertex_t>(i) : __ldcg(far + i);
         const dist_t bits = __ldcg(dist + v);
         const double d = as_double(bits);
         if (d < old_end || bits == kNoPath) continue;
         if (d < end) {
-          if (atomicExch(queued + v, step) != step) {
-            near[append_slot(near_count)] = v;
-            ++moved;
-          }
+          if (atomicExch(queued + v, step) != step) near[append_slot(near_count)] = v;
         } else if (atomicExch(far_mark + v, next_bucket) != next_bucket) {
           const size_type slot = append_slot(next_far_count);
           if (slot < far_capacity) next_far[slot] = v;
         }
       }
       bucket = next_bucket;
-      if (log_rows > 0) {
+      if (log_rows > 0 && me == 0) {
         unsigned long long* row = log + (bucket - first_bucket) * kLogWords;
-        if (me == 0) {
-          row[0] = static_cast<unsigned long long>(bucket);
-          row[1] = as_bits(old_end);
-          row[2] = as_bits(end);
-        }
-        add_counts(0, 0, moved, row + 4);
+        row[0] = static_cast<unsigned long long>(bucket);
+        row[1] = __ldcg(least);
+        row[2] = as_bits(end);
       }
       barrier(grid);
       continue;  // the bucket's first step reads the near queue just filled
@@ -381,7 +383,6 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
       unsigned long long* row = log + (bucket - first_bucket) * kLogWords;
       if (me == 0) row[3] += 1;
       add_counts(relax.relaxations, relax.improved, relax.queued_items, row + 4);
-      // row[4]: relaxations, row[5]: improved, row[6]: queued (adds onto the advance's moved)
     }
     ++step;
   }

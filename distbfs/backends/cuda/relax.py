@@ -31,7 +31,7 @@ from .buffers import check_graph
 from .kernels import get_kernel
 from .launch_policy import LaunchPolicy
 
-PATH_COUNT_SLOTS = 9 + 2 * 256
+PATH_COUNT_SLOTS = 9 + 2 * 256 + 2
 """Counter slots of the delta-stepping grid (layout in ``kernels/relax.cu``)."""
 CTL_STEP, CTL_BUCKET, CTL_END, CTL_DONE = range(4)
 """Control words carried across launches (``kernels/relax.cu``)."""
@@ -74,7 +74,8 @@ def path_start(policy: LaunchPolicy, graph: DistGraph, source: int, grid: int) -
     near0 = cupy.empty(max(n, 1), dtype=ids)
     near0[0] = source
     counts = cupy.zeros(PATH_COUNT_SLOTS, dtype=np.int64)
-    counts[0] = 1
+    counts[0] = 1  # the source in the near queue of step 0
+    counts[-2:] = np.float64(NO_PATH).view(np.int64)  # least live distances: none yet
     buffers = {
         "queued": queued,
         "far_mark": cupy.full(n, -1, dtype=np.int32),
