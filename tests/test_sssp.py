@@ -253,6 +253,19 @@ def test_statistics_add_up(backend):
     assert [b.bucket for b in search.buckets] == sorted({b.bucket for b in search.buckets})
 
 
+def test_timed_search_keeps_its_buckets(backend):
+    """Timing on: the same buckets and statistics, the first bucket carrying seconds (one GPU
+    times its launches as one phase)."""
+    case = graphs.grid(12, 12)
+    graph = graphs.build(case, ONE, backend, weighted(case, 2, "integer", 1, 9))
+    plan = PathPlan(GraphResources(graph, backend, ONE))
+    timed = delta_stepping(plan, 0, predecessors=True, timer=backend.make_timer(True))
+    plain = delta_stepping(plan, 0, predecessors=True)
+    assert sum(b.settled for b in timed.buckets) == 144
+    assert [b.bucket for b in timed.buckets] == [b.bucket for b in plain.buckets]
+    assert sum(timed.buckets[0].seconds.values()) > 0
+
+
 def test_delta_rule():
     """Mean weight over mean degree, at least the smallest positive weight."""
     assert choose_delta(WeightSummary(32 * 1024, 128.0 * 32 * 1024, 1.0, 255.0), 1024) == 4.0

@@ -99,7 +99,8 @@ class BucketLog:
         out = []
         for i, (bucket, lower) in enumerate(local[:, :keys].tolist()):
             counts = dict(zip(COUNTERS, (int(x) for x in totals[i]), strict=True))
-            times = dict(zip(names, seconds[i].tolist(), strict=True)) if seconds.size else {}
+            timed = i < seconds.shape[0] and seconds.size  # one GPU times its launches as one
+            times = dict(zip(names, seconds[i].tolist(), strict=True)) if timed else {}
             out.append(BucketStats(int(bucket), lower, seconds=times, **counts))
         return out
 
