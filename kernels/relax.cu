@@ -15,10 +15,12 @@
  *     settled (every vertex below its end has its final distance).
  *   - advance: the far pile's live entries (distance at or beyond the old end) are counted in
  *     a histogram of delta-wide bins past the old end; the new end is the first bin boundary
- *     with at least max(min_bucket, live / split_divisor) vertices below it (so a long pile
- *     shrinks geometrically instead of being rescanned bucket after bucket), or past the least
- *     live distance where every bin before the last is empty; entries below the new end become
- *     the near queue, the rest the next far pile, dead entries drop out.
+ *     with at least max(threads of the grid, live / split_divisor) vertices below it (a
+ *     bucket holds at least the grid's width of work, and a long pile shrinks by a fixed
+ *     fraction per bucket), at most max_bins bins past the old end (buckets stay narrow enough
+ *     to relax few edges twice), and past the least live distance when that lies beyond;
+ *     entries below the new end become the near queue, the rest the next far pile, dead
+ *     entries drop out.
  *     A far pile that overflowed its capacity is replaced by a scan of every vertex.
  * Distances are exact in any order of relaxation (the minimum over paths of each path's sum,
  * added left to right), so the result does not depend on the grid, delta or timing.
@@ -232,6 +234,50 @@ __device__ void add_counts(unsigned long long a, unsigned long long b, unsigned 
   }
 }
 
+// The advance's cut (every thread of the block calls it, with the same result in every
+// block): the first bin of `hist` (live vertices by delta-wide bins past the old end) at which
+// at least max(min_bucket, live / divisor) of them are counted, at most max_bins - 1; -1 when
+// the histogram is empty. The histogram goes through shared memory and one warp scans it.
+__device__ int cut_bin(const size_type* hist, size_type* bins, size_type min_bucket,
+                       int divisor, int max_bins) {
+  __shared__ int cut;
+  __syncthreads();  // bins may still be read by this block's histogram flush
+  for (int i = threadIdx.x; i < kSplitBins; i += blockDim.x) bins[i] = __ldcg(hist + i);
+  __syncthreads();
+  if (threadIdx.x < kWarpThreads) {
+    constexpr int kPerLane = kSplitBins / kWarpThreads;
+    const int lane = threadIdx.x;
+    size_type mine = 0;
+    for (int i = 0; i < kPerLane; ++i) mine += bins[lane * kPerLane + i];
+    size_type below = mine;  // inclusive scan over the lanes
+    for (int offset = 1; offset < kWarpThreads; offset *= 2) {
+      const size_type up = __shfl_up_sync(kFullWarp, below, offset);
+      if (lane >= offset) below += up;
+    }
+    const size_type live = __shfl_sync(kFullWarp, below, kWarpThreads - 1);
+    size_type want = live / divisor;
+    if (want < min_bucket) want = min_bucket;
+    const unsigned reached = __ballot_sync(kFullWarp, below >= want);
+    int found = kSplitBins - 1;
+    if (reached) {
+      const int first = __ffs(reached) - 1;
+      if (lane == first) {
+        size_type count = below - mine;
+        int bin = lane * kPerLane;
+        for (; bin < lane * kPerLane + kPerLane - 1; ++bin) {
+          count += bins[bin];
+          if (count >= want) break;
+        }
+        found = bin;
+      }
+      found = __shfl_sync(kFullWarp, found, first);
+    }
+    if (lane == 0) cut = live == 0 ? -1 : (found < max_bins - 1 ? found : max_bins - 1);
+  }
+  __syncthreads();
+  return cut;
+}
+
 __device__ __forceinline__ void barrier(cg::grid_group& grid) {
   if (gridDim.x == 1) {
     __syncthreads();
@@ -253,7 +299,7 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
                    long long far_capacity, vertex_t* piece_vertex, size_type* piece_start,
                    long long piece_capacity, long long piece_edges, size_type* counts,
                    long long* ctl, unsigned long long* log, int log_rows, double delta,
-                   double limit, long long min_bucket, int split_divisor) {
+                   double limit, int max_bins, int split_divisor) {
   cg::grid_group grid = cg::this_grid();
   const Csr g{offsets, columns, weights, weight_kind};
   const Pieces pieces{piece_vertex, piece_start, piece_capacity};
@@ -265,8 +311,10 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
   int bucket = static_cast<int>(ctl[kCtlBucket]);
   double end = __longlong_as_double(ctl[kCtlEnd]);
   const int first_bucket = bucket;
+  const size_type min_bucket = threads;  // a bucket should hold the grid's width of work
   __shared__ size_type cut_shared[kSplitBins];
   bool done = false;
+  unsigned long long relaxations = 0, improved = 0, queued_items = 0;  // this bucket's, so far
   if (me == 0 && log_rows > 0) {  // the current bucket's row (it may go on from a launch before)
     unsigned long long* row = log;
     row[0] = static_cast<unsigned long long>(bucket);
@@ -277,6 +325,10 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
     size_type* near_count = counts + kNearSlot + step % 3;
     vertex_t* near = (step & 1) ? near1 : near0;
     if (__ldcg(near_count) == 0) {  // the bucket is settled: find the next one
+      if (log_rows > 0) {
+        add_counts(relaxations, improved, queued_items, log + (bucket - first_bucket) * kLogWords + 4);
+      }
+      relaxations = improved = queued_items = 0;
       if (bucket - first_bucket + 1 >= log_rows || end > limit) {
         done = end > limit;
         break;
@@ -316,19 +368,10 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
       if (my_least != kNoPath) atomicMin(least, my_least);
       barrier(grid);
       // Every block reads the same histogram and cuts at the same bin.
-      size_type live = 0;
-      for (int i = 0; i < kSplitBins; ++i) live += __ldcg(hist + i);
-      if (live == 0) {
+      const int cut = cut_bin(hist, cut_shared, min_bucket, split_divisor, max_bins);
+      if (cut < 0) {
         done = true;
         break;
-      }
-      size_type want = live / split_divisor;
-      if (want < min_bucket) want = min_bucket;
-      size_type below = 0;
-      int cut = 0;
-      for (; cut < kSplitBins - 1; ++cut) {
-        below += __ldcg(hist + cut);
-        if (below >= want) break;
       }
       const double old_end = end;
       end = old_end + (cut + 1) * delta;
@@ -379,11 +422,10 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
       visit_pieces(pieces, piece_total, dist, g, piece_edges, my_warp, warps, relax);
       barrier(grid);  // the next step's reads of dist and the queue
     }
-    if (log_rows > 0) {
-      unsigned long long* row = log + (bucket - first_bucket) * kLogWords;
-      if (me == 0) row[3] += 1;
-      add_counts(relax.relaxations, relax.improved, relax.queued_items, row + 4);
-    }
+    if (log_rows > 0 && me == 0) log[(bucket - first_bucket) * kLogWords + 3] += 1;  // steps
+    relaxations += relax.relaxations;
+    improved += relax.improved;
+    queued_items += relax.queued_items;
     ++step;
   }
   if (me == 0) {

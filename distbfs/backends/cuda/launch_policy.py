@@ -20,6 +20,10 @@ from dataclasses import dataclass
 WARP_THREADS = 32
 """Threads per warp on every NVIDIA GPU the kernels target."""
 
+PATH_HISTOGRAM_BINS = 256
+"""Bins of the delta-stepping grid's histogram of the far pile (``kSplitBins``,
+``kernels/relax.cu``)."""
+
 MAX_THREADS_PER_SM = 2048
 """Resident threads per multiprocessor on the GPUs the kernels target (sm_70 to sm_90)."""
 
@@ -85,11 +89,13 @@ class LaunchPolicy:
         barriers, 0.12 us, instead of grid barriers, 1 us): road networks, whose buckets hold
         a few hundred vertices, pay a barrier per step thousands of times.
     path_split_divisor : int
-        A bucket ends at the first histogram boundary past which at least 1 / this of the far
-        pile's live vertices lie (and at least ``path_min_bucket``): a long pile shrinks by a
-        fixed fraction per bucket rather than being rescanned once per delta.
-    path_min_bucket : int
-        Least vertices a bucket is cut to hold (see ``path_split_divisor``).
+        A bucket ends at the first delta-wide histogram boundary below which at least 1 / this
+        of the far pile's live vertices lie, and at least as many as the grid has threads: a
+        long pile shrinks by a fixed fraction per bucket rather than being rescanned once per
+        delta, and a bucket has work for the whole grid.
+    path_bucket_bins : int
+        ... but at most this many deltas past the previous end: a vertex improved again and
+        again within one wide bucket relaxes its edges each time (Kronecker graphs).
     path_log_rows : int
         Buckets one launch of the delta-stepping grid logs before it returns to the host.
 
@@ -126,7 +132,7 @@ class LaunchPolicy:
     path_piece_edges: int = 256
     path_one_block_vertices: int = 1 << 19
     path_split_divisor: int = 8
-    path_min_bucket: int = 1024
+    path_bucket_bins: int = 16
     path_log_rows: int = 1024
 
     def __post_init__(self) -> None:
@@ -148,7 +154,7 @@ class LaunchPolicy:
             "fused_max_frontier",
             "path_piece_edges",
             "path_split_divisor",
-            "path_min_bucket",
+            "path_bucket_bins",
             "path_log_rows",
         ):
             value = getattr(self, name)
@@ -159,6 +165,11 @@ class LaunchPolicy:
                 f"LaunchPolicy.block_threads={self.block_threads} x items_per_thread="
                 f"{self.items_per_thread} = {self.tile_items} items a tile: the filter counts a "
                 "tile's survivors per meeting bin in 16 bits, so a tile holds at most 65535"
+            )
+        if self.path_bucket_bins > PATH_HISTOGRAM_BINS:
+            raise ValueError(
+                f"LaunchPolicy.path_bucket_bins={self.path_bucket_bins}: the advance's "
+                f"histogram has {PATH_HISTOGRAM_BINS} bins"
             )
         resident = self.fused_threads * self.fused_blocks_per_sm
         if resident > MAX_THREADS_PER_SM:

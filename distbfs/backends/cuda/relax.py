@@ -138,7 +138,7 @@ def run_buckets(
             np.int32(policy.path_log_rows),
             np.float64(delta),
             np.float64(limit),
-            np.int64(policy.path_min_bucket),
+            np.int32(policy.path_bucket_bins),
             np.int32(policy.path_split_divisor),
         ),
     )
