@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_sssp  # noqa: E402
-import numpy as np  # noqa: E402
+import bench_sssp
+import numpy as np
 
-import distbfs  # noqa: E402
-from distbfs.backends.cuda.backend import CudaBackend  # noqa: E402
+import distbfs
+from distbfs.backends.cuda.backend import CudaBackend
 
 
 def main() -> int:
