@@ -94,8 +94,14 @@ class LaunchPolicy:
         long pile shrinks by a fixed fraction per bucket rather than being rescanned once per
         delta, and a bucket has work for the whole grid.
     path_bucket_bins : int
-        ... but at most this many deltas past the previous end: a vertex improved again and
-        again within one wide bucket relaxes its edges each time (Kronecker graphs).
+        ... but at most this many deltas past the previous end, on graphs of mean degree below
+        ``path_dense_degree`` (road networks, meshes: wide buckets, fewer steps; their
+        relaxations stay near one an edge).
+    path_dense_bucket_bins : int
+        The same cap on denser graphs (Kronecker): a vertex improved again and again within one
+        wide bucket relaxes all its edges each time.
+    path_dense_degree : int
+        Mean degree (stored edges over vertices) from which a graph is dense.
     path_log_rows : int
         Buckets one launch of the delta-stepping grid logs before it returns to the host.
 
@@ -132,7 +138,9 @@ class LaunchPolicy:
     path_piece_edges: int = 256
     path_one_block_vertices: int = 1 << 19
     path_split_divisor: int = 8
-    path_bucket_bins: int = 16
+    path_bucket_bins: int = 64
+    path_dense_bucket_bins: int = 4
+    path_dense_degree: int = 8
     path_log_rows: int = 1024
 
     def __post_init__(self) -> None:
@@ -155,6 +163,8 @@ class LaunchPolicy:
             "path_piece_edges",
             "path_split_divisor",
             "path_bucket_bins",
+            "path_dense_bucket_bins",
+            "path_dense_degree",
             "path_log_rows",
         ):
             value = getattr(self, name)
@@ -166,11 +176,12 @@ class LaunchPolicy:
                 f"{self.items_per_thread} = {self.tile_items} items a tile: the filter counts a "
                 "tile's survivors per meeting bin in 16 bits, so a tile holds at most 65535"
             )
-        if self.path_bucket_bins > PATH_HISTOGRAM_BINS:
-            raise ValueError(
-                f"LaunchPolicy.path_bucket_bins={self.path_bucket_bins}: the advance's "
-                f"histogram has {PATH_HISTOGRAM_BINS} bins"
-            )
+        for name in ("path_bucket_bins", "path_dense_bucket_bins"):
+            if getattr(self, name) > PATH_HISTOGRAM_BINS:
+                raise ValueError(
+                    f"LaunchPolicy.{name}={getattr(self, name)}: the advance's histogram has "
+                    f"{PATH_HISTOGRAM_BINS} bins"
+                )
         resident = self.fused_threads * self.fused_blocks_per_sm
         if resident > MAX_THREADS_PER_SM:
             raise ValueError(

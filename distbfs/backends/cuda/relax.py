@@ -138,7 +138,7 @@ def run_buckets(
             np.int32(policy.path_log_rows),
             np.float64(delta),
             np.float64(limit),
-            np.int32(policy.path_bucket_bins),
+            np.int32(bucket_bins(policy, graph)),
             np.int32(policy.path_split_divisor),
         ),
     )
@@ -153,6 +153,13 @@ def run_buckets(
         rows.append((int(row[0]), lower, [steps, relaxations, queued, 0, improved]))
     b["logged"] = int(ctl[CTL_BUCKET])
     return rows, bool(ctl[CTL_DONE])
+
+
+def bucket_bins(policy: LaunchPolicy, graph: DistGraph) -> int:
+    """The widest bucket, in deltas, for ``graph``: narrow on dense graphs, wide on sparse
+    ones (``LaunchPolicy.path_bucket_bins``)."""
+    dense = graph.num_local_edges >= policy.path_dense_degree * max(graph.n, 1)
+    return policy.path_dense_bucket_bins if dense else policy.path_bucket_bins
 
 
 def settled_in_buckets(distances: Any, lowers: list[float]) -> list[int]:
