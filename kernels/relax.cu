@@ -91,12 +91,19 @@ struct Csr {
   }
 };
 
-// Append one item to a queue from divergent code: one atomic per group of active lanes.
-__device__ __forceinline__ size_type append_slot(size_type* counter) {
+// Reserve `count` consecutive slots of a queue from divergent code: one atomic per group of
+// active lanes, each lane's slots after those of the lanes below it. Returns the first.
+__device__ __forceinline__ size_type append_slots(size_type* counter, int count) {
   cg::coalesced_group active = cg::coalesced_threads();
+  int below = count;  // inclusive scan of the counts over the group
+  for (unsigned offset = 1; offset < active.size(); offset *= 2) {
+    const int up = active.shfl_up(below, offset);
+    if (active.thread_rank() >= offset) below += up;
+  }
+  const unsigned last = active.size() - 1;
   size_type base = 0;
-  if (active.thread_rank() == 0) base = distbfs::reserve_slots(counter, active.size());
-  return active.shfl(base, 0) + active.thread_rank();
+  if (active.thread_rank() == last) base = distbfs::reserve_slots(counter, below);
+  return active.shfl(base, last) + below - count;
 }
 
 struct Pieces {
@@ -105,9 +112,38 @@ struct Pieces {
   size_type capacity;
 };
 
+// Edges are visited kBatch at a time per thread: the batch's loads, then its atomics, are
+// issued back to back, so a thread waits for one memory round trip per batch rather than one
+// per edge (a step on a road network or mesh is a chain of such round trips).
+constexpr int kBatch = 4;
+
+// Visit edges e, e + stride, ... below stop of vertex u (distance du), kBatch at a time.
+template <class Visit>
+__device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, double du, size_type e,
+                                            size_type stop, size_type stride, Visit& visit) {
+  for (; e < stop; e += kBatch * stride) {
+    vertex_t v[kBatch];
+    double w[kBatch];
+    int k = 0;
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const size_type f = e + j * stride;
+      v[j] = 0;
+      w[j] = 0.0;
+      if (f < stop) {
+        v[j] = g.columns[f];
+        w[j] = g.weight(f);
+        k = j + 1;
+      }
+    }
+    visit(u, du, v, w, k);
+  }
+}
+
 // Visit the out-edges of the vertices items[0..count) (items == nullptr: 0..count-1) with
-// visit(u, du, v, e): rows up to a warp by their thread, up to piece_edges by the warp, longer
-// ones queued as pieces (relax_piece_range visits those). `accept(u, du)` filters the vertices.
+// visit(u, du, v[], w[], k): rows up to a warp by their thread, up to piece_edges by the warp,
+// longer ones queued as pieces (visit_pieces visits those). `accept(u, du)` filters the
+// vertices.
 template <class Visit, class Accept>
 __device__ void visit_rows(const vertex_t* items, size_type count, const dist_t* dist,
                            const Csr& g, Pieces pieces, size_type* piece_count,
@@ -127,11 +163,12 @@ __device__ void visit_rows(const vertex_t* items, size_type count, const dist_t*
         stop = g.offsets[u + 1];
       }
       if (stop - start > piece_edges) {
-        for (size_type s = start; s < stop; s += piece_edges) {
-          const size_type slot = append_slot(piece_count);
-          if (slot < pieces.capacity) {
-            pieces.vertex[slot] = u;
-            pieces.start[slot] = s;
+        const int parts = static_cast<int>((stop - start + piece_edges - 1) / piece_edges);
+        const size_type first = append_slots(piece_count, parts);
+        for (int part = 0; part < parts; ++part) {
+          if (first + part < pieces.capacity) {
+            pieces.vertex[first + part] = u;
+            pieces.start[first + part] = start + part * piece_edges;
           }
         }
         stop = start;
@@ -144,12 +181,10 @@ __device__ void visit_rows(const vertex_t* items, size_type count, const dist_t*
       const double wdu = __shfl_sync(kFullWarp, du, leader);
       const size_type wstart = __shfl_sync(kFullWarp, start, leader);
       const size_type wstop = __shfl_sync(kFullWarp, stop, leader);
-      for (size_type e = wstart + lane; e < wstop; e += kWarpThreads) {
-        visit(wu, wdu, g.columns[e], g.weight(e));
-      }
+      visit_edges(g, wu, wdu, wstart + lane, wstop, kWarpThreads, visit);
       if (lane == leader) stop = start;
     }
-    for (size_type e = start; e < stop; ++e) visit(u, du, g.columns[e], g.weight(e));
+    visit_edges(g, u, du, start, stop, 1, visit);
   }
 }
 
@@ -166,13 +201,11 @@ __device__ void visit_pieces(Pieces pieces, size_type count, const dist_t* dist,
     const size_type row_end = g.offsets[u + 1];
     const size_type stop = start + piece_edges < row_end ? start + piece_edges : row_end;
     const double du = as_double(__ldcg(dist + u));
-    for (size_type e = start + lane; e < stop; e += kWarpThreads) {
-      visit(u, du, g.columns[e], g.weight(e));
-    }
+    visit_edges(g, u, du, start + lane, stop, kWarpThreads, visit);
   }
 }
 
-// One relaxation of the search: d(u) + w against the target's distance.
+// Relaxations of the search: d(u) + w against each target's distance.
 struct Relax {
   dist_t* dist;
   int* queued;
@@ -189,22 +222,51 @@ struct Relax {
   unsigned long long improved = 0;
   unsigned long long queued_items = 0;
 
-  __device__ __forceinline__ void operator()(vertex_t, double du, vertex_t v, double w) {
-    ++relaxations;
-    const double nd = du + w;
-    const dist_t bits = as_bits(nd);
-    if (bits >= __ldcg(dist + v)) return;
-    if (bits >= atomicMin(dist + v, bits)) return;
-    ++improved;
-    if (nd < end) {
-      if (atomicExch(queued + v, step) == step) return;
-      next[append_slot(next_count)] = v;  // at most n per step: never overflows
-    } else {
-      if (atomicExch(far_mark + v, bucket) == bucket) return;
-      const size_type slot = append_slot(far_count);
-      if (slot < far_capacity) far[slot] = v;
+  __device__ __forceinline__ void operator()(vertex_t, double du, const vertex_t* v,
+                                             const double* w, int k) {
+    relaxations += k;
+    dist_t bits[kBatch], seen[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      bits[j] = as_bits(du + w[j]);
+      seen[j] = j < k ? __ldcg(dist + v[j]) : 0;
     }
-    ++queued_items;
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      if (bits[j] < seen[j]) seen[j] = atomicMin(dist + v[j], bits[j]);
+    }
+    bool near[kBatch], push[kBatch];
+    int pushed_near = 0, pushed_far = 0;
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      push[j] = bits[j] < seen[j];
+      near[j] = as_double(bits[j]) < end;
+      if (push[j]) {
+        ++improved;
+        push[j] = near[j] ? atomicExch(queued + v[j], step) != step
+                          : atomicExch(far_mark + v[j], bucket) != bucket;
+        pushed_near += push[j] && near[j];
+        pushed_far += push[j] && !near[j];
+      }
+    }
+    queued_items += pushed_near + pushed_far;
+    if (pushed_near) {  // at most n per step: the next queue never overflows
+      size_type slot = append_slots(next_count, pushed_near);
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        if (push[j] && near[j]) next[slot++] = v[j];
+      }
+    }
+    if (pushed_far) {
+      size_type slot = append_slots(far_count, pushed_far);
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        if (push[j] && !near[j]) {
+          if (slot < far_capacity) far[slot] = v[j];
+          ++slot;
+        }
+      }
+    }
   }
 };
 
@@ -321,14 +383,18 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
     row[1] = as_bits(end - delta);
     row[2] = as_bits(end);
   }
+  unsigned long long steps = 0;                                       // this bucket's
+  size_type count = __ldcg(counts + kNearSlot + step % 3);  // the near queue's length
   while (true) {
     size_type* near_count = counts + kNearSlot + step % 3;
     vertex_t* near = (step & 1) ? near1 : near0;
-    if (__ldcg(near_count) == 0) {  // the bucket is settled: find the next one
+    if (count == 0) {  // the bucket is settled: find the next one
       if (log_rows > 0) {
-        add_counts(relaxations, improved, queued_items, log + (bucket - first_bucket) * kLogWords + 4);
+        unsigned long long* row = log + (bucket - first_bucket) * kLogWords;
+        if (me == 0) row[3] += steps;
+        add_counts(relaxations, improved, queued_items, row + 4);
       }
-      relaxations = improved = queued_items = 0;
+      steps = relaxations = improved = queued_items = 0;
       if (bucket - first_bucket + 1 >= log_rows || end > limit) {
         done = end > limit;
         break;
@@ -386,9 +452,9 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
         const double d = as_double(bits);
         if (d < old_end || bits == kNoPath) continue;
         if (d < end) {
-          if (atomicExch(queued + v, step) != step) near[append_slot(near_count)] = v;
+          if (atomicExch(queued + v, step) != step) near[append_slots(near_count, 1)] = v;
         } else if (atomicExch(far_mark + v, next_bucket) != next_bucket) {
-          const size_type slot = append_slot(next_far_count);
+          const size_type slot = append_slots(next_far_count, 1);
           if (slot < far_capacity) next_far[slot] = v;
         }
       }
@@ -400,12 +466,13 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
         row[2] = as_bits(end);
       }
       barrier(grid);
-      continue;  // the bucket's first step reads the near queue just filled
+      count = __ldcg(near_count);  // the bucket's first step: the near queue just filled
+      continue;
     }
     // One step: the near queue relaxes its rows; then the pieces of its long rows.
-    const size_type count = __ldcg(near_count);
+    size_type* next_count = counts + kNearSlot + (step + 1) % 3;
     Relax relax{dist,          queued, far_mark, (step & 1) ? near0 : near1,
-                counts + kNearSlot + (step + 1) % 3,
+                next_count,
                 (bucket & 1) ? far1 : far0,
                 counts + kFarSlot + bucket % 3,
                 far_capacity, end, step + 1, bucket};
@@ -418,11 +485,13 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
                relax);
     barrier(grid);
     const size_type piece_total = __ldcg(piece_count);
+    count = __ldcg(next_count);
     if (piece_total) {
       visit_pieces(pieces, piece_total, dist, g, piece_edges, my_warp, warps, relax);
       barrier(grid);  // the next step's reads of dist and the queue
+      count = __ldcg(next_count);
     }
-    if (log_rows > 0 && me == 0) log[(bucket - first_bucket) * kLogWords + 3] += 1;  // steps
+    ++steps;
     relaxations += relax.relaxations;
     improved += relax.improved;
     queued_items += relax.queued_items;
@@ -442,10 +511,17 @@ namespace {
 struct TightParent {
   const dist_t* dist;
   pred_t* parent;
-  __device__ __forceinline__ void operator()(vertex_t u, double du, vertex_t v, double w) {
-    const double cand = du + w;
-    if (cand > du && as_bits(cand) == __ldcg(dist + v)) {
-      atomicMin(reinterpret_cast<long long*>(parent + v), static_cast<long long>(u));
+  __device__ __forceinline__ void operator()(vertex_t u, double du, const vertex_t* v,
+                                             const double* w, int k) {
+    dist_t seen[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) seen[j] = j < k ? __ldcg(dist + v[j]) : 0;
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const double cand = du + w[j];
+      if (j < k && cand > du && as_bits(cand) == seen[j]) {
+        atomicMin(reinterpret_cast<long long*>(parent + v[j]), static_cast<long long>(u));
+      }
     }
   }
 };
@@ -456,10 +532,21 @@ struct PlateauParent {
   const dist_t* dist;
   pred_t* parent;
   const int* pass;
-  __device__ __forceinline__ void operator()(vertex_t u, double du, vertex_t v, double w) {
-    const double cand = du + w;
-    if (cand == du && as_bits(cand) == __ldcg(dist + v) && __ldcg(pass + v) < 0) {
-      atomicMin(reinterpret_cast<long long*>(parent + v), static_cast<long long>(u));
+  __device__ __forceinline__ void operator()(vertex_t u, double du, const vertex_t* v,
+                                             const double* w, int k) {
+    dist_t seen[kBatch];
+    int resolved[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      seen[j] = j < k ? __ldcg(dist + v[j]) : 0;
+      resolved[j] = j < k ? __ldcg(pass + v[j]) : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const double cand = du + w[j];
+      if (j < k && cand == du && as_bits(cand) == seen[j] && resolved[j] < 0) {
+        atomicMin(reinterpret_cast<long long*>(parent + v[j]), static_cast<long long>(u));
+      }
     }
   }
 };

@@ -134,7 +134,7 @@ class LaunchPolicy:
     heavy_degree: int = 2048
     fused_max_edges: int = 1 << 20
     fused_max_frontier: int = 1 << 17
-    path_threads: int = 512
+    path_threads: int = 256
     path_piece_edges: int = 256
     path_one_block_vertices: int = 1 << 19
     path_split_divisor: int = 8
