@@ -189,6 +189,30 @@ def run_distbfs(
     return series, reached
 
 
+def peak_memory(graph: distbfs.Graph, root: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Device bytes one more search (its tree included) holds at its peak, the graph's CSR
+    with its weights counted in, against the CSR's bytes (``bench_gpu.PeakHook``)."""
+    import cupy
+    from bench_gpu import PeakHook
+
+    pool = cupy.get_default_memory_pool()
+    gc.collect()
+    pool.free_all_blocks()
+    held = pool.used_bytes()
+    hook = PeakHook()
+    with hook:
+        distbfs.sssp(
+            graph, root, predecessors=not args.no_predecessors, gather=False, delta=args.delta
+        )
+    csr = graph.dist.nbytes()
+    return {
+        "peak_bytes": held + hook.peak,
+        "csr_bytes": csr,
+        "peak_over_csr": (held + hook.peak) / csr,
+        "live_at_peak": dict(sorted(hook.at_peak.items(), key=lambda kv: -kv[1])[:8]),
+    }
+
+
 # -- GAP ----------------------------------------------------------------------------------------
 
 
@@ -320,12 +344,14 @@ def bench_graph(case: Case, args: argparse.Namespace, work: Path) -> dict[str, A
     say(f"   distbfs: {len(roots)} searches")
     series, reached = run_distbfs(graph, roots, args)
     stats = series.statistics
+    memory = peak_memory(graph, roots[0], args) if graph.backend.name == "cuda" else {}
     doc["distbfs"] = {
         **series.document(),
         "reached": reached,
         "predecessors": not args.no_predecessors,
         "mean_ms": 1e3 * stats["mean_time"],
         "hmean_gteps": stats["harmonic_mean_TEPS"] / 1e9,
+        **memory,
     }
     del graph, series
     gc.collect()  # the graph's memory is free before GAP reads its copy
@@ -378,6 +404,13 @@ def print_table(docs: list[dict[str, Any]]) -> None:
                 f"{gteps:>10}{gap['ratio']:>12.2f}x"
             )
             print((left if i == 0 else " " * len(left)) + right)
+    for doc in docs:
+        if "peak_over_csr" in doc["distbfs"]:
+            ours = doc["distbfs"]
+            print(
+                f"{doc['graph']}: peak device memory {ours['peak_bytes'] / 1e9:.3f} GB, "
+                f"{ours['peak_over_csr']:.2f}x the weighted CSR ({ours['csr_bytes'] / 1e9:.3f} GB)"
+            )
     print(
         "GAP/distbfs: GAP's mean ms over distbfs's mean ms on the same roots (above 1: distbfs "
         "faster); GTEPS: Graph500 harmonic mean; roots N*: GAP's own sources."
