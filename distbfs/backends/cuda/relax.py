@@ -11,9 +11,9 @@ smallest strictly closer tight in-neighbour) and, where zero weights leave verti
 one, plateau passes (``distbfs.traversals.sssp``).
 
 Memory: 8 bytes a vertex of distances, 16 of stamps and near queues (int32 ids; 32 with int64
-ids), up to ``far_capacity`` far-pile slots a pile (two piles), and pieces of long rows:
-about 40 bytes a vertex beside the CSR. The tree adds 8 a vertex (and 4 where plateaus need
-passes).
+ids), ``far_capacity`` far-pile slots a pile (two piles), and pieces of long rows: about 32
+bytes a vertex beside the CSR, freed when the search is done. The tree then takes 8 a vertex
+(and 4 where plateaus need passes) beside the distances.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def path_start(policy: LaunchPolicy, graph: DistGraph, source: int, grid: int) -
     distance 0 in the first near queue, bucket 0 ending at the first delta."""
     ids = check_graph(graph)
     n = graph.n
-    far_capacity = max(n, 1024)
+    far_capacity = max(n // 2, 1024)  # beyond it, the advance scans every vertex
     pieces = 2 * (graph.num_local_edges // policy.path_piece_edges) + 1024
     distances = cupy.full(n, NO_PATH, dtype=PATH_DTYPE)
     distances[source] = 0.0
@@ -152,7 +152,10 @@ def run_buckets(
         steps, relaxations, improved, queued = (int(x) for x in row[3:7])
         rows.append((int(row[0]), lower, [steps, relaxations, queued, 0, improved]))
     b["logged"] = int(ctl[CTL_BUCKET])
-    return rows, bool(ctl[CTL_DONE])
+    done = bool(ctl[CTL_DONE])
+    if done:
+        b.clear()  # the queues and stamps go before the tree pass allocates its own
+    return rows, done
 
 
 def bucket_bins(policy: LaunchPolicy, graph: DistGraph) -> int:
@@ -199,8 +202,9 @@ def shortest_path_tree(
     ids = check_graph(graph)
     bits = 8 * ids.itemsize
     n = graph.n
-    reached = distances < NO_PATH
-    parent = cupy.where(reached, NO_PARENT, UNREACHED).astype(PREDECESSOR_DTYPE)
+    parent = cupy.where(
+        distances < NO_PATH, PREDECESSOR_DTYPE(NO_PARENT), PREDECESSOR_DTYPE(UNREACHED)
+    )
     parent[source] = source
     pieces = 2 * (graph.num_local_edges // policy.path_piece_edges) + 1024
     piece_vertex = cupy.empty(pieces, dtype=ids)
@@ -220,7 +224,7 @@ def shortest_path_tree(
     )
     if not int(cupy.count_nonzero(parent == NO_PARENT)):
         return parent
-    pass_of = cupy.where(reached & (parent != NO_PARENT), 0, -1).astype(np.int32)
+    pass_of = cupy.where((distances < NO_PATH) & (parent != NO_PARENT), np.int32(0), np.int32(-1))
     resolved = cupy.zeros(1, dtype=np.uint64)
     k = 1
     while True:
