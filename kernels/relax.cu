@@ -31,8 +31,7 @@
  *
  * Counter slots (size_type counts[]) rotate so that one barrier separates a slot's last read
  * from its reset: near queue lengths by step (3), piece counts by step (3), far pile lengths
- * by bucket (3), then two histograms and least live distances by bucket parity. A one-block
- * launch keeps the queue counters (the first nine slots) in shared memory while it runs. ctl[] carries the search across
+ * by bucket (3), then two histograms by bucket parity. ctl[] carries the search across
  * launches: step, bucket, the current bucket's end (bits), done flag.
  *
  * Kernels:
@@ -341,12 +340,6 @@ __device__ int cut_bin(const size_type* hist, size_type* bins, size_type min_buc
   return cut;
 }
 
-// A queue counter written by other threads before the last barrier (shared or global memory:
-// a volatile load, never a stale L1 line).
-__device__ __forceinline__ size_type read_count(const size_type* counter) {
-  return *static_cast<const volatile size_type*>(counter);
-}
-
 __device__ __forceinline__ void barrier(cg::grid_group& grid) {
   if (gridDim.x == 1) {
     __syncthreads();
@@ -391,18 +384,9 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
     row[2] = as_bits(end);
   }
   unsigned long long steps = 0;                                       // this bucket's
-  // The queue counters (near, piece and far slots): in shared memory when one block runs the
-  // search (an append is then a shared atomic, not a round trip to L2), else in counts.
-  __shared__ size_type block_queues[kHistSlot];
-  size_type* queues = counts;
-  if (gridDim.x == 1) {
-    for (int i = threadIdx.x; i < kHistSlot; i += blockDim.x) block_queues[i] = counts[i];
-    __syncthreads();
-    queues = block_queues;
-  }
-  size_type count = read_count(queues + kNearSlot + step % 3);  // the near queue's length
+  size_type count = __ldcg(counts + kNearSlot + step % 3);  // the near queue's length
   while (true) {
-    size_type* near_count = queues + kNearSlot + step % 3;
+    size_type* near_count = counts + kNearSlot + step % 3;
     vertex_t* near = (step & 1) ? near1 : near0;
     if (count == 0) {  // the bucket is settled: find the next one
       if (log_rows > 0) {
@@ -415,13 +399,13 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
         done = end > limit;
         break;
       }
-      size_type* far_count = queues + kFarSlot + bucket % 3;
+      size_type* far_count = counts + kFarSlot + bucket % 3;
       size_type* hist = counts + kHistSlot + (bucket & 1) * kSplitBins;
       const vertex_t* far = (bucket & 1) ? far1 : far0;
-      const size_type held = read_count(far_count);
+      const size_type held = __ldcg(far_count);
       const bool scan = held > far_capacity;  // overflowed: every vertex instead
       const size_type items = scan ? static_cast<size_type>(n) : held;
-      if (me == 0) queues[kFarSlot + (bucket + 2) % 3] = 0;
+      if (me == 0) counts[kFarSlot + (bucket + 2) % 3] = 0;
       for (size_type i = me; i < kSplitBins; i += threads) {
         counts[kHistSlot + ((bucket + 1) & 1) * kSplitBins + i] = 0;
       }
@@ -461,7 +445,7 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
       if (lowest >= end) end = (floor(lowest / delta) + 1) * delta;  // a gap of empty bins
       const int next_bucket = bucket + 1;
       vertex_t* next_far = (next_bucket & 1) ? far1 : far0;
-      size_type* next_far_count = queues + kFarSlot + next_bucket % 3;
+      size_type* next_far_count = counts + kFarSlot + next_bucket % 3;
       for (size_type i = me; i < items; i += threads) {
         const vertex_t v = scan ? static_cast<vertex_t>(i) : __ldcg(far + i);
         const dist_t bits = __ldcg(dist + v);
@@ -482,40 +466,36 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
         row[2] = as_bits(end);
       }
       barrier(grid);
-      count = read_count(near_count);  // the bucket's first step: the near queue just filled
+      count = __ldcg(near_count);  // the bucket's first step: the near queue just filled
       continue;
     }
     // One step: the near queue relaxes its rows; then the pieces of its long rows.
-    size_type* next_count = queues + kNearSlot + (step + 1) % 3;
+    size_type* next_count = counts + kNearSlot + (step + 1) % 3;
     Relax relax{dist,          queued, far_mark, (step & 1) ? near0 : near1,
                 next_count,
                 (bucket & 1) ? far1 : far0,
-                queues + kFarSlot + bucket % 3,
+                counts + kFarSlot + bucket % 3,
                 far_capacity, end, step + 1, bucket};
-    size_type* piece_count = queues + kPieceSlot + step % 3;
+    size_type* piece_count = counts + kPieceSlot + step % 3;
     if (me == 0) {
-      queues[kNearSlot + (step + 2) % 3] = 0;
-      queues[kPieceSlot + (step + 1) % 3] = 0;
+      counts[kNearSlot + (step + 2) % 3] = 0;
+      counts[kPieceSlot + (step + 1) % 3] = 0;
     }
     visit_rows(near, count, dist, g, pieces, piece_count, piece_edges, me, threads, AcceptAll{},
                relax);
     barrier(grid);
-    const size_type piece_total = read_count(piece_count);
-    count = read_count(next_count);
+    const size_type piece_total = __ldcg(piece_count);
+    count = __ldcg(next_count);
     if (piece_total) {
       visit_pieces(pieces, piece_total, dist, g, piece_edges, my_warp, warps, relax);
       barrier(grid);  // the next step's reads of dist and the queue
-      count = read_count(next_count);
+      count = __ldcg(next_count);
     }
     ++steps;
     relaxations += relax.relaxations;
     improved += relax.improved;
     queued_items += relax.queued_items;
     ++step;
-  }
-  if (gridDim.x == 1) {
-    __syncthreads();
-    for (int i = threadIdx.x; i < kHistSlot; i += blockDim.x) counts[i] = block_queues[i];
   }
   if (me == 0) {
     ctl[kCtlStep] = step;
