@@ -11,6 +11,11 @@ in [0, 1]; ``choose_delta`` takes the mean edge weight over the mean degree, and
 smallest positive weight (so an unweighted graph, weight 1 everywhere, runs BFS's levels as
 buckets): GAP's delta-stepping uses 2 on Kronecker graphs of weights 1..255 and mean degree 32,
 and 50 on road networks and meshes of degree 2-4, which this rule lands next to (4, 32-60).
+
+On one GPU (``kernels/relax.cu``) delta is the width of the histogram bins a bucket is cut from:
+a bucket spans one or more deltas (enough vertices for the whole grid, at most
+``LaunchPolicy.path_bucket_bins`` deltas), so its buckets are fewer than the striped search's;
+the distances and the tree are the same.
 """
 
 from __future__ import annotations
