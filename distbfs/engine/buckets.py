@@ -92,7 +92,9 @@ class BucketLog:
         self.rows.append([bucket, lower, *counters])
 
     def stats(self, comm: Any, timer: Any) -> list[BucketStats]:
-        """Sum the counters over ranks (one all-reduce) and take the slowest phase times."""
+        """Sum the counters over ranks (one all-reduce) and take the slowest phase times, one
+        timer level a bucket; levels after the last bucket's (the tree), or a search timed as
+        one level (one GPU), count in the last bucket's row."""
         keys = 2
         local = np.array(self.rows, dtype=np.float64).reshape(-1, keys + len(COUNTERS))
         totals = comm.allreduce(local[:, keys:].astype(np.int64))
@@ -101,11 +103,17 @@ class BucketLog:
         seconds = np.array([[row.get(k, 0.0) for k in names] for row in phases], np.float64)
         if seconds.size:
             seconds = comm.allreduce(seconds, op="max")
+        buckets = local.shape[0]
+        if buckets and seconds.size and seconds.shape[0] != buckets:
+            merged = np.zeros((buckets, len(names)), np.float64)
+            before = min(buckets - 1, seconds.shape[0] - 1)
+            merged[:before] = seconds[:before]
+            merged[-1] = seconds[before:].sum(axis=0)
+            seconds = merged
         out = []
         for i, (bucket, lower) in enumerate(local[:, :keys].tolist()):
             counts = dict(zip(COUNTERS, (int(x) for x in totals[i]), strict=True))
-            timed = i < seconds.shape[0] and seconds.size  # one GPU times its launches as one
-            times = dict(zip(names, seconds[i].tolist(), strict=True)) if timed else {}
+            times = dict(zip(names, seconds[i].tolist(), strict=True)) if seconds.size else {}
             out.append(BucketStats(int(bucket), lower, seconds=times, **counts))
         return out
 

@@ -82,7 +82,8 @@ def delta_stepping(
 def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any, BucketLog]:
     """The search on the one device that holds the graph: buckets run in launches of the
     backend's persistent kernel, each returning the rows of the buckets it ran (timed as one
-    phase); the vertices each bucket settled are counted from the final distances."""
+    timer level, which the statistics count in the last bucket); the vertices each bucket
+    settled are counted from the final distances."""
     backend, graph = plan.backend, plan.graph
     state = backend.path_start_in_place(graph, source)
     rows: list[Any] = []
@@ -95,7 +96,6 @@ def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any
     log = BucketLog()
     for (bucket, lower, counters), count in zip(rows, settled, strict=True):
         log.bucket(bucket, lower, [*counters[:5], count])
-    timer.next_level()
     return state, log
 
 
