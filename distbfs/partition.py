@@ -30,6 +30,15 @@ def num_local(n: int, size: int, rank: int) -> int:
     return max(0, (n - rank + size - 1) // size)
 
 
+def rank_major(v: Any, n: int, size: int) -> Any:
+    """Position of global vertex id(s) ``v`` in the concatenation, in rank order, of every
+    rank's array over its owned vertices (what ``Communicator.allgather_array`` returns)."""
+    rank = v % size
+    base, extra = divmod(n, size)  # ranks below extra own base + 1 vertices
+    before_extra = rank - (rank - extra) * (rank > extra)  # min(rank, extra)
+    return rank * base + before_extra + v // size
+
+
 def bin_by_owner(xp: Any, vertices: Any, size: int, *payloads: Any) -> tuple[Any, Any, tuple]:
     """Counting sort of ``vertices`` (and payloads alongside) by owner rank, stable.
 

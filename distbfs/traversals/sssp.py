@@ -144,11 +144,12 @@ def shortest_path_tree(plan: PathPlan, source: int, distances: Any) -> Any:
         return backend.shortest_path_tree_in_place(graph, distances, source)
     tree = plan.start(source, True)
     reached = backend.tree_start(tree, distances)
+    everywhere = comm.allgather_array(distances)  # so that only tight edges are requested
     counters = [0] * 4
     k = 0
     while True:
         tails = backend.tree_tails(tree, reached, k)
-        requests = backend.tight_requests(graph, tree, tails, k)
+        requests = backend.tight_requests(graph, tree, tails, k, everywhere)
         exchange_min(plan, tree, requests, NO_PATH, counters, None)
         if not comm.allreduce(backend.tree_unresolved(tree), op="sum"):
             break

@@ -53,9 +53,9 @@ class ArrayPathStages:
         return relax.tree_tails(self.xp, state, reached, k)
 
     def tight_requests(
-        self, graph: DistGraph, state: PathState, vertices: Any, k: int
+        self, graph: DistGraph, state: PathState, vertices: Any, k: int, everywhere: Any
     ) -> Relaxations:
-        return relax.tight_requests(self.xp, graph, state, vertices, k)
+        return relax.tight_requests(self.xp, graph, state, vertices, k, everywhere)
 
     def tree_unresolved(self, state: PathState) -> int:
         return relax.tree_unresolved(self.xp, state)

@@ -10,8 +10,9 @@ or above it would lose at the owner anyway. This plays the part of BFS's visited
 The shortest-path tree is built after the search from the final distances
 (``distbfs.traversals.sssp.shortest_path_tree``): ``tree_start`` marks every reached vertex but
 the source unresolved, ``tight_requests`` makes the requests (target, d(u) + w, pass, u) of the
-tight edges (pass 0: d(u) + w > d(u), the strictly closer parents; pass k >= 1: the plateau
-edges d(u) + w = d(u) from the vertices resolved in pass k - 1), and the owner's lexicographic
+tight edges, found against every rank's distances (one all-gather, so only tight edges travel;
+pass 0: d(u) + w > d(u), the strictly closer parents; pass k >= 1: the plateau edges
+d(u) + w = d(u) from the vertices resolved in pass k - 1), and the owner's lexicographic
 minimum of (distance, pass, parent) (``contract_min``) resolves a vertex in the first pass that
 reaches it, with its smallest parent. ``tree_finish`` ends it.
 
@@ -28,7 +29,7 @@ from typing import Any
 
 from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from ...graph import DistGraph
-from ...partition import local_id, owner
+from ...partition import local_id, owner, rank_major
 from ..base import PathState, Relaxations
 from .ops import gather_ranges
 
@@ -92,11 +93,12 @@ def tree_start(xp: Any, state: PathState, distances: Any) -> Any:
 
 
 def tight_requests(
-    xp: Any, graph: DistGraph, state: PathState, vertices: Any, k: int
+    xp: Any, graph: DistGraph, state: PathState, vertices: Any, k: int, everywhere: Any
 ) -> Relaxations:
-    """Tree pass ``k``: the requests (target, d(u) + w, k, u) along the tight out-edges of
-    ``vertices``, those with d(u) + w > d(u) (pass 0) or d(u) + w = d(u) (pass k >= 1); whether
-    they are tight at the target, the owner's contraction decides."""
+    """Tree pass ``k``: the requests (target, d(u) + w, k, u) along the out-edges of
+    ``vertices`` that are tight, d(u) + w = d(v) by ``everywhere`` (every rank's distances,
+    ``partition.rank_major`` order), with d(u) + w > d(u) (pass 0) or d(u) + w = d(u) (pass
+    k >= 1)."""
     starts = graph.row_offsets[vertices]
     slots, tails = gather_ranges(xp, starts, graph.row_offsets[vertices + 1] - starts)
     if graph.weights is None:
@@ -105,9 +107,11 @@ def tight_requests(
         weights = graph.weights[slots].astype(PATH_DTYPE)
     own = state.distances[vertices][tails]
     distances = own + weights
-    keep = xp.flatnonzero(distances > own if k == 0 else distances == own)
+    targets = graph.column_indices[slots].astype(xp.int64)
+    tight = distances == everywhere[rank_major(targets, graph.n, graph.size)]
+    keep = xp.flatnonzero(tight & (distances > own if k == 0 else distances == own))
     tails = vertices[tails[keep]]
-    requests = Relaxations(graph.column_indices[slots[keep]].astype(xp.int64), distances[keep])
+    requests = Relaxations(targets[keep], distances[keep])
     requests.passes = xp.full(keep.shape[0], k, dtype=xp.int64)
     requests.parents = tails * graph.size + graph.rank
     return requests

@@ -131,9 +131,9 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
         return array_relax.tree_tails(np, state, reached, k)
 
     def tight_requests(
-        self, graph: DistGraph, state: PathState, vertices: Any, k: int
+        self, graph: DistGraph, state: PathState, vertices: Any, k: int, everywhere: Any
     ) -> Relaxations:
-        return array_relax.tight_requests(np, graph, state, vertices, k)
+        return array_relax.tight_requests(np, graph, state, vertices, k, everywhere)
 
     def tree_unresolved(self, state: PathState) -> int:
         return array_relax.tree_unresolved(np, state)
