@@ -133,7 +133,7 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     def tight_requests(
         self, graph: DistGraph, state: PathState, vertices: Any, k: int, everywhere: Any
     ) -> Relaxations:
-        return array_relax.tight_requests(np, graph, state, vertices, k, everywhere)
+        return relax.tight_requests(graph, state, vertices, k, everywhere)
 
     def tree_unresolved(self, state: PathState) -> int:
         return array_relax.tree_unresolved(np, state)

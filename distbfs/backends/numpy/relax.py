@@ -29,7 +29,8 @@ import numpy as np
 
 from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from ...graph import DistGraph
-from ...partition import local_id, owner
+from ...partition import local_id, owner, rank_major
+from ..arrays import relax as array_relax
 from ..base import PathState, Relaxations
 from .expand import gather_ranges
 from .search import EMPTY, first_of_each
@@ -122,6 +123,29 @@ def relax(
     keep &= distances < state.scratch["sent"][targets]
     keep = np.flatnonzero(keep)
     return Relaxations(targets[keep].astype(np.int64), distances[keep])
+
+
+def tight_requests(
+    graph: DistGraph, state: PathState, vertices: np.ndarray, k: int, everywhere: np.ndarray
+) -> Relaxations:
+    """Tree pass ``k``'s requests (``distbfs.backends.arrays.relax.tight_requests``). Pass 0
+    reads every row in CSR order (each tail's distance repeated over its row; an unreached
+    tail's edges are never strictly closer), without gathering ``vertices``' rows."""
+    if k:
+        return array_relax.tight_requests(np, graph, state, vertices, k, everywhere)
+    own = np.repeat(state.distances, np.diff(graph.row_offsets))
+    distances = own + (1.0 if graph.weights is None else graph.weights)
+    targets = graph.column_indices
+    if graph.size > 1:
+        there = everywhere[rank_major(targets.astype(np.int64), graph.n, graph.size)]
+    else:
+        there = everywhere[targets]
+    keep = np.flatnonzero((distances == there) & (distances > own))
+    tails = np.searchsorted(graph.row_offsets, keep, side="right") - 1
+    requests = Relaxations(targets[keep].astype(np.int64), distances[keep])
+    requests.passes = np.zeros(keep.shape[0], dtype=np.int64)
+    requests.parents = tails * graph.size + graph.rank
+    return requests
 
 
 def min_per_vertex(
