@@ -28,11 +28,14 @@
  * Rows: a thread relaxes its vertex's row when it has at most a warp's width of edges; longer
  * rows up to `piece_edges` are relaxed by the whole warp (Merrill's warp gathering); longer
  * ones are cut into pieces of `piece_edges` edges that the grid's warps share after a barrier.
+ * Each thread takes its edges four at a time (kBatch). A grid of one block (small graphs)
+ * synchronizes with block barriers instead of grid barriers.
  *
  * Counter slots (size_type counts[]) rotate so that one barrier separates a slot's last read
  * from its reset: near queue lengths by step (3), piece counts by step (3), far pile lengths
- * by bucket (3), then two histograms by bucket parity. ctl[] carries the search across
- * launches: step, bucket, the current bucket's end (bits), done flag.
+ * by bucket (3), then two histograms and two least live distances by bucket parity. ctl[]
+ * carries the search across launches: step, bucket, the current bucket's end (bits), done
+ * flag.
  *
  * Kernels:
  *   delta_stepping  the search, until it is done or `log_rows` buckets were logged
@@ -55,7 +58,7 @@ using distbfs::kFullWarp;
 using distbfs::kWarpThreads;
 
 constexpr int kRelaxThreads = distbfs::kPathThreads;  // threads per block of every kernel here
-constexpr int kSplitBins = 256;     // histogram bins of the advance
+constexpr int kSplitBins = 256;  // histogram bins of the advance (PATH_HISTOGRAM_BINS)
 constexpr dist_t kNoPath = 0x7ff0000000000000ull;  // +inf
 constexpr pred_t kNoParent = 0x7fffffffffffffffll;  // tree passes: not resolved yet
 
