@@ -29,10 +29,11 @@ from ...errors import DeviceError
 from ...graph import DistGraph
 from .buffers import check_graph
 from .kernels import get_kernel
-from .launch_policy import LaunchPolicy
+from .launch_policy import PATH_HISTOGRAM_BINS, LaunchPolicy
 
-PATH_COUNT_SLOTS = 9 + 2 * 256 + 2
-"""Counter slots of the delta-stepping grid (layout in ``kernels/relax.cu``)."""
+PATH_COUNT_SLOTS = 9 + 2 * PATH_HISTOGRAM_BINS + 2
+"""Counter slots of the delta-stepping grid: queue counts, histograms, least live distances
+(layout in ``kernels/relax.cu``)."""
 CTL_STEP, CTL_BUCKET, CTL_END, CTL_DONE = range(4)
 """Control words carried across launches (``kernels/relax.cu``)."""
 LOG_WORDS = 7
