@@ -125,25 +125,43 @@ def relax(
     return Relaxations(targets[keep].astype(np.int64), distances[keep])
 
 
+TREE_CHUNK_EDGES = 1 << 20
+"""Edges a chunk of tree pass 0 reads at a time (its temporaries stay a few MB)."""
+
+
 def tight_requests(
     graph: DistGraph, state: PathState, vertices: np.ndarray, k: int, everywhere: np.ndarray
 ) -> Relaxations:
     """Tree pass ``k``'s requests (``distbfs.backends.arrays.relax.tight_requests``). Pass 0
-    reads every row in CSR order (each tail's distance repeated over its row; an unreached
-    tail's edges are never strictly closer), without gathering ``vertices``' rows."""
+    reads every row in CSR order, in chunks of about ``TREE_CHUNK_EDGES`` edges (each tail's
+    distance repeated over its row; an unreached tail's edges are never strictly closer),
+    without gathering ``vertices``' rows."""
     if k:
         return array_relax.tight_requests(np, graph, state, vertices, k, everywhere)
-    own = np.repeat(state.distances, np.diff(graph.row_offsets))
-    distances = own + (1.0 if graph.weights is None else graph.weights)
-    targets = graph.column_indices
-    if graph.size > 1:
-        there = everywhere[rank_major(targets.astype(np.int64), graph.n, graph.size)]
-    else:
-        there = everywhere[targets]
-    keep = np.flatnonzero((distances == there) & (distances > own))
-    tails = np.searchsorted(graph.row_offsets, keep, side="right") - 1
-    requests = Relaxations(targets[keep].astype(np.int64), distances[keep])
-    requests.passes = np.zeros(keep.shape[0], dtype=np.int64)
+    offsets, nlocal = graph.row_offsets, graph.nlocal
+    bounds = np.unique(np.searchsorted(offsets, np.arange(0, offsets[-1], TREE_CHUNK_EDGES)))
+    bounds = np.append(bounds[bounds < nlocal], nlocal)
+    found: list[tuple[np.ndarray, ...]] = []
+    for first, last in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        rows = offsets[first : last + 1] - offsets[first]
+        edges = slice(int(offsets[first]), int(offsets[last]))
+        own = np.repeat(state.distances[first:last], np.diff(rows))
+        distances = own + (1.0 if graph.weights is None else graph.weights[edges])
+        targets = graph.column_indices[edges]
+        if graph.size > 1:
+            there = everywhere[rank_major(targets.astype(np.int64), graph.n, graph.size)]
+        else:
+            there = everywhere[targets]
+        keep = np.flatnonzero((distances == there) & (distances > own))
+        tails = first + np.searchsorted(rows, keep, side="right") - 1
+        found.append((targets[keep].astype(np.int64), distances[keep], tails))
+    targets, distances, tails = (
+        (np.concatenate(part) for part in zip(*found, strict=True))
+        if found
+        else (EMPTY, np.zeros(0, dtype=PATH_DTYPE), EMPTY)
+    )
+    requests = Relaxations(targets, distances)
+    requests.passes = np.zeros(targets.shape[0], dtype=np.int64)
     requests.parents = tails * graph.size + graph.rank
     return requests
 
