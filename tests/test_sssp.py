@@ -267,6 +267,33 @@ def test_timed_search_keeps_its_buckets(backend):
     assert sum(sum(b.seconds.values()) for b in timed.buckets) > timed.buckets[-1].seconds["tree"]
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("one_block", [True, False])
+def test_one_gpu_search_across_launches_and_scans(one_block):
+    """The persistent kernel returns to the host every ``path_log_rows`` buckets and goes on
+    where it stopped, and far piles too small for their vertices are replaced by scans of every
+    vertex: a search of many buckets on a mesh in launches of two buckets, with piles of 1% of
+    the vertices, on one block and on a full grid, gives numpy's distances and tree."""
+    import dataclasses
+
+    case = graphs.grid(40, 25)
+    weights = weighted(case, 5, "integer", 1, 255)
+    want_dist, want_preds, _ = run(case, weights, 0, NumpyBackend(), ONE, delta=2.0)
+    cuda = make_backend("cuda")
+    cuda.policy = dataclasses.replace(
+        cuda.policy,
+        path_log_rows=2,
+        path_far_fraction=0.01,
+        path_one_block_vertices=1 << 19 if one_block else 0,
+        path_bucket_bins=1,
+    )
+    dist, preds, search = run(case, weights, 0, cuda, ONE, delta=2.0)
+    np.testing.assert_array_equal(dist, want_dist)
+    np.testing.assert_array_equal(preds, want_preds)
+    assert len(search.buckets) > 10
+    assert [b.bucket for b in search.buckets] == list(range(len(search.buckets)))
+
+
 def test_delta_rule():
     """Mean weight over mean degree, at least the smallest positive weight."""
     assert choose_delta(WeightSummary(32 * 1024, 128.0 * 32 * 1024, 1.0, 255.0), 1024) == 4.0

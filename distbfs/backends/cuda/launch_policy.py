@@ -104,6 +104,11 @@ class LaunchPolicy:
         Mean degree (stored edges over vertices) from which a graph is dense.
     path_log_rows : int
         Buckets one launch of the delta-stepping grid logs before it returns to the host.
+    path_far_fraction : float
+        Slots of each far pile, as a fraction of the vertices (0 < fraction <= 1; at least
+        one). A pile holds each vertex at most once, so 1 never overflows; a pile that
+        outgrows a smaller one is replaced by a scan of every vertex at the next advance: less
+        memory (4 bytes a vertex a pile with int32 ids), a pass over all vertices per bucket.
 
     Notes
     -----
@@ -142,6 +147,7 @@ class LaunchPolicy:
     path_dense_bucket_bins: int = 4
     path_dense_degree: int = 8
     path_log_rows: int = 1024
+    path_far_fraction: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("block_threads", "fused_threads", "path_threads"):
@@ -175,6 +181,10 @@ class LaunchPolicy:
                 f"LaunchPolicy.block_threads={self.block_threads} x items_per_thread="
                 f"{self.items_per_thread} = {self.tile_items} items a tile: the filter counts a "
                 "tile's survivors per meeting bin in 16 bits, so a tile holds at most 65535"
+            )
+        if not 0 < self.path_far_fraction <= 1:
+            raise ValueError(
+                f"LaunchPolicy.path_far_fraction={self.path_far_fraction}: need 0 < it <= 1"
             )
         for name in ("path_bucket_bins", "path_dense_bucket_bins"):
             if getattr(self, name) > PATH_HISTOGRAM_BINS:

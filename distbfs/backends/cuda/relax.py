@@ -11,9 +11,9 @@ smallest strictly closer tight in-neighbour) and, where zero weights leave verti
 one, plateau passes (``distbfs.traversals.sssp``).
 
 Memory: 8 bytes a vertex of distances, 16 of stamps and near queues (int32 ids; 32 with int64
-ids), ``far_capacity`` far-pile slots a pile (two piles of n), and pieces of long rows: about
-32 bytes a vertex beside the CSR, freed when the search is done. The tree then takes 8 a vertex
-(and 4 where plateaus need passes) beside the distances.
+ids), far-pile slots (two piles of n, ``LaunchPolicy.path_far_fraction``), and pieces of long
+rows: about 32 bytes a vertex beside the CSR, freed when the search is done. The tree then
+takes 8 a vertex (and 4 where plateaus need passes) beside the distances.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def path_start(policy: LaunchPolicy, graph: DistGraph, source: int, grid: int) -
     distance 0 in the first near queue, bucket 0 ending at the first delta."""
     ids = check_graph(graph)
     n = graph.n
-    far_capacity = max(n, 1024)  # beyond it, the advance scans every vertex
+    far_capacity = max(int(n * policy.path_far_fraction), 1)  # beyond: a scan of every vertex
     pieces = 2 * (graph.num_local_edges // policy.path_piece_edges) + 1024
     distances = cupy.full(n, NO_PATH, dtype=PATH_DTYPE)
     distances[source] = 0.0
