@@ -294,6 +294,31 @@ def test_one_gpu_search_across_launches_and_scans(one_block):
     assert [b.bucket for b in search.buckets] == list(range(len(search.buckets)))
 
 
+def test_tree_in_small_chunks(monkeypatch):
+    """numpy's tree pass 0 reads the CSR in chunks of edges: chunks of 7 edges (rows split at
+    chunk borders, empty rows, the last row) give the tree of one chunk."""
+    from distbfs.backends.numpy import relax
+
+    case = graphs.random_graph(300, 1200, 4, True)
+    weights = weighted(case, 9, "integer", 0, 5)
+    whole = check(case, weights, 1, NumpyBackend(), ONE)
+    monkeypatch.setattr(relax, "TREE_CHUNK_EDGES", 7)
+    chunked = check(case, weights, 1, NumpyBackend(), ONE)
+    np.testing.assert_array_equal(chunked.predecessors, whole.predecessors)
+
+
+def test_rank_major_is_the_all_gather_order():
+    """``partition.rank_major`` places every vertex where ``allgather_array`` of the ranks'
+    owned-vertex arrays puts it, for any n and rank count."""
+    from distbfs.partition import rank_major
+
+    for n in range(0, 40):
+        for size in range(1, 7):
+            gathered = np.concatenate([np.arange(r, n, size) for r in range(size)])
+            v = np.arange(n)
+            np.testing.assert_array_equal(gathered[rank_major(v, n, size)], v)
+
+
 def test_delta_rule():
     """Mean weight over mean degree, at least the smallest positive weight."""
     assert choose_delta(WeightSummary(32 * 1024, 128.0 * 32 * 1024, 1.0, 255.0), 1024) == 4.0
