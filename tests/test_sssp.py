@@ -294,15 +294,16 @@ def test_one_gpu_search_across_launches_and_scans(one_block):
     assert [b.bucket for b in search.buckets] == list(range(len(search.buckets)))
 
 
-def test_tree_in_small_chunks(monkeypatch):
-    """numpy's tree pass 0 reads the CSR in chunks of edges: chunks of 7 edges (rows split at
-    chunk borders, empty rows, the last row) give the tree of one chunk."""
+def test_relax_and_tree_in_small_chunks(monkeypatch):
+    """numpy's relaxations and tree pass 0 read rows in chunks of edges: chunks of 7 edges (a
+    long row alone in its chunk, empty rows, the last row) give the result of one chunk."""
     from distbfs.backends.numpy import relax
 
     case = graphs.random_graph(300, 1200, 4, True)
     weights = weighted(case, 9, "integer", 0, 5)
     whole = check(case, weights, 1, NumpyBackend(), ONE)
     monkeypatch.setattr(relax, "TREE_CHUNK_EDGES", 7)
+    monkeypatch.setattr(relax, "RELAX_CHUNK_EDGES", 7)
     chunked = check(case, weights, 1, NumpyBackend(), ONE)
     np.testing.assert_array_equal(chunked.predecessors, whole.predecessors)
 

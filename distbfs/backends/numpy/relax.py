@@ -96,11 +96,16 @@ def light_edges(graph: DistGraph, resources: Any, delta: float) -> LightEdges:
     return light
 
 
+RELAX_CHUNK_EDGES = 1 << 20
+"""Edges a relaxation gathers at a time: a bucket's heavy step can reach tens of millions,
+whose temporaries would each be fresh pages (the chunks' are reused)."""
+
+
 def relax(
     graph: DistGraph, state: PathState, vertices: np.ndarray, delta: float, heavy: bool
 ) -> Relaxations:
     """The requests along the light or heavy out-edges of ``vertices`` (owned local ids),
-    culled against ``sent``."""
+    culled against ``sent``, in chunks of about ``RELAX_CHUNK_EDGES`` edges."""
     weighted = graph.weights is not None
     if not weighted and heavy == (delta >= 1):  # every edge weighs 1: light for any delta >= 1
         return Relaxations(EMPTY, np.zeros(0, dtype=PATH_DTYPE))
@@ -108,21 +113,49 @@ def relax(
     offsets = graph.row_offsets if light is None else light.offsets
     starts = offsets[vertices]
     lengths = offsets[vertices + 1] - starts
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    cuts = np.searchsorted(ends, np.arange(RELAX_CHUNK_EDGES, total, RELAX_CHUNK_EDGES))
+    bounds = np.unique(
+        np.concatenate([[0], cuts + 1, [vertices.shape[0]]]).clip(max=vertices.shape[0])
+    )
+    parts = [
+        relax_rows(graph, state, vertices[a:b], starts[a:b], lengths[a:b], light, delta, heavy)
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
+    ]
+    if len(parts) <= 1:
+        return Relaxations(*parts[0]) if parts else Relaxations(EMPTY, np.zeros(0, PATH_DTYPE))
+    targets, distances = (np.concatenate(part) for part in zip(*parts, strict=True))
+    return Relaxations(targets, distances)
+
+
+def relax_rows(
+    graph: DistGraph,
+    state: PathState,
+    vertices: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    light: LightEdges | None,
+    delta: float,
+    heavy: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``relax`` for one chunk of rows: (targets as int64, distances) of the surviving
+    requests."""
     slots = gather_ranges(starts, lengths)
     if light is not None:
         slots = light.slots[slots]
     targets = graph.column_indices[slots]
-    if not weighted:
+    if graph.weights is None:
         distances = np.repeat(state.distances[vertices] + 1.0, lengths)
-        keep = np.ones(targets.shape[0], dtype=np.bool_)
     else:
-        weights = graph.weights[slots].astype(PATH_DTYPE)
-        keep = weights > delta if heavy else np.ones(targets.shape[0], dtype=np.bool_)
+        weights = graph.weights[slots]  # added in float64 below, without a converted copy
         distances = np.repeat(state.distances[vertices], lengths)
         distances += weights
-    keep &= distances < state.scratch["sent"][targets]
+    keep = distances < state.scratch["sent"][targets]
+    if graph.weights is not None and heavy:
+        keep &= weights > delta
     keep = np.flatnonzero(keep)
-    return Relaxations(targets[keep].astype(np.int64), distances[keep])
+    return targets[keep].astype(np.int64), distances[keep]
 
 
 TREE_CHUNK_EDGES = 1 << 20
