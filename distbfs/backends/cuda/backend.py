@@ -86,11 +86,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         self.peer_levels = bool(peer_levels)
         self.small_frontier_limit = policy.fused_max_frontier
         # Launch grids by device (and kernel): memos of search.persistent_grid,
-        # bottom_up.resident_grid and fused.fused_grid.
+        # bottom_up.resident_grid (bottom-up levels, the delta-stepping grid) and fused.fused_grid.
         self._persistent: dict[int, int] = {}
         self._resident: dict[tuple[int, int], int] = {}
         self._fused_grids: dict[int, int] = {}
-        self._path_grids: dict[int, int] = {}
 
     # -- interface shared with the other backends ------------------------------------------
 
@@ -233,7 +232,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def path_start_in_place(self, graph: DistGraph, source: int) -> relax.DevicePathState:
         bits = 8 * check_graph(graph).itemsize
         kernel = kernels.get_kernel("relax", "delta_stepping", self.policy, bits)
-        grid = relax.path_grid(self.policy, self._path_grids, kernel)
+        grid = bottom_up.resident_grid(
+            self.policy, self._resident, kernel, self.policy.path_threads
+        )
         return relax.path_start(self.policy, graph, source, grid)
 
     def shortest_paths_in_place(

@@ -25,7 +25,6 @@ import cupy
 import numpy as np
 
 from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
-from ...errors import DeviceError
 from ...graph import DistGraph
 from .buffers import check_graph
 from .kernels import get_kernel
@@ -175,24 +174,6 @@ def settled_in_buckets(distances: Any, lowers: list[float]) -> list[int]:
     bins = cupy.searchsorted(cupy.asarray(lowers, dtype=PATH_DTYPE), reached, side="right") - 1
     counts = cupy.bincount(cupy.maximum(bins, 0), minlength=len(lowers))
     return [int(x) for x in counts.get()[: len(lowers)]]
-
-
-def path_grid(policy: LaunchPolicy, memo: dict[int, int], kernel: Any) -> int:
-    """Blocks of the delta-stepping grid on the current device: as many as are resident at once
-    (a cooperative launch needs all of them), memoized by device id."""
-    device = cupy.cuda.Device().id
-    if device not in memo:
-        processors = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
-        resident = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            kernel.kernel.ptr, policy.path_threads, 0
-        )
-        if resident < 1:
-            raise DeviceError(
-                f"the delta-stepping kernel does not fit a multiprocessor with "
-                f"LaunchPolicy.path_threads={policy.path_threads}; lower it"
-            )
-        memo[device] = processors * resident
-    return memo[device]
 
 
 def shortest_path_tree(
