@@ -20,9 +20,13 @@
  *   link_neighbour  neighbour r of every vertex, in the row of its out-neighbours followed
  *                   (directed graphs) by its in-neighbours: Afforest's sampled subgraph
  *   link_rows       every neighbour (out, and in on a directed graph) of the vertices whose
- *                   label is not `skip` (the largest intermediate component; -1: none); rows
+ *                   label is not *skip (the largest intermediate component; -1: none); rows
  *                   longer than a warp are strided by the whole warp (Merrill's warp gathering)
  *   compress        every label to its tree's root (pointer jumping)
+ * and, one block:
+ *   most_frequent_label  the label most of the sampled vertices carry (the smallest among
+ *                   equals; -1 without samples) into *out, for link_rows to read: the largest
+ *                   intermediate component is found without a round trip to the host
  */
 #include "common.cuh"
 
@@ -131,9 +135,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     link_rows(const size_type* offsets, const vertex_t* cols, const size_type* in_offsets,
-              const vertex_t* in_cols, int directed, long long n, comp_t skip, comp_t* comp,
-              unsigned long long* counts) {
+              const vertex_t* in_cols, int directed, long long n, const comp_t* skip_label,
+              comp_t* comp, unsigned long long* counts) {
   Tally tally;
+  const comp_t skip = *skip_label;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   // Warp-uniform trip count: every lane reaches link_row's ballots together.
   for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
@@ -159,4 +164,47 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) compress(long long n
       comp[v] = top;
     }
   }
+}
+
+namespace {
+
+// A sampled label and how many samples carry it; the better of two is the more frequent, the
+// smaller label among equals (distbfs.engine.components.most_frequent's rule).
+struct LabelCount {
+  comp_t label;
+  int count;
+};
+
+struct MoreFrequent {
+  __device__ __forceinline__ LabelCount operator()(const LabelCount& a,
+                                                   const LabelCount& b) const {
+    if (a.count != b.count) return a.count > b.count ? a : b;
+    return a.label <= b.label ? a : b;
+  }
+};
+
+}  // namespace
+
+// The samples' labels a block holds (LARGEST_ON_DEVICE in distbfs/backends/cuda/link.py).
+constexpr int kSampleSlots = 4096;
+
+// One block: the sampled labels are read once into shared memory, then each thread counts
+// its samples' labels against all of them (count^2 / kBlockThreads comparisons a thread: 4,096
+// for the default 1,024 samples) and the block reduces to the most frequent.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    most_frequent_label(const long long* samples, int count, const comp_t* comp, comp_t* out) {
+  __shared__ comp_t labels[kSampleSlots];
+  for (int i = threadIdx.x; i < count; i += kBlockThreads) labels[i] = comp[samples[i]];
+  __syncthreads();
+  LabelCount best = {-1, 0};
+  for (int i = threadIdx.x; i < count; i += kBlockThreads) {
+    const comp_t label = labels[i];
+    int matches = 0;
+    for (int k = 0; k < count; ++k) matches += labels[k] == label;
+    best = MoreFrequent()(best, LabelCount{label, matches});
+  }
+  typedef cub::BlockReduce<LabelCount, kBlockThreads> Reduce;
+  __shared__ typename Reduce::TempStorage storage;
+  const LabelCount winner = Reduce(storage).Reduce(best, MoreFrequent());
+  if (threadIdx.x == 0) *out = winner.count ? winner.label : -1;
 }

@@ -227,6 +227,28 @@ def test_samples_are_hashed_and_the_mode_is_the_smallest():
     assert most_frequent(np.array([5, 3, 5, 3, 7])) == 3 and most_frequent(np.zeros(0)) == -1
 
 
+@pytest.mark.parametrize("count", [0, 1, 255, 256, 1024, 1500, 4096, 4097])
+def test_the_largest_label_found_in_place_is_the_hosts(backend, count):
+    """A backend that finds the largest label on the device agrees with ``most_frequent``,
+    ties (the smallest wins) and several tiles of samples included; past its bound it leaves
+    the samples to the host."""
+    if not callable(getattr(backend, "largest_in_place", None)):
+        pytest.skip(f"the {backend.name} backend finds the largest label on the host")
+    case = graphs.grid(40, 50)
+    graph = graphs.build(case, ONE, backend)
+    plan = ComponentPlan(GraphResources(graph, backend, ONE))
+    state = plan.start()
+    rng = np.random.default_rng(count)
+    labels = rng.integers(0, 40, case[2]) * 37 % 41  # a few labels, often tied
+    state.labels[...] = backend.xp.asarray(labels)
+    samples = rng.integers(0, case[2], count)
+    found = backend.largest_in_place(graph, state, backend.xp.asarray(samples))
+    if count > 4096:
+        assert found is None
+    else:
+        assert int(found) == most_frequent(labels[samples])
+
+
 # --- validation: planted faults ----------------------------------------------------------------
 
 

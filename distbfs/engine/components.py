@@ -125,9 +125,15 @@ class ComponentPlan:
         """A new run's state: every vertex its own label."""
         return self.backend.components_start(self.graph, self.resources.backend_resources)
 
-    def largest_label(self, state: Any) -> int:
+    def largest_label(self, state: Any) -> Any:
         """The most frequent label among the sampled vertices (collective: one all-gather of
-        their labels), the smallest among equals: the largest intermediate component."""
+        their labels), the smallest among equals: the largest intermediate component. An int,
+        or where the plan links in place and the backend can, a 0-d device array never
+        read to the host (``int()`` reads it)."""
+        if self.in_place and callable(getattr(self.backend, "largest_in_place", None)):
+            label = self.backend.largest_in_place(self.graph, state, self._my_samples)
+            if label is not None:
+                return label
         labels = self.backend.owned_labels(self.graph, state, self._my_samples)
         labels = np.asarray(self.backend.to_host(labels), dtype=np.int64)
         if self.comm.size > 1:
@@ -161,20 +167,37 @@ class RoundStats:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
+IN_PLACE_COUNTERS = (COUNTERS.index("links"), COUNTERS.index("crossing"), COUNTERS.index("hooked"))
+"""The COUNTERS that a pass in place counts (``link_in_place``'s three, in this order)."""
+
+
 class RoundLog:
-    """The rounds of one run on this rank: (phase, round, jumps) and the COUNTERS."""
+    """The rounds of one run on this rank: (phase, round, jumps) and the COUNTERS; a pass in
+    place leaves its three counts on the device (``in_place``), read once by ``stats``."""
 
     def __init__(self) -> None:
         self.names: list[tuple[str, int, int]] = []
-        self.rows: list[list[int]] = []
+        self.rows: list[Any] = []
 
     def round(self, phase: str, index: int, jumps: int, counters: list[int]) -> None:
         self.names.append((phase, index, jumps))
         self.rows.append(list(counters))
 
-    def stats(self, comm: Any, timer: Any) -> list[RoundStats]:
-        """Sum the counters over ranks (one all-reduce) and take the slowest phase times."""
-        local = np.array(self.rows, dtype=np.int64).reshape(-1, len(COUNTERS))
+    def in_place(self, phase: str, counts: Any) -> None:
+        """One pass in place (one round, one compress): ``counts`` as IN_PLACE_COUNTERS, in an
+        array the backend's ``to_host`` reads."""
+        self.names.append((phase, 0, 1))
+        self.rows.append(counts)
+
+    def stats(self, comm: Any, timer: Any, to_host: Any = np.asarray) -> list[RoundStats]:
+        """Sum the counters over ranks (one all-reduce) and take the slowest phase times;
+        ``to_host`` reads the counts of passes in place."""
+        local = np.zeros((len(self.rows), len(COUNTERS)), dtype=np.int64)
+        for i, row in enumerate(self.rows):
+            if isinstance(row, list):
+                local[i] = row
+            else:
+                local[i, list(IN_PLACE_COUNTERS)] = to_host(row)
         totals = comm.allreduce(local)
         phases = timer.per_level()
         names = sorted({name for row in phases for name in row})

@@ -57,7 +57,8 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
     with timer.phase("largest"):
         giant = plan.largest_label(state)
     link_edges(plan, state, "finish", log, timer, skip=giant)  # its edges are inside it
-    return ComponentSearch(state.labels, giant, log.stats(plan.comm, timer), state)
+    rounds = log.stats(plan.comm, timer, plan.backend.to_host)
+    return ComponentSearch(state.labels, int(giant), rounds, state)
 
 
 def link_edges(
@@ -68,16 +69,15 @@ def link_edges(
     timer: Any,
     *,
     neighbour: int | None = None,
-    skip: int = -1,
+    skip: Any = -1,
 ) -> None:
     """Link neighbour ``neighbour`` of every vertex, or (None) every neighbour of the vertices
-    whose label is not ``skip``: in one pass where the plan links in place (one rank), else
-    in rounds over the exchange (``link``)."""
+    whose label is not ``skip`` (as ``largest_label`` gives it): in one pass where the plan
+    links in place (one rank), else in rounds over the exchange (``link``)."""
     backend, graph, in_graph = plan.backend, plan.graph, plan.in_graph
     if plan.in_place:
         with timer.phase("link"):
-            links, crossing, hooked = backend.link_in_place(graph, in_graph, state, neighbour, skip)
-        log.round(phase, 0, 1, [links, crossing, 0, 0, hooked, 0])
+            log.in_place(phase, backend.link_in_place(graph, in_graph, state, neighbour, skip))
         timer.next_level()
         return
     with timer.phase("links"):

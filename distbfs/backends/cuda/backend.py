@@ -85,8 +85,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         self.replica_limit_bytes = int(replica_limit_bytes)
         self.peer_levels = bool(peer_levels)
         self.small_frontier_limit = policy.fused_max_frontier
-        # Launch grids by device (and kernel): memos of search.persistent_grid,
-        # bottom_up.resident_grid (bottom-up levels, the delta-stepping grid) and fused.fused_grid.
+        # Launch grids by device (and kernel): memos of search.persistent_grid, of
+        # search.resident_grid (bottom-up levels, the delta-stepping grid, the union-find
+        # passes, the batched levels: latency-bound kernels) and of fused.fused_grid.
         self._persistent: dict[int, int] = {}
         self._resident: dict[tuple[int, int], int] = {}
         self._fused_grids: dict[int, int] = {}
@@ -218,23 +219,31 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         in_graph: DistGraph,
         state: ComponentState,
         neighbour: int | None,
-        skip: int,
-    ) -> tuple[int, int, int]:
+        skip: Any,
+    ) -> Any:
         """One rank: Afforest's Link over neighbour ``neighbour`` of every vertex (None: every
         neighbour of the vertices not labeled ``skip``) in one union-find pass, then Compress
-        (``link.link_in_place``)."""
+        (``link.link_in_place``); its counts (links, crossing, hooked), left on the device."""
         return link.link_in_place(
-            self.policy, self._persistent, graph, in_graph, state, neighbour, skip
+            self.policy, (self._persistent, self._resident), graph, in_graph, state, neighbour, skip
         )
+
+    def largest_in_place(self, graph: DistGraph, state: ComponentState, samples: Any) -> Any:
+        """One rank: the most frequent label of the sampled vertices ``samples`` (the smallest
+        among equals; -1 without samples) as a 0-d device array that ``link_in_place``
+        takes as its ``skip``, with no round trip to the host (``link.most_frequent``); None
+        past ``link.LARGEST_ON_DEVICE`` samples, which the caller counts on the host."""
+        if samples.shape[0] > link.LARGEST_ON_DEVICE:
+            return None
+        bits = 8 * check_graph(graph).itemsize
+        return link.most_frequent(self.policy, state.labels, samples, bits)
 
     # -- shortest paths on one GPU holding the whole graph (``relax``) ------------------------
 
     def path_start_in_place(self, graph: DistGraph, source: int) -> relax.DevicePathState:
         bits = 8 * check_graph(graph).itemsize
         kernel = kernels.get_kernel("relax", "delta_stepping", self.policy, bits)
-        grid = bottom_up.resident_grid(
-            self.policy, self._resident, kernel, self.policy.path_threads
-        )
+        grid = search.resident_grid(self.policy, self._resident, kernel, self.policy.path_threads)
         return relax.path_start(self.policy, graph, source, grid)
 
     def shortest_paths_in_place(
@@ -278,16 +287,16 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     # -- batched BFS (bit lanes; ``distbfs.traversals.batched``) -----------------------------
 
     def push_lanes(self, graph: DistGraph, state: LaneState) -> None:
-        lanes.push_lanes(self.policy, self._persistent, graph, state)
+        lanes.push_lanes(self.policy, self._resident, graph, state)
 
     def contract_lanes(self, graph: DistGraph, state: LaneState, received: Bins) -> None:
-        lanes.contract_lanes(self.policy, self._persistent, graph, state, received)
+        lanes.contract_lanes(self.policy, self._resident, graph, state, received)
 
     def frontier_words(self, graph: DistGraph, state: LaneState) -> Any:
         return lanes.frontier_words(graph, state)
 
     def pull_lanes(self, in_graph: DistGraph, state: LaneState, frontier: Any) -> None:
-        lanes.pull_lanes(self.policy, self._persistent, in_graph, state, frontier)
+        lanes.pull_lanes(self.policy, self._resident, in_graph, state, frontier)
 
     def settle_lanes(self, graph: DistGraph, state: LaneState, level: int) -> int:
-        return lanes.settle_lanes(self.policy, self._persistent, graph, state, level)
+        return lanes.settle_lanes(self.policy, self._resident, graph, state, level)

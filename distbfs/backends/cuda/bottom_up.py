@@ -34,6 +34,7 @@ from .buffers import (
 )
 from .kernels import Counter
 from .launch_policy import LaunchPolicy
+from .search import resident_grid
 
 
 def frontier_edges(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> int:
@@ -185,28 +186,6 @@ def unexplored(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> tu
         )
     unlabeled, edges = tally.get().tolist()
     return int(unlabeled), int(edges)
-
-
-def resident_grid(
-    policy: LaunchPolicy,
-    memo: dict[tuple[int, int], int],
-    kernel: Any,
-    threads: int | None = None,
-) -> int:
-    """Blocks of ``threads`` (default ``block_threads``) of ``kernel`` that are resident on the
-    current device at once (the occupancy calculator: registers and shared memory), memoized
-    in ``memo`` by (device, kernel): latency-bound kernels (bottom-up's dependent loads) run
-    best with every slot filled, and a cooperative grid (the delta-stepping kernel) needs all
-    its blocks resident."""
-    key = (cupy.cuda.Device().id, kernel.kernel.ptr)
-    if key not in memo:
-        device = cupy.cuda.Device()
-        processors = device.attributes["MultiProcessorCount"]
-        per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            kernel.kernel.ptr, policy.block_threads if threads is None else threads, 0
-        )
-        memo[key] = processors * max(1, per_sm)
-    return memo[key]
 
 
 def _gathered_words(graph: DistGraph, frontier: Any) -> Any:

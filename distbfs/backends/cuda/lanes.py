@@ -18,27 +18,28 @@ from ..arrays.lanes import WORD, LaneState
 from .buffers import check_graph
 from .kernels import get_kernel
 from .launch_policy import LaunchPolicy
-from .search import persistent_grid
+from .search import ResidentGrids, resident_grid
 
 
 def _launch(
     policy: LaunchPolicy,
-    grids: dict[int, int],
+    grids: ResidentGrids,
     graph: DistGraph,
     name: str,
     items: int,
     args: tuple[Any, ...],
 ) -> None:
-    """Kernel ``name`` of ``kernels/lanes.cu`` over ``items`` (grid-stride)."""
+    """Kernel ``name`` of ``kernels/lanes.cu`` over ``items`` (grid-stride, as many blocks as
+    are resident at once: the levels wait on dependent loads)."""
     if items == 0:
         return
-    bits = 8 * check_graph(graph).itemsize
-    grid = max(1, min(persistent_grid(policy, grids), -(-items // policy.block_threads)))
-    get_kernel("lanes", name, policy, bits)((grid,), (policy.block_threads,), args)
+    kernel = get_kernel("lanes", name, policy, 8 * check_graph(graph).itemsize)
+    grid = max(1, min(resident_grid(policy, grids, kernel), -(-items // policy.block_threads)))
+    kernel((grid,), (policy.block_threads,), args)
 
 
 def push_lanes(
-    policy: LaunchPolicy, grids: dict[int, int], graph: DistGraph, state: LaneState
+    policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: LaneState
 ) -> None:
     """One rank's push level: every frontier vertex ORs its word into ``found`` of each
     out-neighbour, a thread per edge (``state.frontier_edges`` of them, counted by settle)."""
@@ -53,7 +54,7 @@ def push_lanes(
 
 def contract_lanes(
     policy: LaunchPolicy,
-    grids: dict[int, int],
+    grids: ResidentGrids,
     graph: DistGraph,
     state: LaneState,
     received: Bins,
@@ -68,7 +69,7 @@ def contract_lanes(
 
 def pull_lanes(
     policy: LaunchPolicy,
-    grids: dict[int, int],
+    grids: ResidentGrids,
     in_graph: DistGraph,
     state: LaneState,
     frontier: Any,
@@ -91,7 +92,7 @@ def pull_lanes(
 
 
 def settle_lanes(
-    policy: LaunchPolicy, grids: dict[int, int], graph: DistGraph, state: LaneState, level: int
+    policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: LaneState, level: int
 ) -> int:
     """Keep the lanes found this level that had not visited their vertex: visited, at
     distance ``level``, the next frontier. Returns how many (vertex, lane) pairs."""

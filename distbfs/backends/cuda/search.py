@@ -173,3 +173,29 @@ def persistent_grid(policy: LaunchPolicy, memo: dict[int, int]) -> int:
         processors = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
         memo[device] = processors * policy.blocks_per_sm
     return memo[device]
+
+
+ResidentGrids = dict[tuple[int, int], int]
+"""A memo of ``resident_grid``: blocks by (device, kernel)."""
+
+
+def resident_grid(
+    policy: LaunchPolicy,
+    memo: ResidentGrids,
+    kernel: Any,
+    threads: int | None = None,
+) -> int:
+    """Blocks of ``threads`` (default ``block_threads``) of ``kernel`` that are resident on the
+    current device at once (the occupancy calculator: registers and shared memory), memoized
+    in ``memo`` by (device, kernel): latency-bound kernels (bottom-up's dependent loads) run
+    best with every slot filled, and a cooperative grid (the delta-stepping kernel) needs all
+    its blocks resident."""
+    key = (cupy.cuda.Device().id, kernel.kernel.ptr)
+    if key not in memo:
+        device = cupy.cuda.Device()
+        processors = device.attributes["MultiProcessorCount"]
+        per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.kernel.ptr, policy.block_threads if threads is None else threads, 0
+        )
+        memo[key] = processors * max(1, per_sm)
+    return memo[key]
