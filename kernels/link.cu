@@ -158,9 +158,11 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) compress(long long n
   for (long long v = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
        v += stride) {
     // Pointer jumping that writes every step, so vertices of the same path shorten it for
-    // each other (gapbs's Compress).
-    for (comp_t up = comp[v], top = read_label(comp, up); up != top;
-         up = top, top = read_label(comp, up)) {
+    // each other (gapbs's Compress). A root (every isolated vertex, every component's
+    // smallest) reads its label once.
+    comp_t up = comp[v];
+    if (up == v) continue;
+    for (comp_t top = read_label(comp, up); up != top; up = top, top = read_label(comp, up)) {
       comp[v] = top;
     }
   }
