@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from .comm.base import Communicator
+from .compressed import CompressedColumns
 from .constants import ROW_OFFSET_DTYPE, vertex_dtype, weight_dtype
 from .errors import InputError
 from .memory import require
@@ -98,6 +99,25 @@ class DistGraph:
         ids *= self.size
         ids += self.rank
         return ids
+
+    @property
+    def compressed(self) -> bool:
+        """True when the columns are varint-coded (``distbfs.compressed.CompressedColumns``)."""
+        return isinstance(self.column_indices, CompressedColumns)
+
+    def compress(self) -> DistGraph:
+        """This rank's rows with their columns varint-coded (host memory; the rows, weights and
+        everything else as they are). A compressed graph is returned as it is."""
+        if self.compressed:
+            return self
+        if type(self.column_indices).__module__.partition(".")[0] != "numpy":
+            raise InputError(
+                "compressed columns live in host memory: build the graph on the numpy backend"
+            )
+        columns = CompressedColumns.encode(
+            self.row_offsets, self.column_indices, self.rank, self.size
+        )
+        return replace(self, column_indices=columns)
 
     def nbytes(self) -> int:
         """Bytes of this rank's arrays (row offsets, columns and weights)."""

@@ -555,6 +555,34 @@ class Graph:
         run and answer in the graph's own ids; the command line maps them back."""
         return None if self.load_info is None else self.load_info.relabeling
 
+    @property
+    def compressed(self) -> bool:
+        """True when the columns are varint-coded (``compress``)."""
+        return self.dist.compressed
+
+    def compress(self) -> Graph:
+        """This graph with every row's neighbours stored as varint-coded gaps
+        (``distbfs.compressed``), decoded by the stages as they read the rows: the same
+        results as the plain graph in less memory (``dist.nbytes()``). Collective only in that
+        every rank compresses its own rows. The numpy backend decodes them; the CUDA backend's
+        kernels read plain rows and refuse it (``InvalidArgumentValue``). A compressed graph
+        returns itself.
+        """
+        if self.backend.name != "numpy":
+            raise InvalidArgumentValue(
+                f"compress: the {self.backend.name} backend reads plain CSR rows; compressed "
+                "rows are decoded by the numpy backend (backend='numpy')"
+            )
+        if self.compressed:
+            return self
+        return Graph(
+            self.dist.compress(),
+            self.comm,
+            self.backend,
+            load_info=self.load_info,
+            node_labels=self.node_labels,
+        )
+
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the graph in the native format (a directory; atomic; collective; a reordered
         graph keeps its original ids).

@@ -103,6 +103,8 @@ class GraphResources:
             if graph.directed:
                 tails, heads = graph.stored_edges(xp)
                 self._in_graph = build_graph(self.comm, heads, tails, graph.n, directed=True, xp=xp)
+                if graph.compressed:
+                    self._in_graph = self._in_graph.compress()
             else:
                 self._in_graph = graph
         return self._in_graph

@@ -41,7 +41,8 @@ def pull_lanes(in_graph: DistGraph, state: LaneState, frontier: np.ndarray) -> N
     open_rows = (state.visited != np.uint64(state.all_lanes)) & (degrees > 0)
     if 4 * int(np.count_nonzero(open_rows)) >= in_graph.nlocal:
         rows = np.flatnonzero(degrees)
-        gathered = words[frontier_positions(in_graph.column_indices, frontier.shape)]
+        columns = np.asarray(in_graph.column_indices)  # compressed columns: all decoded
+        gathered = words[frontier_positions(columns, frontier.shape)]
         state.found[rows] |= np.bitwise_or.reduceat(gathered, offsets[rows])
         return
     rows = np.flatnonzero(open_rows)

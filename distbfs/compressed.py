@@ -1,0 +1,283 @@
+"""Compressed CSR columns: each row's sorted neighbour list stored as gaps in a byte-aligned
+variable-length code (LEB128 varint: 7 bits a byte, the high bit set on every byte but a value's
+last), with per-row byte offsets beside the edge offsets (moschou-2026-bfs-billion-scale: a
+delta-varint CSR; WebGraph's gaps).
+
+Row r of rank ``rank`` out of ``size`` is global vertex ``v = r * size + rank``; its neighbours
+``c0 < c1 < ...`` are stored as ``zigzag(c0 - v)`` (the first neighbour relative to the row's
+own vertex: small where a vertex order keeps neighbours close, ``distbfs reorder``), then
+``c[i] - c[i-1] - 1`` (rows hold no duplicates, so every gap is at least 1). The weights of a
+weighted graph stay a plain array aligned with the edges: edge slot ``row_offsets[r] + k`` is
+still neighbour k of row r, so every stage addresses edges as before and only the columns are
+decoded.
+
+``CompressedColumns`` stands in for a ``column_indices`` array on the host: indexing it with
+edge slots decodes the rows those slots lie in (the stages gather whole rows, so little is
+decoded twice), ``np.asarray`` decodes every row. Decoding is vectorized numpy: the bytes of the
+rows are gathered, the values' boundaries found from the high bits, the 7-bit groups summed per
+value, and the gaps prefix-summed within each row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .constants import ROW_OFFSET_DTYPE
+
+CHUNK_EDGES = 1 << 22
+"""Edges encoded or decoded at a time: temporaries of a few int64 per edge stay bounded."""
+
+CONTINUE = 0x80
+"""The high bit of a varint byte: more bytes of the same value follow."""
+
+MAX_VARINT_BYTES = 10
+"""Bytes of the longest varint of a 64-bit value."""
+
+
+def zigzag(x: np.ndarray) -> np.ndarray:
+    """Signed to unsigned, small magnitudes to small codes: 0, -1, 1, -2 -> 0, 1, 2, 3."""
+    x = x.astype(np.int64)
+    return ((x << 1) ^ (x >> 63)).astype(np.uint64)
+
+
+def unzigzag(u: np.ndarray) -> np.ndarray:
+    """The inverse of ``zigzag``."""
+    u = u.astype(np.uint64)
+    return ((u >> np.uint64(1)).astype(np.int64)) ^ -((u & np.uint64(1)).astype(np.int64))
+
+
+def varint_lengths(values: np.ndarray) -> np.ndarray:
+    """Bytes of each value's varint (uint64 values), 1 to MAX_VARINT_BYTES."""
+    lengths = np.ones(values.shape[0], dtype=np.int64)
+    for k in range(1, MAX_VARINT_BYTES):
+        lengths += values >= np.uint64(1 << (7 * k))
+    return lengths
+
+
+def encode_varints(values: np.ndarray) -> np.ndarray:
+    """The varints of ``values`` (uint64), concatenated as uint8."""
+    lengths = varint_lengths(values)
+    ends = np.cumsum(lengths)
+    out = np.empty(int(ends[-1]) if ends.shape[0] else 0, dtype=np.uint8)
+    starts = ends - lengths
+    for k in range(int(lengths.max()) if lengths.shape[0] else 0):
+        has = lengths > k
+        group = (values[has] >> np.uint64(7 * k)) & np.uint64(0x7F)
+        more = (lengths[has] > k + 1).astype(np.uint64) * np.uint64(CONTINUE)
+        out[starts[has] + k] = (group | more).astype(np.uint8)
+    return out
+
+
+def decode_varints(data: np.ndarray) -> np.ndarray:
+    """The values (uint64) of concatenated whole varints ``data`` (uint8)."""
+    if data.shape[0] == 0:
+        return np.zeros(0, dtype=np.uint64)
+    last = (data & CONTINUE) == 0
+    first = np.empty(data.shape[0], dtype=bool)
+    first[0] = True
+    first[1:] = last[:-1]
+    starts = np.flatnonzero(first)
+    value_of = np.cumsum(first) - 1
+    shift = (np.arange(data.shape[0], dtype=np.int64) - starts[value_of]) * 7
+    groups = (data & 0x7F).astype(np.uint64) << shift.astype(np.uint64)
+    return np.add.reduceat(groups, starts)
+
+
+def row_codes(row_offsets: np.ndarray, columns: np.ndarray, row_vertices: np.ndarray) -> Any:
+    """The values stored for the rows whose edges are ``columns`` (each row's sorted ids;
+    ``row_offsets`` from 0): zigzag(first - row vertex), then gap - 1."""
+    degrees = np.diff(row_offsets)
+    columns = columns.astype(np.int64)
+    gaps = np.empty(columns.shape[0], dtype=np.int64)
+    gaps[1:] = columns[1:] - columns[:-1] - 1
+    heads = row_offsets[:-1][degrees > 0]
+    codes = gaps.astype(np.uint64)
+    codes[heads] = zigzag(columns[heads] - row_vertices[degrees > 0])
+    return codes
+
+
+def encode_rows(
+    row_offsets: np.ndarray, columns: np.ndarray, rank: int = 0, size: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, byte offsets per row) of a CSR's columns (rows of rank ``rank`` of ``size``),
+    encoded a chunk of rows at a time."""
+    row_offsets = np.asarray(row_offsets, dtype=ROW_OFFSET_DTYPE)
+    rows = row_offsets.shape[0] - 1
+    byte_offsets = np.zeros(rows + 1, dtype=ROW_OFFSET_DTYPE)
+    pieces = []
+    first = 0
+    while first < rows:
+        last = int(np.searchsorted(row_offsets, row_offsets[first] + CHUNK_EDGES, side="right"))
+        last = min(rows, max(first + 1, last - 1))
+        offsets = row_offsets[first : last + 1] - row_offsets[first]
+        vertices = np.arange(first, last, dtype=np.int64) * size + rank
+        codes = row_codes(offsets, columns[row_offsets[first] : row_offsets[last]], vertices)
+        lengths = varint_lengths(codes)
+        edge_bytes = np.zeros(codes.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=edge_bytes[1:])
+        byte_offsets[first + 1 : last + 1] = byte_offsets[first] + edge_bytes[offsets[1:]]
+        pieces.append(encode_varints(codes))
+        first = last
+    data = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint8)
+    return data, byte_offsets
+
+
+class CompressedColumns:
+    """The columns of one rank's CSR rows, varint-coded (module docstring); read like the
+    ``column_indices`` array it replaces: ``columns[slots]`` (edge slots, any order) and
+    ``np.asarray(columns)``.
+
+    Attributes
+    ----------
+    data : numpy uint8 array
+    byte_offsets : numpy int64 array
+        Row r's bytes are ``data[byte_offsets[r]:byte_offsets[r + 1]]``.
+    row_offsets : numpy int64 array
+        The CSR's edge offsets (row r's edge slots).
+    rank, size : int
+        Row r is global vertex ``r * size + rank``.
+    dtype : numpy dtype
+        The dtype decoded ids take (the plain CSR's).
+    """
+
+    def __init__(
+        self,
+        data: np.ndarray,
+        byte_offsets: np.ndarray,
+        row_offsets: np.ndarray,
+        rank: int,
+        size: int,
+        dtype: Any,
+    ) -> None:
+        self.data = data
+        self.byte_offsets = byte_offsets
+        self.row_offsets = row_offsets
+        self.rank, self.size = int(rank), int(size)
+        self.dtype = np.dtype(dtype)
+
+    @classmethod
+    def encode(
+        cls, row_offsets: np.ndarray, columns: np.ndarray, rank: int = 0, size: int = 1
+    ) -> CompressedColumns:
+        """The compressed form of a plain CSR's ``columns``."""
+        columns = np.asarray(columns)
+        data, byte_offsets = encode_rows(row_offsets, columns, rank, size)
+        return cls(data, byte_offsets, np.asarray(row_offsets), rank, size, columns.dtype)
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (int(self.row_offsets[-1]),)
+
+    @property
+    def size_edges(self) -> int:
+        return int(self.row_offsets[-1])
+
+    @property
+    def ndim(self) -> int:
+        return 1
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: the coded columns and the byte offsets."""
+        return int(self.data.nbytes + self.byte_offsets.nbytes)
+
+    @property
+    def plain_nbytes(self) -> int:
+        """Bytes of the plain columns this replaces."""
+        return self.size_edges * self.dtype.itemsize
+
+    def __len__(self) -> int:
+        return self.size_edges
+
+    def rows(self, rows: np.ndarray) -> np.ndarray:
+        """The neighbours of local rows ``rows`` (any order, repeats allowed), concatenated."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.empty(int((self.row_offsets[rows + 1] - self.row_offsets[rows]).sum()), self.dtype)
+        done, begin = 0, 0
+        degrees = self.row_offsets[rows + 1] - self.row_offsets[rows]
+        ends = np.cumsum(degrees)
+        while begin < rows.shape[0]:
+            end = int(np.searchsorted(ends, done + CHUNK_EDGES, side="right"))
+            end = min(rows.shape[0], max(begin + 1, end))
+            decoded = self._decode(rows[begin:end])
+            out[done : done + decoded.shape[0]] = decoded
+            done += decoded.shape[0]
+            begin = end
+        return out
+
+    def _decode(self, rows: np.ndarray) -> np.ndarray:
+        degrees = self.row_offsets[rows + 1] - self.row_offsets[rows]
+        starts = self.byte_offsets[rows]
+        lengths = self.byte_offsets[rows + 1] - starts
+        codes = decode_varints(self.data[ranges(starts, lengths)])
+        if codes.shape[0] == 0:
+            return codes.astype(self.dtype)
+        steps = codes.astype(np.int64) + 1  # gap - 1 -> gap
+        value_ends = np.cumsum(degrees)
+        heads = (value_ends - degrees)[degrees > 0]
+        vertices = rows[degrees > 0] * self.size + self.rank
+        firsts = vertices + unzigzag(codes[heads])
+        # One running sum over all rows: each row's first step goes from the previous row's
+        # last neighbour to its own first, so the sum never leaves the id range.
+        steps[heads] = 0
+        lasts = firsts + np.add.reduceat(steps, heads)
+        steps[heads] = firsts
+        steps[heads[1:]] -= lasts[:-1]
+        return np.cumsum(steps).astype(self.dtype)
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        if isinstance(index, slice):
+            return self.decode()[index]
+        slots = np.asarray(index)
+        if slots.dtype == bool:
+            return self.decode()[slots]
+        flat = slots.reshape(-1).astype(np.int64)
+        if flat.shape[0] == 0:
+            return np.zeros(slots.shape, dtype=self.dtype)
+        flat = np.where(flat < 0, flat + self.size_edges, flat)
+        if flat.min() < 0 or flat.max() >= self.size_edges:
+            raise IndexError(f"edge slot out of range [0, {self.size_edges})")
+        owners = np.searchsorted(self.row_offsets, flat, side="right") - 1
+        rows, position = np.unique(owners, return_inverse=True)
+        decoded = self.rows(rows)
+        degrees = self.row_offsets[rows + 1] - self.row_offsets[rows]
+        starts = np.cumsum(degrees) - degrees
+        within = flat - self.row_offsets[owners]
+        return decoded[starts[position] + within].reshape(slots.shape)
+
+    def decode(self) -> np.ndarray:
+        """Every column, plain."""
+        return self.rows(np.arange(self.row_offsets.shape[0] - 1, dtype=np.int64))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        plain = self.decode()
+        return plain if dtype is None else plain.astype(dtype)
+
+    def astype(self, dtype: Any, copy: bool = True) -> np.ndarray:
+        """The plain columns as ``dtype``."""
+        return self.decode().astype(dtype, copy=False)
+
+    def __repr__(self) -> str:
+        return (
+            f"CompressedColumns({self.size_edges:,} edges in {self.data.nbytes:,} bytes, "
+            f"{self.plain_nbytes / max(1, self.nbytes):.2f}x)"
+        )
+
+
+def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Indices ``starts[i] .. starts[i] + lengths[i] - 1`` for every i, concatenated."""
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    return np.repeat(starts - (ends - lengths), lengths) + np.arange(total, dtype=np.int64)
+
+
+__all__ = [
+    "CompressedColumns",
+    "decode_varints",
+    "encode_rows",
+    "encode_varints",
+    "unzigzag",
+    "zigzag",
+]

@@ -1,0 +1,134 @@
+"""Compressed CSR columns (``distbfs.compressed``): the varint and zigzag codes round-trip at
+their edges; reading compressed columns by edge slots, whole rows or all at once gives the plain
+columns (empty rows, rows across chunks, 64-bit ids, any rank's rows); every traversal on a
+compressed graph gives the plain graph's results on every test graph, at any rank count; the
+API and command line refuse what they cannot do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import distbfs
+import distbfs.compressed as compressed
+from distbfs.api.graph import Graph
+from distbfs.backends.numpy import NumpyBackend
+from distbfs.compressed import (
+    CompressedColumns,
+    decode_varints,
+    encode_varints,
+    unzigzag,
+    zigzag,
+)
+from distbfs.errors import InvalidArgumentValue
+
+import graphs
+
+
+def test_codes_round_trip_at_their_edges():
+    signed = np.array([0, -1, 1, -(2**40), 2**40, -(2**62), 2**62 - 1], dtype=np.int64)
+    np.testing.assert_array_equal(unzigzag(zigzag(signed)), signed)
+    np.testing.assert_array_equal(zigzag(np.array([0, -1, 1, -2])), [0, 1, 2, 3])
+    edges = [0, 1, 127, 128, 16383, 16384, 2**35, 2**63 - 1, 2**64 - 1]
+    values = np.array(edges, dtype=np.uint64)
+    data = encode_varints(values)
+    assert data.shape[0] == 1 + 1 + 1 + 2 + 2 + 3 + 6 + 9 + 10
+    np.testing.assert_array_equal(decode_varints(data), values)
+    assert decode_varints(encode_varints(np.zeros(0, np.uint64))).shape == (0,)
+
+
+def random_rows(rng, rows: int, n: int, dtype, max_degree: int = 40):
+    """(row offsets, sorted unique columns) with empty rows among them."""
+    degrees = rng.integers(0, max_degree, rows)
+    degrees[::5] = 0
+    offsets = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(degrees, out=offsets[1:])
+    parts = [np.sort(rng.choice(n, int(d), replace=False)) for d in degrees]
+    columns = np.concatenate(parts) if parts else np.zeros(0)
+    return offsets, columns.astype(dtype)
+
+
+@pytest.mark.parametrize(("rank", "size"), [(0, 1), (2, 3)])
+@pytest.mark.parametrize("chunk", [compressed.CHUNK_EDGES, 50])
+def test_columns_read_like_the_plain_ones(monkeypatch, rank, size, chunk):
+    monkeypatch.setattr(compressed, "CHUNK_EDGES", chunk)
+    rng = np.random.default_rng(rank + chunk)
+    offsets, columns = random_rows(rng, 400, 6000, np.int32)
+    coded = CompressedColumns.encode(offsets, columns, rank, size)
+    np.testing.assert_array_equal(coded.decode(), columns)
+    np.testing.assert_array_equal(np.asarray(coded), columns)
+    slots = rng.integers(0, columns.shape[0], 2000)
+    np.testing.assert_array_equal(coded[slots], columns[slots])
+    np.testing.assert_array_equal(coded[slots.reshape(40, 50)], columns[slots].reshape(40, 50))
+    np.testing.assert_array_equal(coded[:7], columns[:7])
+    assert coded[np.zeros(0, np.int64)].shape == (0,)
+    rows = np.array([3, 3, 0, 399, 5, 17])
+    expected = np.concatenate([columns[offsets[r] : offsets[r + 1]] for r in rows])
+    np.testing.assert_array_equal(coded.rows(rows), expected)
+    assert coded.dtype == np.int32 and coded.shape == columns.shape and len(coded) == columns.size
+    assert coded.nbytes < columns.nbytes
+    with pytest.raises(IndexError, match="edge slot out of range"):
+        coded[np.array([columns.shape[0]])]
+
+
+def test_sixty_four_bit_ids():
+    rng = np.random.default_rng(5)
+    n = 3 * 2**32
+    offsets = np.array([0, 3, 3, 5], dtype=np.int64)
+    columns = np.array([0, 2**33, n - 1, 7, 2**32 + 1], dtype=np.int64)
+    coded = CompressedColumns.encode(offsets, columns, 1, 2)
+    np.testing.assert_array_equal(coded.decode(), columns)
+    slots = rng.integers(0, 5, 20)
+    np.testing.assert_array_equal(coded[slots], columns[slots])
+
+
+def pair(case, comm, weights=None):
+    """(plain, compressed) API graphs of ``case`` on the numpy backend."""
+    backend = NumpyBackend()
+    dist = graphs.build(case, comm, backend, weights)
+    plain = Graph(dist, comm, backend)
+    return plain, plain.compress()
+
+
+def same(a, b) -> None:
+    np.testing.assert_array_equal(graphs.host(a), graphs.host(b))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", sorted(graphs.ANY_RANK_COUNT))
+def test_every_traversal_reads_compressed_rows_alike(comm, name):
+    case = graphs.ANY_RANK_COUNT[name]
+    src, _, n, _ = case
+    weights = (np.arange(src.shape[0]) * 7919 % 23).astype(np.float64)
+    plain, small = pair(case, comm, weights)
+    assert small.compressed and not plain.compressed
+    sources = [0, n - 1] if n > 1 else [0]
+    for strategy in ("hybrid", "direction_optimizing", "two_phase"):
+        a = distbfs.bfs(plain, sources, predecessors=True, strategy=strategy)
+        b = distbfs.bfs(small, sources, predecessors=True, strategy=strategy, validate=True)
+        same(a.distances, b.distances)
+        same(a.predecessors, b.predecessors)
+    a = distbfs.sssp(plain, 0, predecessors=True)
+    b = distbfs.sssp(small, 0, predecessors=True, validate=True)
+    same(a.distances, b.distances)
+    same(a.predecessors, b.predecessors)
+    same(distbfs.connected_components(plain).labels, distbfs.connected_components(small).labels)
+    many = list(range(min(n, 70)))
+    same(distbfs.bfs_many(plain, many).distances, distbfs.bfs_many(small, many).distances)
+
+
+def test_the_graph_and_its_compressed_form(comm):
+    case = graphs.random_graph(3000, 12000, 2, False)
+    plain, small = pair(case, comm)
+    assert small.compress() is small
+    assert small.dist.nbytes() < plain.dist.nbytes()
+    assert small.num_edges == plain.num_edges and small.num_vertices == plain.num_vertices
+    same(np.asarray(small.dist.column_indices), plain.dist.column_indices)
+
+
+def test_cuda_graphs_are_not_compressed(monkeypatch, comm):
+    plain, _ = pair(graphs.path(10), comm)
+    monkeypatch.setattr(plain.backend, "name", "cuda")
+    with pytest.raises(InvalidArgumentValue, match="compress: the cuda backend reads plain"):
+        plain.compress()
