@@ -132,3 +132,76 @@ def test_cuda_graphs_are_not_compressed(monkeypatch, comm):
     monkeypatch.setattr(plain.backend, "name", "cuda")
     with pytest.raises(InvalidArgumentValue, match="compress: the cuda backend reads plain"):
         plain.compress()
+
+
+# --- the command line ----------------------------------------------------------------------
+
+
+def test_commands_search_compressed_rows_alike(tmp_path):
+    from test_cli import ok, run
+
+    ok(
+        run(
+            "generate",
+            "kronecker",
+            "--scale",
+            "10",
+            "-o",
+            "k",
+            "--weights",
+            "uniform:1:9",
+            cwd=tmp_path,
+        )
+    )
+    info = ok(run("info", "k", cwd=tmp_path))
+    assert "compressed columns (--compress): " in info and "x; varint gaps" in info
+    for flags in ([], ["--compress"]):
+        tag = "c" if flags else "p"
+        out = ok(
+            run(
+                "bfs",
+                "k",
+                "--source",
+                "3",
+                "--predecessors",
+                "--output",
+                f"{tag}b",
+                "--backend",
+                "numpy",
+                *flags,
+                cwd=tmp_path,
+            )
+        )
+        assert ("compressed the columns" in out) == bool(flags)
+        ok(
+            run(
+                "sssp",
+                "k",
+                "--source",
+                "3",
+                "--predecessors",
+                "--output",
+                f"{tag}s",
+                "--backend",
+                "numpy",
+                *flags,
+                cwd=tmp_path,
+            )
+        )
+        ok(run("cc", "k", "--output", f"{tag}c", "--backend", "numpy", *flags, cwd=tmp_path))
+        bench = ok(run("bench", "k", "--roots", "2", "--backend", "numpy", *flags, cwd=tmp_path))
+        assert "validation: passed" in bench
+    for name in ("b.distances", "b.predecessors", "s.distances", "s.predecessors", "c.components"):
+        same(np.load(tmp_path / f"p{name}.npy"), np.load(tmp_path / f"c{name}.npy"))
+
+
+def test_compress_needs_the_numpy_backend():
+    from types import SimpleNamespace
+
+    from distbfs.cli.commands import check_compress
+    from distbfs.errors import InputError
+
+    ctx = SimpleNamespace(args=SimpleNamespace(compress=True), backend=SimpleNamespace(name="cuda"))
+    with pytest.raises(InputError, match="--compress: the cuda backend reads plain CSR rows"):
+        check_compress(ctx)
+    check_compress(SimpleNamespace(args=SimpleNamespace(compress=True), backend=NumpyBackend()))

@@ -289,6 +289,15 @@ def _add_plot(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def _add_compress(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--compress",
+        action="store_true",
+        help="hold every row's neighbours as varint-coded gaps, decoded as the search reads "
+        "them (less memory, same results; numpy backend)",
+    )
+
+
 def _add_levels(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--levels",
@@ -332,6 +341,7 @@ def _add_bench(sub: Any, common: argparse.ArgumentParser) -> None:
     bench.add_argument("--no-validate", action="store_true", help="skip validating each search")
     _add_strategy(bench)
     _add_levels(bench)
+    _add_compress(bench)
     bench.add_argument(
         "--algorithm",
         choices=ALGORITHMS,
@@ -400,6 +410,7 @@ def _add_bfs(sub: Any, common: argparse.ArgumentParser) -> None:
     _add_strategy(run)
     _add_plot(run, "the search's levels")
     _add_levels(run)
+    _add_compress(run)
 
 
 def _add_sssp(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -441,6 +452,7 @@ def _add_sssp(sub: Any, common: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--validate", action="store_true", help="validate the result (Graph500 SSSP rules)"
     )
+    _add_compress(run)
 
 
 def _add_apsp(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -535,6 +547,7 @@ def _add_cc(sub: Any, common: argparse.ArgumentParser) -> None:
         help="validate the labels (every edge joins equal labels, every label is the smallest "
         "vertex carrying it)",
     )
+    _add_compress(run)
 
 
 def _add_info(sub: Any, common: argparse.ArgumentParser) -> None:
