@@ -71,18 +71,22 @@ def encode_varints(values: np.ndarray) -> np.ndarray:
 
 
 def decode_varints(data: np.ndarray) -> np.ndarray:
-    """The values (uint64) of concatenated whole varints ``data`` (uint8)."""
-    if data.shape[0] == 0:
-        return np.zeros(0, dtype=np.uint64)
-    last = (data & CONTINUE) == 0
-    first = np.empty(data.shape[0], dtype=bool)
-    first[0] = True
-    first[1:] = last[:-1]
-    starts = np.flatnonzero(first)
-    value_of = np.cumsum(first) - 1
-    shift = (np.arange(data.shape[0], dtype=np.int64) - starts[value_of]) * 7
-    groups = (data & 0x7F).astype(np.uint64) << shift.astype(np.uint64)
-    return np.add.reduceat(groups, starts)
+    """The values (uint64) of concatenated whole varints ``data`` (uint8): each value's first
+    7-bit group, then the second of the values that have one, and so on (most gaps take one
+    or two bytes, so the later passes are short)."""
+    ends = np.flatnonzero((data & CONTINUE) == 0)
+    starts = np.empty_like(ends)
+    starts[:1] = 0
+    starts[1:] = ends[:-1] + 1
+    values = (data[starts] & 0x7F).astype(np.uint64)
+    longer = np.flatnonzero(ends > starts)
+    k = 1
+    while longer.shape[0]:
+        at = starts[longer] + k
+        values[longer] |= (data[at] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        longer = longer[ends[longer] > at]
+        k += 1
+    return values
 
 
 def row_codes(row_offsets: np.ndarray, columns: np.ndarray, row_vertices: np.ndarray) -> Any:
@@ -191,29 +195,31 @@ class CompressedColumns:
     def __len__(self) -> int:
         return self.size_edges
 
-    def rows(self, rows: np.ndarray) -> np.ndarray:
-        """The neighbours of local rows ``rows`` (any order, repeats allowed), concatenated."""
+    def rows(self, rows: np.ndarray, dtype: Any = None) -> np.ndarray:
+        """The neighbours of local rows ``rows`` (any order, repeats allowed), concatenated, as
+        ``dtype`` (default: the plain columns')."""
         rows = np.asarray(rows, dtype=np.int64)
-        out = np.empty(int((self.row_offsets[rows + 1] - self.row_offsets[rows]).sum()), self.dtype)
+        dtype = self.dtype if dtype is None else np.dtype(dtype)
+        out = np.empty(int((self.row_offsets[rows + 1] - self.row_offsets[rows]).sum()), dtype)
         done, begin = 0, 0
         degrees = self.row_offsets[rows + 1] - self.row_offsets[rows]
         ends = np.cumsum(degrees)
         while begin < rows.shape[0]:
             end = int(np.searchsorted(ends, done + CHUNK_EDGES, side="right"))
             end = min(rows.shape[0], max(begin + 1, end))
-            decoded = self._decode(rows[begin:end])
+            decoded = self._decode(rows[begin:end], dtype)
             out[done : done + decoded.shape[0]] = decoded
             done += decoded.shape[0]
             begin = end
         return out
 
-    def _decode(self, rows: np.ndarray) -> np.ndarray:
+    def _decode(self, rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
         degrees = self.row_offsets[rows + 1] - self.row_offsets[rows]
         starts = self.byte_offsets[rows]
         lengths = self.byte_offsets[rows + 1] - starts
         codes = decode_varints(self.data[ranges(starts, lengths)])
         if codes.shape[0] == 0:
-            return codes.astype(self.dtype)
+            return codes.astype(dtype)
         steps = codes.astype(np.int64) + 1  # gap - 1 -> gap
         value_ends = np.cumsum(degrees)
         heads = (value_ends - degrees)[degrees > 0]
@@ -225,7 +231,35 @@ class CompressedColumns:
         lasts = firsts + np.add.reduceat(steps, heads)
         steps[heads] = firsts
         steps[heads[1:]] -= lasts[:-1]
-        return np.cumsum(steps).astype(self.dtype)
+        return np.cumsum(steps).astype(dtype, copy=False)
+
+    def problem(self, n: int) -> str | None:
+        """What is wrong with these columns as rows of a graph of ``n`` vertices (a file's):
+        byte offsets that are not a partition of the bytes, a row whose bytes do not hold
+        exactly its degree of whole varints, or ids out of range, unsorted or repeated; None
+        when nothing is. Decodes a chunk of rows at a time."""
+        offsets, rows = self.byte_offsets, self.row_offsets.shape[0] - 1
+        if offsets.shape[0] != rows + 1 or offsets[0] != 0 or offsets[-1] != self.data.shape[0]:
+            return "byte offsets do not cover the column bytes"
+        if bool((np.diff(offsets) < 0).any()):
+            return "byte offsets decrease"
+        ends = np.zeros(self.data.shape[0] + 1, dtype=np.int64)
+        np.cumsum((self.data & CONTINUE) == 0, out=ends[1:])
+        if not np.array_equal(np.diff(ends[offsets]), np.diff(self.row_offsets)):
+            return "a row's bytes do not hold as many values as its degree"
+        first = 0
+        while first < rows:
+            last = int(np.searchsorted(self.row_offsets, self.row_offsets[first] + CHUNK_EDGES))
+            last = min(rows, max(first + 1, last))
+            ids = self.rows(np.arange(first, last, dtype=np.int64), np.int64)
+            within = self.row_offsets[first : last + 1] - self.row_offsets[first]
+            rising = np.diff(ids) > 0
+            heads = within[1:-1]
+            rising[heads[(heads > 0) & (heads < ids.shape[0])] - 1] = True  # a new row
+            if ids.shape[0] and (ids.min() < 0 or ids.max() >= n or not rising.all()):
+                return "column ids out of range or rows not sorted and unique"
+            first = last
+        return None
 
     def __getitem__(self, index: Any) -> np.ndarray:
         if isinstance(index, slice):
@@ -240,12 +274,17 @@ class CompressedColumns:
         if flat.min() < 0 or flat.max() >= self.size_edges:
             raise IndexError(f"edge slot out of range [0, {self.size_edges})")
         owners = np.searchsorted(self.row_offsets, flat, side="right") - 1
-        rows, position = np.unique(owners, return_inverse=True)
-        decoded = self.rows(rows)
-        degrees = self.row_offsets[rows + 1] - self.row_offsets[rows]
-        starts = np.cumsum(degrees) - degrees
+        # One decoded row per run of slots in the same row (the stages gather whole rows, so
+        # a row is rarely decoded twice; no sort needed).
+        change = np.empty(flat.shape[0], dtype=bool)
+        change[0] = True
+        np.not_equal(owners[1:], owners[:-1], out=change[1:])
+        run_rows = owners[change]
+        degrees = self.row_offsets[run_rows + 1] - self.row_offsets[run_rows]
+        run_starts = np.cumsum(degrees) - degrees
+        run_of = np.cumsum(change) - 1
         within = flat - self.row_offsets[owners]
-        return decoded[starts[position] + within].reshape(slots.shape)
+        return self.rows(run_rows)[run_starts[run_of] + within].reshape(slots.shape)
 
     def decode(self) -> np.ndarray:
         """Every column, plain."""

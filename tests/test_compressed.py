@@ -7,6 +7,9 @@ API and command line refuse what they cannot do.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -193,6 +196,45 @@ def test_commands_search_compressed_rows_alike(tmp_path):
         assert "validation: passed" in bench
     for name in ("b.distances", "b.predecessors", "s.distances", "s.predecessors", "c.components"):
         same(np.load(tmp_path / f"p{name}.npy"), np.load(tmp_path / f"c{name}.npy"))
+    # a file written compressed: fewer bytes, searched alike
+    ok(run("convert", "k", "kz", "--compress", cwd=tmp_path))
+    ok(
+        run(
+            "generate",
+            "kronecker",
+            "--scale",
+            "10",
+            "-o",
+            "kg",
+            "--weights",
+            "uniform:1:9",
+            "--compress",
+            cwd=tmp_path,
+        )
+    )
+    for name in ("kz", "kg"):
+        assert json.loads((tmp_path / name / "header.json").read_text())["version"] == 3
+        ok(
+            run(
+                "bfs",
+                name,
+                "--source",
+                "3",
+                "--predecessors",
+                "--output",
+                f"{name}b",
+                "--backend",
+                "numpy",
+                cwd=tmp_path,
+            )
+        )
+        same(np.load(tmp_path / "pb.distances.npy"), np.load(tmp_path / f"{name}b.distances.npy"))
+        same(
+            np.load(tmp_path / "pb.predecessors.npy"),
+            np.load(tmp_path / f"{name}b.predecessors.npy"),
+        )
+    plain_bytes = sum(f.stat().st_size for f in (tmp_path / "k").iterdir())
+    assert sum(f.stat().st_size for f in (tmp_path / "kz").iterdir()) < plain_bytes
 
 
 def test_compress_needs_the_numpy_backend():
@@ -205,3 +247,85 @@ def test_compress_needs_the_numpy_backend():
     with pytest.raises(InputError, match="--compress: the cuda backend reads plain CSR rows"):
         check_compress(ctx)
     check_compress(SimpleNamespace(args=SimpleNamespace(compress=True), backend=NumpyBackend()))
+
+
+# --- native files with compressed columns ------------------------------------------------------
+
+
+@pytest.fixture
+def shared_dir(comm):
+    """A directory every rank sees (pytest's tmp_path differs per rank)."""
+    import shutil
+    import tempfile
+
+    path = comm.bcast_object(tempfile.mkdtemp(prefix="distbfs-z-") if comm.rank == 0 else None)
+    yield Path(path)
+    comm.barrier()
+    if comm.rank == 0:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", ["random_directed", "components", "one_vertex", "star"])
+def test_native_files_with_compressed_columns(comm, shared_dir, name):
+    """Written compressed at P ranks: version 3, fewer bytes, and read back (at P ranks, and
+    on one) as the same graph, compressed on numpy; plain again through convert's path."""
+    from distbfs.comm.single import SingleRankCommunicator
+    from distbfs.io import read_graph, write_native
+
+    case = graphs.ANY_RANK_COUNT[name]
+    weights = (np.arange(case[0].shape[0]) % 9 + 1).astype(np.float32)
+    plain, small = pair(case, comm, weights)
+    for graph, out in ((plain, "from_plain"), (small, "from_compressed")):
+        write_native(graph.dist, str(shared_dir / out), comm, compress=True)
+        again, _ = read_graph(str(shared_dir / out), comm)
+        assert again.compressed
+        same(np.asarray(again.column_indices), plain.dist.column_indices)
+        same(again.row_offsets, plain.dist.row_offsets)
+        same(again.weights, plain.dist.weights)
+    write_native(plain.dist, str(shared_dir / "plain"), comm)
+    if comm.rank == 0:
+        header = json.loads((shared_dir / "from_plain" / "header.json").read_text())
+        assert header["version"] == 3 and header["columns"] == "varint"
+        assert not (shared_dir / "from_plain" / "column_indices.npy").exists()
+        one, _ = read_graph(str(shared_dir / "from_compressed"), SingleRankCommunicator())
+        whole, _ = read_graph(str(shared_dir / "plain"), SingleRankCommunicator())
+        same(np.asarray(one.column_indices), whole.column_indices)
+        for a, b in ((shared_dir / "from_plain", shared_dir / "from_compressed"),):
+            same(np.load(a / "column_bytes.npy"), np.load(b / "column_bytes.npy"))
+    undirected, _ = read_graph(str(shared_dir / "from_plain"), comm, directed=False)
+    assert undirected.compressed != case[3]  # a directed file is rebuilt symmetric, plain
+    assert undirected.num_edges >= plain.num_edges
+    comm.barrier()
+
+
+def test_corrupt_compressed_files(tmp_path, comm):
+    from distbfs.errors import GraphFormatError
+    from distbfs.io import read_graph, write_native
+
+    plain, _ = pair(graphs.grid(5, 4), comm)
+    out = tmp_path / "g"
+    write_native(plain.dist, str(out), comm, compress=True)
+    header = (out / "header.json").read_text()
+    data = np.load(out / "column_bytes.npy")
+    offsets = np.load(out / "column_byte_offsets.npy")
+
+    def refused(match):
+        with pytest.raises(GraphFormatError, match=match):
+            read_graph(str(out), comm)
+        (out / "header.json").write_text(header)
+        np.save(out / "column_bytes.npy", data)
+        np.save(out / "column_byte_offsets.npy", offsets)
+
+    (out / "header.json").write_text(header.replace(', "columns": "varint"', ""))
+    refused("bad columns None for version 3")
+    np.save(out / "column_bytes.npy", data | 0x80)  # no value ever ends
+    refused("a row's bytes do not hold as many values as its degree")
+    broken = data.copy()
+    broken[0] = 0x7E  # the first row's first neighbour far out of range
+    np.save(out / "column_bytes.npy", broken)
+    refused("column ids out of range or rows not sorted and unique")
+    shuffled = offsets.copy()
+    shuffled[1] = offsets[-1]  # row 1 would end before it starts
+    np.save(out / "column_byte_offsets.npy", shuffled)
+    refused("byte offsets are not a partition")

@@ -561,13 +561,9 @@ class Graph:
         return self.dist.compressed
 
     def compress(self) -> Graph:
-        """This graph with every row's neighbours stored as varint-coded gaps
-        (``distbfs.compressed``), decoded by the stages as they read the rows: the same
-        results as the plain graph in less memory (``dist.nbytes()``). Collective only in that
-        every rank compresses its own rows. The numpy backend decodes them; the CUDA backend's
-        kernels read plain rows and refuse it (``InvalidArgumentValue``). A compressed graph
-        returns itself.
-        """
+        """This graph with its rows' neighbours as varint-coded gaps (``distbfs.compressed``),
+        decoded as the stages read them: the same results in less memory. The numpy backend
+        only (the CUDA kernels read plain rows: ``InvalidArgumentValue``)."""
         if self.backend.name != "numpy":
             raise InvalidArgumentValue(
                 f"compress: the {self.backend.name} backend reads plain CSR rows; compressed "
@@ -583,7 +579,7 @@ class Graph:
             node_labels=self.node_labels,
         )
 
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: str | os.PathLike[str], *, compress: bool = False) -> None:
         """Write the graph in the native format (a directory; atomic; collective; a reordered
         graph keeps its original ids).
 
@@ -591,9 +587,14 @@ class Graph:
         ----------
         path : str or os.PathLike
             Target directory (replaced as a whole).
+        compress : bool, default False
+            Store the columns varint-coded (``distbfs.compressed``; native version 3): the
+            numpy backend reads them back compressed, the CUDA backend decodes them.
         """
         if not isinstance(path, str | os.PathLike):
             raise InvalidArgumentType(f"path: expected a str or path, got {type(path).__name__}")
+        if not isinstance(compress, bool):
+            raise InvalidArgumentType(f"compress: expected a bool, got {type(compress).__name__}")
         from .. import io
 
-        io.write_native(self.dist, os.fspath(path), self.comm, self.relabeling)
+        io.write_native(self.dist, os.fspath(path), self.comm, self.relabeling, compress)

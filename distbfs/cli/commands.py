@@ -73,8 +73,9 @@ class _Stopwatch:
 
 
 def check_compress(ctx: Context) -> None:
-    """``--compress`` needs the numpy backend (checked before any graph is built)."""
-    if getattr(ctx.args, "compress", False) and ctx.backend.name != "numpy":
+    """``--compress`` on a search needs the numpy backend (checked before any graph is
+    built)."""
+    if ctx.backend.name != "numpy":
         raise InputError(
             f"--compress: the {ctx.backend.name} backend reads plain CSR rows; compressed "
             "rows are decoded by the numpy backend (--backend numpy)"
@@ -82,9 +83,7 @@ def check_compress(ctx: Context) -> None:
 
 
 def compress_graph(ctx: Context, graph: Graph) -> Graph:
-    """The graph with its columns compressed when ``--compress`` asks (a line says how much)."""
-    if not getattr(ctx.args, "compress", False):
-        return graph
+    """The graph with its columns compressed (a line says how much)."""
     plain = graph.comm.allreduce(graph.dist.nbytes())
     with ctx.timed() as took:
         graph = graph.compress()
@@ -96,10 +95,12 @@ def compress_graph(ctx: Context, graph: Graph) -> Graph:
     return graph
 
 
-def load_graph(ctx: Context, path: str) -> Graph:
+def load_graph(ctx: Context, path: str, compress: bool = False) -> Graph:
+    """The graph at ``path`` (``compress``: its columns compressed for the search)."""
     from .. import io
 
-    check_compress(ctx)
+    if compress:
+        check_compress(ctx)
 
     # A bar only where the reader reports progress (a bar that never moves says nothing).
     with ctx.bar(
@@ -121,7 +122,7 @@ def load_graph(ctx: Context, path: str) -> Graph:
         f"loaded {path} ({info.format}, {info.bytes:,} bytes) in {info.seconds:.3f} s, "
         f"{info.mb_per_s:.1f} MB/s"
     )
-    return compress_graph(ctx, graph)
+    return compress_graph(ctx, graph) if compress else graph
 
 
 def generator_params(args: argparse.Namespace, kind: str, default_scale: int | None) -> dict:
@@ -156,8 +157,10 @@ def generator_params(args: argparse.Namespace, kind: str, default_scale: int | N
     return {"shape": args.shape, "seed": seed, **weights}
 
 
-def generate_graph(ctx: Context, kind: str, params: dict) -> Graph:
-    check_compress(ctx)
+def generate_graph(ctx: Context, kind: str, params: dict, compress: bool = False) -> Graph:
+    """A generated graph (``compress``: its columns compressed for the search)."""
+    if compress:
+        check_compress(ctx)
     with ctx.bar(f"generating {kind}", unit="edge") as bar:
         graph = Graph.generate(
             kind,
@@ -166,7 +169,7 @@ def generate_graph(ctx: Context, kind: str, params: dict) -> Graph:
             progress=bar.callback if bar.active else None,
             **params,
         )
-    return compress_graph(ctx, graph)
+    return compress_graph(ctx, graph) if compress else graph
 
 
 def describe(graph: Graph) -> str:
@@ -218,7 +221,7 @@ def cmd_bfs(ctx: Context) -> int:
     if args.output:
         prepare_output(args.output, ctx.comm)
     check_plot(args.plot, ctx.comm)
-    graph = load_graph(ctx, args.graph)
+    graph = load_graph(ctx, args.graph, args.compress)
     sources = check_sources(args.source, graph.num_vertices, "--source")
     result = bfs(
         graph,
@@ -268,7 +271,7 @@ def cmd_sssp(ctx: Context) -> int:
     args = ctx.args
     if args.output:
         prepare_output(args.output, ctx.comm)
-    graph = load_graph(ctx, args.graph)
+    graph = load_graph(ctx, args.graph, args.compress)
     source = check_vertex(args.source, graph.num_vertices, "--source")
     result = sssp(
         graph,
@@ -338,7 +341,7 @@ def cmd_generate(ctx: Context) -> int:
     with ctx.timed() as build:
         graph = generate_graph(ctx, args.kind, params)
     with ctx.timed() as save:
-        graph.save(args.output)
+        graph.save(args.output, compress=args.compress)
     ctx.say(
         f"generated {args.kind}: {describe(graph)}{_weight_note(graph)} in {build.seconds:.3f} s"
     )
@@ -352,7 +355,7 @@ def cmd_convert(ctx: Context) -> int:
     check_target(args.output, ctx.comm, "OUT")
     graph = load_graph(ctx, args.input)
     with ctx.timed() as save:
-        graph.save(args.output)
+        graph.save(args.output, compress=args.compress)
     ctx.say(f"converted {args.input}: {describe(graph)}{_weight_note(graph)}")
     ctx.say(f"wrote {args.output} in {save.seconds:.3f} s")
     return EXIT_OK

@@ -8,7 +8,12 @@ CSR as ``build_graph`` leaves it (rows sorted, no duplicates, no self-loops, bot
 undirected edges). A graph relabeled by ``distbfs reorder`` also holds ``original_ids.npy``
 (int64, n: the original id of each vertex) and the header's "reordered" (the order's name).
 An unweighted graph is version 1, a weighted one version 2 (a reader that
-knows only version 1 refuses it rather than drop its weights). Reading: every rank memory-maps
+knows only version 1 refuses it rather than drop its weights). A compressed graph (``--compress``
+on generate and convert) is version 3, with "columns": "varint": ``column_bytes.npy`` (uint8)
+and ``column_byte_offsets.npy`` (int64, n + 1) hold every row's neighbours as
+``distbfs.compressed`` codes them, in place of ``column_indices.npy``; its weights are optional
+as the header says. The numpy backend keeps such rows compressed; the CUDA backend decodes them
+as it reads. Reading: every rank memory-maps
 the files and copies only its striped rows ``r, r + p, r + 2p, ...`` with one vectorized
 multi-range gather (the weights with the same gather). Writing (collective, no rank gathers the
 graph): rank 0 creates the files at full size in a temporary sibling directory; each rank
@@ -36,6 +41,7 @@ import numpy as np
 
 from ..arrays import as_host
 from ..comm.base import Communicator
+from ..compressed import CompressedColumns
 from ..constants import ROW_OFFSET_DTYPE, WEIGHT_DTYPES, vertex_dtype
 from ..errors import GraphFormatError, InputError, agree_on_errors
 from ..graph import DistGraph, build_graph
@@ -48,9 +54,13 @@ VERSION = 1
 """Version of an unweighted graph's directory."""
 WEIGHTED_VERSION = 2
 """Version of a weighted graph's directory (it has ``weights.npy``)."""
+COMPRESSED_VERSION = 3
+"""Version of a directory with compressed columns (``weights.npy`` when weighted)."""
 HEADER = "header.json"
 ROW_OFFSETS = "row_offsets.npy"
 COLUMN_INDICES = "column_indices.npy"
+COLUMN_BYTES = "column_bytes.npy"
+COLUMN_BYTE_OFFSETS = "column_byte_offsets.npy"
 WEIGHTS = "weights.npy"
 ORIGINAL_IDS = "original_ids.npy"
 
@@ -101,11 +111,15 @@ def _read_header(path: str) -> dict[str, Any]:
     if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
         raise GraphFormatError(where, f"not a {FORMAT_NAME} header")
     version = header.get("version")
-    if version not in (VERSION, WEIGHTED_VERSION):
+    if version not in (VERSION, WEIGHTED_VERSION, COMPRESSED_VERSION):
         raise GraphFormatError(
             where,
-            f"unsupported version {version!r} (this reader knows versions {VERSION} and "
-            f"{WEIGHTED_VERSION})",
+            f"unsupported version {version!r} (this reader knows versions {VERSION} to "
+            f"{COMPRESSED_VERSION})",
+        )
+    if (version == COMPRESSED_VERSION) != (header.get("columns") == "varint"):
+        raise GraphFormatError(
+            where, f"bad columns {header.get('columns')!r} for version {version}"
         )
     for key, kind in (("n", int), ("num_edges", int), ("directed", bool), ("index_dtype", str)):
         if not isinstance(header.get(key), kind) or (kind is int and header[key] < 0):
@@ -113,7 +127,8 @@ def _read_header(path: str) -> dict[str, Any]:
     if header["index_dtype"] not in ("int32", "int64"):
         raise GraphFormatError(where, f"bad index_dtype {header['index_dtype']!r}")
     weights = header.get("weight_dtype")
-    if (version == WEIGHTED_VERSION) != (weights is not None) or (
+    required = {VERSION: False, WEIGHTED_VERSION: True}.get(version)  # version 3: either
+    if (required is not None and required != (weights is not None)) or (
         weights is not None and weights not in [d.name for d in WEIGHT_DTYPES]
     ):
         raise GraphFormatError(where, f"bad weight_dtype {weights!r} for version {version}")
@@ -146,7 +161,6 @@ def read_native(
         header = _read_header(path)
         n, num_edges = header["n"], header["num_edges"]
         offsets = _load(path, ROW_OFFSETS, ROW_OFFSET_DTYPE, n + 1)
-        columns = _load(path, COLUMN_INDICES, header["index_dtype"], num_edges)
         nlocal = num_local(n, p, rank)
         starts = np.array(offsets[rank:n:p][:nlocal])
         lengths = np.array(offsets[rank + 1 :: p][:nlocal]) - starts
@@ -156,27 +170,73 @@ def read_native(
             )
         row_offsets = np.zeros(nlocal + 1, dtype=ROW_OFFSET_DTYPE)
         np.cumsum(lengths, out=row_offsets[1:])
-        local = np.array(columns) if p == 1 else columns[ranges(starts, lengths)]
-        local = local.astype(vertex_dtype(n), copy=False)
-        rising = np.diff(local.astype(np.int64)) > 0
-        row_starts = row_offsets[1:-1]
-        rising[row_starts[(row_starts > 0) & (row_starts < local.size)] - 1] = True  # new row
-        if local.size and (local.min() < 0 or local.max() >= n or not rising.all()):
-            raise GraphFormatError(
-                os.path.join(path, COLUMN_INDICES),
-                "column indices out of range or rows not sorted and unique",
-            )
-        del offsets, columns
+        if header["version"] == COMPRESSED_VERSION:
+            local = _local_compressed(path, header, row_offsets, rank, p)
+        else:
+            local = _local_columns(path, header, starts, lengths, row_offsets, p)
+        del offsets
         weights = _local_weights(path, header, starts, lengths, p)
     stored = header["directed"]
     directed = agreed_directed(path, stored, "a native graph recorded as undirected", directed)
+    if xp is not np or (stored and not directed):  # the CUDA kernels read plain rows
+        local = np.asarray(local)
     if stored and not directed:
         src = np.repeat(global_id(np.arange(nlocal, dtype=np.int64), rank, p), lengths)
         dst = local.astype(np.int64)
         return build_graph(comm, src, dst, n, directed=False, xp=xp, weights=weights)
-    weights = None if weights is None else xp.asarray(weights)
-    row_offsets, local = xp.asarray(row_offsets), xp.asarray(local)
+    if xp is not np:
+        weights = None if weights is None else xp.asarray(weights)
+        row_offsets, local = xp.asarray(row_offsets), xp.asarray(local)
     return DistGraph(n, num_edges, directed, rank, p, row_offsets, local, weights)
+
+
+def _local_columns(
+    path: str,
+    header: dict[str, Any],
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    row_offsets: np.ndarray,
+    p: int,
+) -> np.ndarray:
+    """This rank's columns of a plain graph (rows at ``starts`` of ``lengths``), checked."""
+    n = header["n"]
+    columns = _load(path, COLUMN_INDICES, header["index_dtype"], header["num_edges"])
+    local = np.array(columns) if p == 1 else columns[ranges(starts, lengths)]
+    local = local.astype(vertex_dtype(n), copy=False)
+    rising = np.diff(local.astype(np.int64)) > 0
+    row_starts = row_offsets[1:-1]
+    rising[row_starts[(row_starts > 0) & (row_starts < local.size)] - 1] = True  # new row
+    if local.size and (local.min() < 0 or local.max() >= n or not rising.all()):
+        raise GraphFormatError(
+            os.path.join(path, COLUMN_INDICES),
+            "column indices out of range or rows not sorted and unique",
+        )
+    return local
+
+
+def _local_compressed(
+    path: str, header: dict[str, Any], row_offsets: np.ndarray, rank: int, p: int
+) -> CompressedColumns:
+    """This rank's rows of a compressed graph, their bytes gathered and checked."""
+    n = header["n"]
+    byte_offsets = _load(path, COLUMN_BYTE_OFFSETS, ROW_OFFSET_DTYPE, n + 1)
+    total = int(byte_offsets[n])
+    data = _load(path, COLUMN_BYTES, np.uint8, total)
+    nlocal = row_offsets.shape[0] - 1
+    starts = np.array(byte_offsets[rank:n:p][:nlocal])
+    lengths = np.array(byte_offsets[rank + 1 :: p][:nlocal]) - starts
+    if byte_offsets[0] != 0 or (lengths < 0).any():
+        raise GraphFormatError(
+            os.path.join(path, COLUMN_BYTE_OFFSETS), "byte offsets are not a partition"
+        )
+    local_offsets = np.zeros(nlocal + 1, dtype=ROW_OFFSET_DTYPE)
+    np.cumsum(lengths, out=local_offsets[1:])
+    local = np.array(data) if p == 1 else data[ranges(starts, lengths)]
+    columns = CompressedColumns(local, local_offsets, row_offsets, rank, p, vertex_dtype(n))
+    problem = columns.problem(n)
+    if problem is not None:
+        raise GraphFormatError(os.path.join(path, COLUMN_BYTES), problem)
+    return columns
 
 
 def _local_weights(
@@ -232,10 +292,15 @@ def check_target(path: str, comm: Communicator, flag: str | None = None) -> None
 
 
 def write_native(
-    graph: DistGraph, path: str, comm: Communicator, relabeling: Relabeling | None = None
+    graph: DistGraph,
+    path: str,
+    comm: Communicator,
+    relabeling: Relabeling | None = None,
+    compress: bool = False,
 ) -> None:
     """Write ``graph`` (its weights too, and the original ids of a reordered graph) as a
-    native directory at ``path`` (collective, atomic replace).
+    native directory at ``path`` (collective, atomic replace); ``compress``: its columns
+    varint-coded (version 3), else plain.
 
     An existing native directory at ``path`` is replaced only once the new one is complete;
     any other existing file or non-empty directory is refused. No partial directory survives
@@ -245,6 +310,20 @@ def write_native(
     parent, name = os.path.split(final)
     tmp = None
     check_target(path, comm)
+    coded = None
+    with agree_on_errors(comm):
+        if compress:
+            coded = (
+                graph.column_indices
+                if graph.compressed
+                else CompressedColumns.encode(
+                    as_host(graph.row_offsets),
+                    as_host(graph.column_indices),
+                    graph.rank,
+                    graph.size,
+                )
+            )
+    total_bytes = None if coded is None else comm.allreduce(int(coded.data.shape[0]))
     with agree_on_errors(comm), _os_errors(final, "write the graph"):
         if comm.rank == 0:
             tmp = temp_name(final)
@@ -253,13 +332,14 @@ def write_native(
     try:
         with agree_on_errors(comm), _os_errors(final, "write the graph"):
             if comm.rank == 0:
-                _create_files(graph, tmp)
+                _create_files(graph, tmp, total_bytes)
                 if relabeling is not None:
                     np.save(os.path.join(tmp, ORIGINAL_IDS), relabeling.original_ids)
-        _write_rows(graph, tmp, comm)
+        _write_rows(graph, tmp, comm, coded)
         with agree_on_errors(comm), _os_errors(final, "write the graph"):
             if comm.rank == 0:
-                _write_header(graph, tmp, None if relabeling is None else relabeling.order)
+                order = None if relabeling is None else relabeling.order
+                _write_header(graph, tmp, order, coded is not None)
                 if os.path.lexists(final):
                     old = os.path.join(parent, f".{name}.old-{uuid.uuid4().hex}")
                     os.rename(final, old)
@@ -274,12 +354,15 @@ def write_native(
     comm.barrier()
 
 
-def _create_files(graph: DistGraph, tmp: str) -> None:
-    """Create the arrays' files of ``graph`` in ``tmp`` at full size (rank 0)."""
-    files = [
-        (ROW_OFFSETS, ROW_OFFSET_DTYPE, graph.n + 1),
-        (COLUMN_INDICES, vertex_dtype(graph.n), graph.num_edges),
-    ]
+def _create_files(graph: DistGraph, tmp: str, total_bytes: int | None) -> None:
+    """Create the arrays' files of ``graph`` in ``tmp`` at full size (rank 0);
+    ``total_bytes``: the compressed columns' bytes (None: plain columns)."""
+    files = [(ROW_OFFSETS, ROW_OFFSET_DTYPE, graph.n + 1)]
+    if total_bytes is None:
+        files.append((COLUMN_INDICES, vertex_dtype(graph.n), graph.num_edges))
+    else:
+        files.append((COLUMN_BYTE_OFFSETS, ROW_OFFSET_DTYPE, graph.n + 1))
+        files.append((COLUMN_BYTES, np.uint8, total_bytes))
     if graph.weighted:
         files.append((WEIGHTS, graph.weights.dtype, graph.num_edges))
     for name, dtype, length in files:
@@ -288,17 +371,20 @@ def _create_files(graph: DistGraph, tmp: str) -> None:
         ).flush()
 
 
-def _write_header(graph: DistGraph, tmp: str, order: str | None) -> None:
-    """Write ``header.json`` of ``graph`` (reordered by ``order``, or None) into ``tmp``,
-    synced (rank 0, the last file)."""
+def _write_header(graph: DistGraph, tmp: str, order: str | None, compressed: bool) -> None:
+    """Write ``header.json`` of ``graph`` (reordered by ``order``, or None; its columns
+    ``compressed`` or plain) into ``tmp``, synced (rank 0, the last file)."""
+    version = WEIGHTED_VERSION if graph.weighted else VERSION
     header = {
         "format": FORMAT_NAME,
-        "version": WEIGHTED_VERSION if graph.weighted else VERSION,
+        "version": COMPRESSED_VERSION if compressed else version,
         "n": graph.n,
         "num_edges": graph.num_edges,
         "directed": graph.directed,
         "index_dtype": vertex_dtype(graph.n).name,
     }
+    if compressed:
+        header["columns"] = "varint"
     if graph.weighted:
         header["weight_dtype"] = np.dtype(graph.weights.dtype).name
     if order is not None:
@@ -309,37 +395,58 @@ def _write_header(graph: DistGraph, tmp: str, order: str | None) -> None:
         os.fsync(f.fileno())
 
 
-def _write_rows(graph: DistGraph, tmp: str, comm: Communicator) -> None:
-    """Fill the arrays' files of ``tmp`` (collective)."""
-    rank, p, n = comm.rank, comm.size, graph.n
-    degrees = as_host(graph.local_degrees()).astype(np.int64)
-    with agree_on_errors(comm), _os_errors(tmp, "write row offsets"):
-        offsets = np.load(os.path.join(tmp, ROW_OFFSETS), mmap_mode="r+")
-        offsets[rank + 1 :: p] = degrees  # offsets[v + 1] = degree(v) for owned v
+def _write_offsets(tmp: str, name: str, lengths: np.ndarray, n: int, comm: Communicator) -> Any:
+    """Fill the offsets file ``name`` (n + 1 int64) from every rank's striped row ``lengths``
+    (collective): each rank writes its lengths at its striped positions, turns one contiguous
+    block into a prefix sum (a local cumsum plus an exscan of block totals), and reads back
+    where its rows start."""
+    rank, p = comm.rank, comm.size
+    with agree_on_errors(comm), _os_errors(tmp, f"write {name}"):
+        offsets = np.load(os.path.join(tmp, name), mmap_mode="r+")
+        offsets[rank + 1 :: p] = lengths  # offsets[v + 1] = length(v) for owned v
         offsets.flush()
         del offsets
     comm.barrier()
     lo, hi = 1 + n * rank // p, 1 + n * (rank + 1) // p  # this rank's block of the prefix sum
     block = np.zeros(0, dtype=np.int64)
-    with agree_on_errors(comm), _os_errors(tmp, "write row offsets"):
-        offsets = np.load(os.path.join(tmp, ROW_OFFSETS), mmap_mode="r+")
+    with agree_on_errors(comm), _os_errors(tmp, f"write {name}"):
+        offsets = np.load(os.path.join(tmp, name), mmap_mode="r+")
         block = np.cumsum(offsets[lo:hi])
     base = comm.exscan(int(block[-1]) if block.size else 0)
-    with agree_on_errors(comm), _os_errors(tmp, "write row offsets"):
+    with agree_on_errors(comm), _os_errors(tmp, f"write {name}"):
         offsets[lo:hi] = block + base
         offsets.flush()
         del offsets
     comm.barrier()
-    with agree_on_errors(comm), _os_errors(tmp, "write column indices"):
-        offsets = np.load(os.path.join(tmp, ROW_OFFSETS), mmap_mode="r")
-        slots = ranges(np.array(offsets[rank:n:p][: degrees.shape[0]]), degrees)
+    starts = np.zeros(0, dtype=np.int64)
+    with agree_on_errors(comm), _os_errors(tmp, f"read {name}"):
+        offsets = np.load(os.path.join(tmp, name), mmap_mode="r")
+        starts = np.array(offsets[rank:n:p][: lengths.shape[0]])
         del offsets
-        arrays = [(COLUMN_INDICES, graph.column_indices)]
-        if graph.weighted:
-            arrays.append((WEIGHTS, graph.weights))
-        for name, local in arrays:
+    return starts
+
+
+def _write_rows(
+    graph: DistGraph, tmp: str, comm: Communicator, coded: CompressedColumns | None
+) -> None:
+    """Fill the arrays' files of ``tmp`` (collective); ``coded``: this rank's compressed
+    columns (None: plain)."""
+    degrees = as_host(graph.local_degrees()).astype(np.int64)
+    starts = _write_offsets(tmp, ROW_OFFSETS, degrees, graph.n, comm)
+    slots = ranges(starts, degrees)
+    arrays = []  # (file, this rank's array, where it goes)
+    if coded is None:
+        arrays.append((COLUMN_INDICES, graph.column_indices, slots))
+    else:
+        byte_lengths = np.diff(coded.byte_offsets)
+        byte_starts = _write_offsets(tmp, COLUMN_BYTE_OFFSETS, byte_lengths, graph.n, comm)
+        arrays.append((COLUMN_BYTES, coded.data, ranges(byte_starts, byte_lengths)))
+    if graph.weighted:
+        arrays.append((WEIGHTS, graph.weights, slots))
+    with agree_on_errors(comm), _os_errors(tmp, "write the rows"):
+        for name, local, at in arrays:
             target = np.load(os.path.join(tmp, name), mmap_mode="r+")
-            target[slots] = as_host(local)
+            target[at] = as_host(local)
             target.flush()
             del target
     comm.barrier()

@@ -39,14 +39,20 @@ def expand(graph: DistGraph, state: SearchState, strip: int = 0) -> EdgeFrontier
         raise ValueError(f"strip {strip}: the numpy backend expands in one strip")
     frontier = state.vertex_frontier
     starts, lengths, total = frontier_rows(graph, state)
+    columns = graph.column_indices
     if total > DENSE_EXPAND_FRACTION * graph.num_local_edges:
-        in_frontier = np.zeros(graph.nlocal, dtype=np.bool_)
-        in_frontier[frontier] = True
-        vertices = graph.column_indices[np.repeat(in_frontier, state.resources.degrees)]
+        if graph.compressed:  # decoded in the order the boolean pass emits rows
+            vertices = columns.rows(np.sort(frontier))
+        else:
+            in_frontier = np.zeros(graph.nlocal, dtype=np.bool_)
+            in_frontier[frontier] = True
+            vertices = columns[np.repeat(in_frontier, state.resources.degrees)]
         frontier = np.sort(frontier)  # the order in which the boolean pass emits rows
         lengths = graph.row_offsets[frontier + 1] - graph.row_offsets[frontier]
+    elif graph.compressed:  # the frontier's rows decoded, in frontier order
+        vertices = columns.rows(frontier)
     else:
-        vertices = graph.column_indices[gather_ranges(starts, lengths, total)]
+        vertices = columns[gather_ranges(starts, lengths, total)]
     parents = None
     if state.preds is not None:
         parents = np.repeat(global_id(frontier, graph.rank, graph.size), lengths)
