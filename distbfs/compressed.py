@@ -160,6 +160,7 @@ class CompressedColumns:
         self.row_offsets = row_offsets
         self.rank, self.size = int(rank), int(size)
         self.dtype = np.dtype(dtype)
+        self._widest: int | None = None
 
     @classmethod
     def encode(
@@ -195,35 +196,58 @@ class CompressedColumns:
     def __len__(self) -> int:
         return self.size_edges
 
-    def rows(self, rows: np.ndarray, dtype: Any = None) -> np.ndarray:
+    def rows(self, rows: np.ndarray, dtype: Any = None, counts: Any = None) -> np.ndarray:
         """The neighbours of local rows ``rows`` (any order, repeats allowed), concatenated, as
-        ``dtype`` (default: the plain columns')."""
+        ``dtype`` (default: the plain columns'); ``counts``: only the first ``counts[i]``
+        neighbours of row i (at most its degree), whose bytes alone are decoded."""
         rows = np.asarray(rows, dtype=np.int64)
         dtype = self.dtype if dtype is None else np.dtype(dtype)
-        out = np.empty(int((self.row_offsets[rows + 1] - self.row_offsets[rows]).sum()), dtype)
-        done, begin = 0, 0
         degrees = self.row_offsets[rows + 1] - self.row_offsets[rows]
-        ends = np.cumsum(degrees)
+        counts = degrees if counts is None else np.asarray(counts, dtype=np.int64)
+        ends = np.cumsum(counts)
+        out = np.empty(int(ends[-1]) if ends.shape[0] else 0, dtype)
+        done, begin = 0, 0
         while begin < rows.shape[0]:
             end = int(np.searchsorted(ends, done + CHUNK_EDGES, side="right"))
             end = min(rows.shape[0], max(begin + 1, end))
-            decoded = self._decode(rows[begin:end], dtype)
+            some = counts[begin:end] if counts is not degrees else None
+            decoded = self._decode(rows[begin:end], dtype, some)
             out[done : done + decoded.shape[0]] = decoded
             done += decoded.shape[0]
             begin = end
         return out
 
-    def _decode(self, rows: np.ndarray, dtype: np.dtype) -> np.ndarray:
-        degrees = self.row_offsets[rows + 1] - self.row_offsets[rows]
+    @property
+    def widest(self) -> int:
+        """Bytes of the longest code held (at most MAX_VARINT_BYTES), found once."""
+        if self._widest is None:
+            ends = np.flatnonzero((self.data & CONTINUE) == 0)
+            self._widest = int(np.diff(ends, prepend=-1).max()) if ends.shape[0] else 1
+        return self._widest
+
+    def _decode(self, rows: np.ndarray, dtype: np.dtype, counts: Any) -> np.ndarray:
+        """Rows' neighbours (``counts``: their first ``counts[i]``; None: all)."""
         starts = self.byte_offsets[rows]
         lengths = self.byte_offsets[rows + 1] - starts
-        codes = decode_varints(self.data[ranges(starts, lengths)])
+        degrees = self.row_offsets[rows + 1] - self.row_offsets[rows]
+        counts = degrees if counts is None else counts
+        partial = bool((counts < degrees).any())
+        if partial:  # the bytes that may hold the first counts[i] values
+            lengths = np.minimum(lengths, counts * self.widest)
+        data = self.data[ranges(starts, lengths)]
+        if partial and data.shape[0]:  # then exactly those
+            last = ((data & CONTINUE) == 0).astype(np.int64)
+            before = np.cumsum(last) - last  # values ended before each byte
+            row_first = np.minimum(np.cumsum(lengths) - lengths, data.shape[0] - 1)
+            index = before - np.repeat(before[row_first], lengths)  # value within its row
+            data = data[index < np.repeat(counts, lengths)]
+        codes = decode_varints(data)
         if codes.shape[0] == 0:
             return codes.astype(dtype)
         steps = codes.astype(np.int64) + 1  # gap - 1 -> gap
-        value_ends = np.cumsum(degrees)
-        heads = (value_ends - degrees)[degrees > 0]
-        vertices = rows[degrees > 0] * self.size + self.rank
+        value_ends = np.cumsum(counts)
+        heads = (value_ends - counts)[counts > 0]
+        vertices = rows[counts > 0] * self.size + self.rank
         firsts = vertices + unzigzag(codes[heads])
         # One running sum over all rows: each row's first step goes from the previous row's
         # last neighbour to its own first, so the sum never leaves the id range.
@@ -263,7 +287,7 @@ class CompressedColumns:
 
     def __getitem__(self, index: Any) -> np.ndarray:
         if isinstance(index, slice):
-            return self.decode()[index]
+            index = np.arange(*index.indices(self.size_edges), dtype=np.int64)
         slots = np.asarray(index)
         if slots.dtype == bool:
             return self.decode()[slots]
@@ -280,11 +304,12 @@ class CompressedColumns:
         change[0] = True
         np.not_equal(owners[1:], owners[:-1], out=change[1:])
         run_rows = owners[change]
-        degrees = self.row_offsets[run_rows + 1] - self.row_offsets[run_rows]
-        run_starts = np.cumsum(degrees) - degrees
-        run_of = np.cumsum(change) - 1
         within = flat - self.row_offsets[owners]
-        return self.rows(run_rows)[run_starts[run_of] + within].reshape(slots.shape)
+        counts = np.maximum.reduceat(within, np.flatnonzero(change)) + 1  # a run's prefix
+        run_starts = np.cumsum(counts) - counts
+        run_of = np.cumsum(change) - 1
+        decoded = self.rows(run_rows, counts=counts)
+        return decoded[run_starts[run_of] + within].reshape(slots.shape)
 
     def decode(self) -> np.ndarray:
         """Every column, plain."""

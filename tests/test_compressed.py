@@ -65,10 +65,17 @@ def test_columns_read_like_the_plain_ones(monkeypatch, rank, size, chunk):
     np.testing.assert_array_equal(coded[slots], columns[slots])
     np.testing.assert_array_equal(coded[slots.reshape(40, 50)], columns[slots].reshape(40, 50))
     np.testing.assert_array_equal(coded[:7], columns[:7])
+    np.testing.assert_array_equal(coded[3:200:7], columns[3:200:7])
     assert coded[np.zeros(0, np.int64)].shape == (0,)
     rows = np.array([3, 3, 0, 399, 5, 17])
     expected = np.concatenate([columns[offsets[r] : offsets[r + 1]] for r in rows])
     np.testing.assert_array_equal(coded.rows(rows), expected)
+    degrees = offsets[rows + 1] - offsets[rows]
+    counts = np.minimum(degrees, [2, 0, 5, 1, 39, 3])  # first neighbours only: decoded alone
+    prefix = np.concatenate(
+        [columns[offsets[r] : offsets[r] + c] for r, c in zip(rows, counts, strict=True)]
+    )
+    np.testing.assert_array_equal(coded.rows(rows, np.int64, counts), prefix)
     assert coded.dtype == np.int32 and coded.shape == columns.shape and len(coded) == columns.size
     assert coded.nbytes < columns.nbytes
     with pytest.raises(IndexError, match="edge slot out of range"):

@@ -111,9 +111,6 @@ def _scan_block(
     offsets, columns = in_graph.row_offsets, in_graph.column_indices
     starts = offsets[candidates]
     degrees = offsets[candidates + 1] - starts
-    if in_graph.compressed:  # the block's rows decoded once; slots index them
-        columns = columns.rows(candidates)
-        starts = np.cumsum(degrees) - degrees
     active = np.arange(candidates.shape[0])  # positions in ``candidates`` still scanning
     found_parts, parent_parts = [EMPTY], [columns[:0]]
     first, width, inspected = 0, 1, 0
