@@ -336,3 +336,21 @@ def test_corrupt_compressed_files(tmp_path, comm):
     shuffled[1] = offsets[-1]  # row 1 would end before it starts
     np.save(out / "column_byte_offsets.npy", shuffled)
     refused("byte offsets are not a partition")
+
+
+def test_compressed_files_on_every_backend(tmp_path, backend):
+    """A compressed file searches alike on every backend: numpy keeps the rows compressed, the
+    CUDA backend decodes them as it reads the file."""
+    from distbfs.comm.single import SingleRankCommunicator
+
+    one = SingleRankCommunicator()
+    case = graphs.random_graph(3000, 12000, 2, False)
+    plain, _ = pair(case, one)
+    plain.save(tmp_path / "z", compress=True)
+    graph = distbfs.Graph.from_file(tmp_path / "z", backend=backend)
+    assert graph.compressed == (backend.name == "numpy")
+    for strategy in ("hybrid", "direction_optimizing"):
+        a = distbfs.bfs(plain, [0, 7], predecessors=True, strategy=strategy)
+        b = distbfs.bfs(graph, [0, 7], predecessors=True, strategy=strategy, validate=True)
+        same(a.distances, b.distances)
+    same(distbfs.connected_components(plain).labels, distbfs.connected_components(graph).labels)
