@@ -12,10 +12,11 @@ still neighbour k of row r, so every stage addresses edges as before and only th
 decoded.
 
 ``CompressedColumns`` stands in for a ``column_indices`` array on the host: indexing it with
-edge slots decodes the rows those slots lie in (the stages gather whole rows, so little is
-decoded twice), ``np.asarray`` decodes every row. Decoding is vectorized numpy: the bytes of the
-rows are gathered, the values' boundaries found from the high bits, the 7-bit groups summed per
-value, and the gaps prefix-summed within each row.
+edge slots decodes, for each run of slots in one row, that row's values up to the last slot
+asked for (a bottom-up scan that stops early, or a sampled neighbour, reads a short prefix);
+``rows`` decodes whole rows; ``np.asarray`` decodes every row. Decoding is vectorized numpy: the
+rows' bytes are gathered, the values' boundaries found from the high bits, the 7-bit groups
+OR-ed in place, and the gaps prefix-summed within each row.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def decode_varints(data: np.ndarray) -> np.ndarray:
     return values
 
 
-def row_codes(row_offsets: np.ndarray, columns: np.ndarray, row_vertices: np.ndarray) -> Any:
+def row_codes(row_offsets: np.ndarray, columns: np.ndarray, row_vertices: np.ndarray) -> np.ndarray:
     """The values stored for the rows whose edges are ``columns`` (each row's sorted ids;
     ``row_offsets`` from 0): zigzag(first - row vertex), then gap - 1."""
     degrees = np.diff(row_offsets)
@@ -140,8 +141,8 @@ class CompressedColumns:
         Row r's bytes are ``data[byte_offsets[r]:byte_offsets[r + 1]]``.
     row_offsets : numpy int64 array
         The CSR's edge offsets (row r's edge slots).
-    rank, size : int
-        Row r is global vertex ``r * size + rank``.
+    rank, ranks : int
+        Row r is global vertex ``r * ranks + rank``.
     dtype : numpy dtype
         The dtype decoded ids take (the plain CSR's).
     """
@@ -158,7 +159,7 @@ class CompressedColumns:
         self.data = data
         self.byte_offsets = byte_offsets
         self.row_offsets = row_offsets
-        self.rank, self.size = int(rank), int(size)
+        self.rank, self.ranks = int(rank), int(size)
         self.dtype = np.dtype(dtype)
         self._widest: int | None = None
 
@@ -173,10 +174,11 @@ class CompressedColumns:
 
     @property
     def shape(self) -> tuple[int]:
-        return (int(self.row_offsets[-1]),)
+        return (self.size,)
 
     @property
-    def size_edges(self) -> int:
+    def size(self) -> int:
+        """The number of columns (edges), as an array's ``size``."""
         return int(self.row_offsets[-1])
 
     @property
@@ -191,10 +193,10 @@ class CompressedColumns:
     @property
     def plain_nbytes(self) -> int:
         """Bytes of the plain columns this replaces."""
-        return self.size_edges * self.dtype.itemsize
+        return self.size * self.dtype.itemsize
 
     def __len__(self) -> int:
-        return self.size_edges
+        return self.size
 
     def rows(self, rows: np.ndarray, dtype: Any = None, counts: Any = None) -> np.ndarray:
         """The neighbours of local rows ``rows`` (any order, repeats allowed), concatenated, as
@@ -247,7 +249,7 @@ class CompressedColumns:
         steps = codes.astype(np.int64) + 1  # gap - 1 -> gap
         value_ends = np.cumsum(counts)
         heads = (value_ends - counts)[counts > 0]
-        vertices = rows[counts > 0] * self.size + self.rank
+        vertices = rows[counts > 0] * self.ranks + self.rank
         firsts = vertices + unzigzag(codes[heads])
         # One running sum over all rows: each row's first step goes from the previous row's
         # last neighbour to its own first, so the sum never leaves the id range.
@@ -287,16 +289,16 @@ class CompressedColumns:
 
     def __getitem__(self, index: Any) -> np.ndarray:
         if isinstance(index, slice):
-            index = np.arange(*index.indices(self.size_edges), dtype=np.int64)
+            index = np.arange(*index.indices(self.size), dtype=np.int64)
         slots = np.asarray(index)
         if slots.dtype == bool:
             return self.decode()[slots]
         flat = slots.reshape(-1).astype(np.int64)
         if flat.shape[0] == 0:
             return np.zeros(slots.shape, dtype=self.dtype)
-        flat = np.where(flat < 0, flat + self.size_edges, flat)
-        if flat.min() < 0 or flat.max() >= self.size_edges:
-            raise IndexError(f"edge slot out of range [0, {self.size_edges})")
+        flat = np.where(flat < 0, flat + self.size, flat)
+        if flat.min() < 0 or flat.max() >= self.size:
+            raise IndexError(f"edge slot out of range [0, {self.size})")
         owners = np.searchsorted(self.row_offsets, flat, side="right") - 1
         # One decoded row per run of slots in the same row (the stages gather whole rows, so
         # a row is rarely decoded twice; no sort needed).
@@ -325,7 +327,7 @@ class CompressedColumns:
 
     def __repr__(self) -> str:
         return (
-            f"CompressedColumns({self.size_edges:,} edges in {self.data.nbytes:,} bytes, "
+            f"CompressedColumns({self.size:,} edges in {self.data.nbytes:,} bytes, "
             f"{self.plain_nbytes / max(1, self.nbytes):.2f}x)"
         )
 
