@@ -7,6 +7,7 @@ import pytest
 
 import distbfs
 import distbfs.memory as memory
+from distbfs.engine.plan import SEARCH_FIX
 
 
 class Ranks:
@@ -57,3 +58,49 @@ def test_a_streamed_build_checks_its_passes(monkeypatch):
     refusal = r"CSR of 65,536 vertices and [\d,]+ directed edges needs"  # the streamed build's
     with pytest.raises(distbfs.InputError, match=refusal):
         distbfs.Graph.generate("kronecker", scale=16, backend="numpy")
+
+
+@pytest.mark.parametrize(
+    ("run", "what"),
+    [
+        (lambda g: distbfs.bfs(g, 0), "a BFS of 4,096 vertices needs"),
+        (lambda g: distbfs.sssp(g, 0), "a shortest-path search of 4,096 vertices needs"),
+        (lambda g: distbfs.connected_components(g), "components of 4,096 vertices needs"),
+        (lambda g: distbfs.bfs_many(g, [0, 1]), "searches from 2 sources as bit lanes needs"),
+    ],
+)
+def test_searches_are_refused_before_they_allocate(monkeypatch, run, what):
+    """A search whose peak (the numpy backend's estimate) would not fit beside the graph is
+    refused with the bytes and the fix before it starts; with the memory there it runs."""
+    graph, fresh = (distbfs.Graph.generate("kronecker", scale=12, backend="numpy") for _ in "ab")
+    run(graph)
+    monkeypatch.setattr(memory, "available_host_bytes", lambda: 100_000)
+    with pytest.raises(distbfs.InputError, match=what) as caught:
+        run(fresh)  # a graph without plans yet
+    assert str(caught.value).endswith("100,000 are available: " + SEARCH_FIX)
+
+
+SEARCHES = {
+    "bfs": lambda g: distbfs.bfs(g, 1, predecessors=True, strategy="hybrid"),
+    "paths": lambda g: distbfs.sssp(g, 1, predecessors=True),
+    "components": lambda g: distbfs.connected_components(g),
+    "lanes": lambda g: distbfs.bfs_many(g, list(range(64)), gather=False),
+}
+
+
+@pytest.mark.parametrize("scale", [12, 16])
+def test_the_search_estimates_bound_what_searches_take(scale):
+    """The numpy backend's estimates are at least the peaks tracemalloc measures and at most
+    ten times them (Kronecker graphs, one rank; the graph itself not counted; components are
+    estimated for graphs without a giant component, 7x a Kronecker graph's)."""
+    import tracemalloc
+
+    graph = distbfs.Graph.generate("kronecker", scale=scale, backend="numpy", weights="uniform:1:9")
+    for traversal, search in SEARCHES.items():
+        search(graph)
+        tracemalloc.start()
+        search(graph)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        estimate = graph.backend.search_bytes(graph.dist, traversal)
+        assert peak <= estimate < 10 * peak, (traversal, peak, estimate)

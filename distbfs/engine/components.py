@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..hashing import derive_keys, splitmix64
+from .plan import require_search
 
 DEFAULT_SAMPLE_ROUNDS = 2
 """Neighbours of every vertex linked before the largest component is sampled (gapbs's)."""
@@ -111,6 +112,7 @@ class ComponentPlan:
             )
         self.resources = resources
         self.graph, self.backend, self.comm = resources.graph, backend, resources.comm
+        require_search(resources, "components", f"components of {self.graph.n:,} vertices")
         self.in_graph = resources.in_neighbours()
         can = self.comm.size == 1 and callable(getattr(backend, "link_in_place", None))
         if in_place and not can:

@@ -25,6 +25,7 @@ from ..backends.base import Replica
 from ..comm.base import Communicator
 from ..constants import UNLIMITED
 from ..graph import DistGraph, build_graph, build_local_graph
+from ..memory import require
 from .buckets import WeightSummary, check_delta, choose_delta
 from .direction import DirectionOptimizing, TopDownOnly
 from .fused import choose_fused_path
@@ -51,6 +52,20 @@ def level_limit(depth_limit: int | None) -> int:
     """The level a search stops at once it is labeled: ``depth_limit``, or ``UNLIMITED`` for
     none (a level no search reaches)."""
     return UNLIMITED if depth_limit is None else int(depth_limit)
+
+
+SEARCH_FIX = "more ranks (mpiexec -n P, on more nodes), or a smaller graph"
+"""What the refusal of a search too large for the memory left beside the graph suggests."""
+
+
+def require_search(resources: Any, traversal: str, what: str) -> None:
+    """Refuse (``distbfs.memory.require``, collective) a ``traversal`` whose peak would not fit
+    beside the graph, where the backend estimates it (``search_bytes``: the numpy backend,
+    whose host allocations Linux would grant and then kill the process for touching)."""
+    estimate = getattr(resources.backend, "search_bytes", None)
+    if callable(estimate):
+        needed = estimate(resources.graph, traversal)
+        require(needed, resources.backend.xp, resources.comm, what, SEARCH_FIX)
 
 
 class GraphResources:
@@ -196,6 +211,7 @@ class SearchPlan:
         self.strategy = check_strategy(strategy, self.backend)
         self.alpha, self.beta = check_thresholds(alpha, beta)
         self.optimizing = self.strategy is Strategy.DIRECTION_OPTIMIZING
+        require_search(resources, "bfs", f"a BFS of {self.graph.n:,} vertices")
         self.in_graph = resources.in_neighbours() if self.optimizing else self.graph
         self.fused = choose_fused_path(resources, self._fused_limit())
         self.shares_frontier = self.comm.size > 1 and not self.optimizing
@@ -290,6 +306,7 @@ class PathPlan:
             raise ValueError(f"the {backend.name} backend has no shortest-path stages")
         self.resources = resources
         self.graph, self.backend, self.comm = resources.graph, backend, resources.comm
+        require_search(resources, "paths", f"a shortest-path search of {self.graph.n:,} vertices")
         summary = resources.weight_summary()
         self.delta = choose_delta(summary, self.graph.n) if delta is None else check_delta(delta)
         self.heavy = summary.largest > self.delta

@@ -19,6 +19,21 @@ from ..arrays.lanes import ArrayLaneStages, LaneState
 from ..base import EdgeFrontier, PathState, Relaxations, Replica, SearchState
 from . import bottom_up, contract, expand, filter_partition, lanes, relax, search
 
+SEARCH_BYTES = {
+    "bfs": (16, 48, 1),
+    "paths": (28, 160, 8),
+    "components": (16, 72, 0),
+    "lanes": (24, 320, 0),
+}
+"""(bytes per local edge, per local vertex, per vertex of the whole graph) a traversal's peak
+takes beside the graph, rounded up from tracemalloc on Kronecker scales 16 and 18 (one rank):
+BFS with predecessors 13.5 B an edge and 40 a vertex (hybrid; direction-optimizing 1.5 and
+47); shortest paths with the tree 20.5 B an edge of a chunk and 213-569 a vertex, plus the
+all-gathered distances on several ranks; components 2.3 B an edge and 65 a vertex where a giant
+component skips its edges, 45 B an edge, vertices included, on random graphs without one (the
+estimate: 1.4x that there, 7x on Kronecker graphs); 64 lanes 19.5 B an edge and 550 a vertex,
+256 of them the distance matrix that ``bfs_many`` requires apart."""
+
 
 class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     """Vectorized numpy stages; the reference every other backend is compared with."""
@@ -28,6 +43,15 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     small_frontier_limit = 0  # the host stages have no launch cost to save
     replica_limit_bytes = 0  # so no replicated small-frontier path either
     peer_levels = False  # nor fused levels through peer memory
+
+    def search_bytes(self, graph: DistGraph, traversal: str) -> int:
+        """Host bytes a ``traversal`` ("bfs", "paths", "components" or "lanes") of ``graph``
+        takes beside the graph on this rank, at most (``SEARCH_BYTES``)."""
+        per_edge, per_vertex, per_graph_vertex = SEARCH_BYTES[traversal]
+        edges = graph.num_local_edges
+        if traversal == "paths":  # relaxed and tree-read in chunks
+            edges = min(edges, relax.RELAX_CHUNK_EDGES)
+        return per_edge * edges + per_vertex * graph.nlocal + per_graph_vertex * graph.n
 
     def prepare(self, graph: DistGraph) -> search.HostGraphResources:
         return search.prepare(graph)
