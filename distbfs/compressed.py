@@ -37,6 +37,13 @@ MAX_VARINT_BYTES = 10
 """Bytes of the longest varint of a 64-bit value."""
 
 
+def byte_offset_dtype(total: int) -> np.dtype:
+    """The dtype of byte offsets into ``total`` bytes: uint32 while they fit (half the bytes of
+    a row's offset; on a road network, with two neighbours a row, the offsets are most of the
+    compressed CSR), int64 beyond."""
+    return np.dtype(np.uint32 if total < 2**32 else np.int64)
+
+
 def zigzag(x: np.ndarray) -> np.ndarray:
     """Signed to unsigned, small magnitudes to small codes: 0, -1, 1, -2 -> 0, 1, 2, 3."""
     x = x.astype(np.int64)
@@ -126,7 +133,7 @@ def encode_rows(
         pieces.append(encode_varints(codes))
         first = last
     data = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint8)
-    return data, byte_offsets
+    return data, byte_offsets.astype(byte_offset_dtype(data.shape[0]), copy=False)
 
 
 class CompressedColumns:
@@ -137,7 +144,7 @@ class CompressedColumns:
     Attributes
     ----------
     data : numpy uint8 array
-    byte_offsets : numpy int64 array
+    byte_offsets : numpy uint32 or int64 array (``byte_offset_dtype``)
         Row r's bytes are ``data[byte_offsets[r]:byte_offsets[r + 1]]``.
     row_offsets : numpy int64 array
         The CSR's edge offsets (row r's edge slots).
@@ -229,7 +236,7 @@ class CompressedColumns:
 
     def _decode(self, rows: np.ndarray, dtype: np.dtype, counts: Any) -> np.ndarray:
         """Rows' neighbours (``counts``: their first ``counts[i]``; None: all)."""
-        starts = self.byte_offsets[rows]
+        starts = self.byte_offsets[rows].astype(np.int64)
         lengths = self.byte_offsets[rows + 1] - starts
         degrees = self.row_offsets[rows + 1] - self.row_offsets[rows]
         counts = degrees if counts is None else counts
@@ -267,7 +274,7 @@ class CompressedColumns:
         offsets, rows = self.byte_offsets, self.row_offsets.shape[0] - 1
         if offsets.shape[0] != rows + 1 or offsets[0] != 0 or offsets[-1] != self.data.shape[0]:
             return "byte offsets do not cover the column bytes"
-        if bool((np.diff(offsets) < 0).any()):
+        if bool((np.diff(offsets.astype(np.int64)) < 0).any()):
             return "byte offsets decrease"
         ends = np.zeros(self.data.shape[0] + 1, dtype=np.int64)
         np.cumsum((self.data & CONTINUE) == 0, out=ends[1:])
@@ -341,6 +348,7 @@ def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 __all__ = [
     "CompressedColumns",
+    "byte_offset_dtype",
     "decode_varints",
     "encode_rows",
     "encode_varints",

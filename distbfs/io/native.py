@@ -41,7 +41,7 @@ import numpy as np
 
 from ..arrays import as_host
 from ..comm.base import Communicator
-from ..compressed import CompressedColumns
+from ..compressed import CompressedColumns, byte_offset_dtype
 from ..constants import ROW_OFFSET_DTYPE, WEIGHT_DTYPES, vertex_dtype
 from ..errors import GraphFormatError, InputError, agree_on_errors
 from ..graph import DistGraph, build_graph
@@ -231,6 +231,7 @@ def _local_compressed(
         )
     local_offsets = np.zeros(nlocal + 1, dtype=ROW_OFFSET_DTYPE)
     np.cumsum(lengths, out=local_offsets[1:])
+    local_offsets = local_offsets.astype(byte_offset_dtype(int(local_offsets[-1])), copy=False)
     local = np.array(data) if p == 1 else data[ranges(starts, lengths)]
     columns = CompressedColumns(local, local_offsets, row_offsets, rank, p, vertex_dtype(n))
     problem = columns.problem(n)
@@ -438,7 +439,7 @@ def _write_rows(
     if coded is None:
         arrays.append((COLUMN_INDICES, graph.column_indices, slots))
     else:
-        byte_lengths = np.diff(coded.byte_offsets)
+        byte_lengths = np.diff(coded.byte_offsets.astype(np.int64))
         byte_starts = _write_offsets(tmp, COLUMN_BYTE_OFFSETS, byte_lengths, graph.n, comm)
         arrays.append((COLUMN_BYTES, coded.data, ranges(byte_starts, byte_lengths)))
     if graph.weighted:
