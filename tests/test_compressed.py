@@ -83,6 +83,22 @@ def test_columns_read_like_the_plain_ones(monkeypatch, rank, size, chunk):
         coded[np.array([columns.shape[0]])]
 
 
+@pytest.mark.parametrize("wide", [False, True])
+def test_byte_offsets_of_either_width(monkeypatch, wide):
+    """Byte offsets are 4 bytes while the bytes fit 32 bits, 8 beyond (forced here)."""
+    assert compressed.byte_offset_dtype(2**32 - 1) == np.uint32
+    assert compressed.byte_offset_dtype(2**32) == np.int64
+    if wide:
+        monkeypatch.setattr(compressed, "byte_offset_dtype", lambda total: np.dtype(np.int64))
+    offsets, columns = random_rows(np.random.default_rng(9), 300, 5000, np.int32)
+    coded = CompressedColumns.encode(offsets, columns)
+    assert coded.byte_offsets.dtype == (np.int64 if wide else np.uint32)
+    np.testing.assert_array_equal(coded.decode(), columns)
+    slots = np.arange(0, columns.shape[0], 3)
+    np.testing.assert_array_equal(coded[slots], columns[slots])
+    assert coded.problem(5000) is None
+
+
 def test_sixty_four_bit_ids():
     rng = np.random.default_rng(5)
     n = 3 * 2**32
