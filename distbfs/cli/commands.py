@@ -177,6 +177,7 @@ def describe(graph: Graph) -> str:
     return (
         f"{graph.num_vertices:,} vertices, {graph.num_undirected_edges:,} "
         f"{'edges' if graph.directed else 'undirected edges'} ({graph.num_edges:,} stored), {kind}"
+        + (", columns compressed" if graph.compressed else "")
     )
 
 
