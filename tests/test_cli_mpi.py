@@ -106,6 +106,7 @@ def files(tmp_path_factory):
     src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
     src[0], dst[0] = 0, n - 1
     (d / "good.txt").write_text("".join(f"{u} {v}\n" for u, v in zip(src, dst, strict=True)))
+    (d / "far.txt").write_text("0 300000000000\n")  # row offsets of 3e11 vertices: 4.8 TB
     return d
 
 
@@ -127,11 +128,12 @@ def files(tmp_path_factory):
         ),
         (["bfs", "good.txt", "--source", "1", "--output", "good.txt/r"], ["good.txt", "directory"]),
         (["bfs", "bad.mtx/r.mtx", "--source", "1"], ["bad.mtx/r.mtx"]),
+        (["bfs", "far.txt", "--source", "0"], ["300000000001 vertices", "more ranks"]),
     ],
 )
 def test_bad_input_ends_the_job(files, args, needles):
     assert_job_input_error(distbfs(*args, cwd=files), *needles)
-    assert sorted(p.name for p in files.iterdir()) == ["bad.mtx", "good.txt"]
+    assert sorted(p.name for p in files.iterdir()) == ["bad.mtx", "far.txt", "good.txt"]
 
 
 _SCRIPT = textwrap.dedent(

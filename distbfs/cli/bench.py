@@ -153,7 +153,6 @@ def _bench_graph(ctx: Context) -> tuple[Any, dict[str, Any]]:
         num_undirected_edges=graph.num_undirected_edges,
         directed=graph.directed,
         compressed=graph.compressed,
-        graph_bytes=graph.comm.allreduce(graph.dist.nbytes()),
     )
     return graph, info
 
