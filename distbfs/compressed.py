@@ -15,8 +15,9 @@ decoded.
 edge slots decodes, for each run of slots in one row, that row's values up to the last slot
 asked for (a bottom-up scan that stops early, or a sampled neighbour, reads a short prefix);
 ``rows`` decodes whole rows; ``np.asarray`` decodes every row. Decoding is vectorized numpy: the
-rows' bytes are gathered, the values' boundaries found from the high bits, the 7-bit groups
-OR-ed in place, and the gaps prefix-summed within each row.
+rows' bytes are gathered, the values' boundaries found from the high bits, each value read as
+one unaligned 64-bit word and its 7-bit groups shifted together, and the gaps prefix-summed
+within each row.
 """
 
 from __future__ import annotations
@@ -78,14 +79,35 @@ def encode_varints(values: np.ndarray) -> np.ndarray:
     return out
 
 
+_WORD_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
+"""The low k bytes of a 64-bit word, for k = 0..8."""
+
+
 def decode_varints(data: np.ndarray) -> np.ndarray:
-    """The values (uint64) of concatenated whole varints ``data`` (uint8): each value's first
-    7-bit group, then the second of the values that have one, and so on (most gaps take one
-    or two bytes, so the later passes are short)."""
+    """The values (uint64) of concatenated whole varints ``data`` (uint8). Each value's bytes
+    are read as one little-endian word from where it starts (an unaligned strided view, one
+    gather), cut to its length, and its 7-bit groups shifted together; codes longer than a
+    word (values of 2^56 and more) are read group by group."""
     ends = np.flatnonzero((data & CONTINUE) == 0)
     starts = np.empty_like(ends)
     starts[:1] = 0
     starts[1:] = ends[:-1] + 1
+    lengths = ends - starts + 1
+    if ends.shape[0] == 0 or int(lengths.max()) > 8:
+        return _decode_by_groups(data, starts, ends)
+    padded = np.zeros(data.shape[0] + 8, dtype=np.uint8)
+    padded[: data.shape[0]] = data
+    words = np.ndarray((data.shape[0],), dtype="<u8", buffer=padded, strides=(1,))
+    word = words[starts] & _WORD_MASKS[lengths]
+    values = word & np.uint64(0x7F)
+    for k in range(1, int(lengths.max())):
+        values |= (word >> np.uint64(k)) & np.uint64(0x7F << (7 * k))
+    return values
+
+
+def _decode_by_groups(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``decode_varints`` one 7-bit group at a time: every value's first, then the second of
+    the values that have one, and so on."""
     values = (data[starts] & 0x7F).astype(np.uint64)
     longer = np.flatnonzero(ends > starts)
     k = 1
