@@ -371,3 +371,15 @@ def test_compressed_files_on_every_backend(tmp_path, backend):
         b = distbfs.bfs(graph, [0, 7], predecessors=True, strategy=strategy, validate=True)
         same(a.distances, b.distances)
     same(distbfs.connected_components(plain).labels, distbfs.connected_components(graph).labels)
+
+
+def test_lanes_pull_compressed_rows_piece_by_piece(monkeypatch, comm):
+    """Batched BFS pulls compressed rows a few columns at a time (pieces of 5 here), alike."""
+    from distbfs.backends.numpy import lanes
+
+    monkeypatch.setattr(lanes, "PULL_PIECE_EDGES", 5)
+    case = graphs.random_graph(3000, 12000, 2, False)
+    plain, small = pair(case, comm)
+    sources = list(range(0, 3000, 47))
+    same(distbfs.bfs_many(plain, sources).distances, distbfs.bfs_many(small, sources).distances)
+    assert any(row.direction == "bottom_up" for row in distbfs.bfs_many(small, sources).batches[0])

@@ -39,10 +39,12 @@ def pull_lanes(in_graph: DistGraph, state: LaneState, frontier: np.ndarray) -> N
     degrees = offsets[1:] - offsets[:-1]
     words = frontier.reshape(-1)
     open_rows = (state.visited != np.uint64(state.all_lanes)) & (degrees > 0)
+    if in_graph.compressed:
+        _pull_compressed(in_graph, state, words, frontier.shape, np.flatnonzero(open_rows))
+        return
     if 4 * int(np.count_nonzero(open_rows)) >= in_graph.nlocal:
         rows = np.flatnonzero(degrees)
-        columns = np.asarray(in_graph.column_indices)  # compressed columns: all decoded
-        gathered = words[frontier_positions(columns, frontier.shape)]
+        gathered = words[frontier_positions(in_graph.column_indices, frontier.shape)]
         state.found[rows] |= np.bitwise_or.reduceat(gathered, offsets[rows])
         return
     rows = np.flatnonzero(open_rows)
@@ -52,6 +54,30 @@ def pull_lanes(in_graph: DistGraph, state: LaneState, frontier: np.ndarray) -> N
     gathered = words[frontier_positions(in_graph.column_indices[slots], frontier.shape)]
     segment_starts = np.concatenate(([0], np.cumsum(degrees[rows])[:-1]))
     state.found[rows] |= np.bitwise_or.reduceat(gathered, segment_starts)
+
+
+def _pull_compressed(
+    in_graph: DistGraph, state: LaneState, words: np.ndarray, shape: tuple[int, int], rows: Any
+) -> None:
+    """``pull_lanes`` over compressed rows: the open rows decoded a piece of about
+    ``PULL_PIECE_EDGES`` columns at a time, so the columns are never all plain at once."""
+    degrees = in_graph.row_offsets[rows + 1] - in_graph.row_offsets[rows]
+    ends = np.cumsum(degrees)
+    first = 0
+    while first < rows.shape[0]:
+        done = int(ends[first - 1]) if first else 0
+        last = int(np.searchsorted(ends, done + PULL_PIECE_EDGES, side="right"))
+        last = min(rows.shape[0], max(first + 1, last))
+        piece = rows[first:last]
+        columns = in_graph.column_indices.rows(piece)
+        gathered = words[frontier_positions(columns, shape)]
+        starts = np.cumsum(degrees[first:last]) - degrees[first:last]
+        state.found[piece] |= np.bitwise_or.reduceat(gathered, starts)
+        first = last
+
+
+PULL_PIECE_EDGES = 1 << 22
+"""Columns of compressed rows a pull level decodes at a time."""
 
 
 def frontier_positions(vertices: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
