@@ -79,6 +79,7 @@ def test_columns_read_like_the_plain_ones(monkeypatch, rank, size, chunk):
     assert coded.dtype == np.int32 and coded.shape == columns.shape and len(coded) == columns.size
     assert coded.size == columns.size and coded.ranks == size and coded.ndim == 1
     assert coded.nbytes < columns.nbytes
+    assert compressed.coded_bytes(offsets, columns, rank, size) == coded.nbytes
     with pytest.raises(IndexError, match="edge slot out of range"):
         coded[np.array([columns.shape[0]])]
 

@@ -414,13 +414,12 @@ def cmd_warmup(ctx: Context) -> int:
 def _compression_line(graph: Graph) -> str:
     """What ``--compress`` makes of the columns: their bytes coded (with the row byte offsets)
     against plain, over all ranks."""
-    from ..compressed import CompressedColumns
+    from ..compressed import coded_bytes
 
-    dist, to_host = graph.dist, graph.backend.to_host
-    columns = to_host(dist.column_indices)
-    coded = CompressedColumns.encode(to_host(dist.row_offsets), columns, dist.rank, dist.size)
-    plain = graph.comm.allreduce(int(columns.nbytes))
-    small = graph.comm.allreduce(coded.nbytes)
+    dist = graph.dist
+    columns = np.asarray(dist.column_indices) if dist.compressed else dist.column_indices
+    plain = graph.comm.allreduce(int(columns.shape[0]) * columns.dtype.itemsize)
+    small = graph.comm.allreduce(coded_bytes(dist.row_offsets, columns, dist.rank, dist.size))
     return (
         f"compressed columns (--compress): {small:,} bytes against {plain:,} "
         f"({plain / max(1, small):.2f}x; varint gaps and row byte offsets)"
