@@ -29,6 +29,7 @@ from ..errors import InputError, InvalidArgumentType, InvalidArgumentValue
 from ..graph import DistGraph, build_graph
 from ..progress import accepts_progress
 from ..runtime import resolved
+from . import placement
 from .arguments import (
     check_bool,
     check_directed,
@@ -561,23 +562,13 @@ class Graph:
         return self.dist.compressed
 
     def compress(self) -> Graph:
-        """This graph with its rows' neighbours as varint-coded gaps (``distbfs.compressed``),
-        decoded as the stages read them: the same results in less memory. The numpy backend
-        only (the CUDA kernels read plain rows: ``InvalidArgumentValue``)."""
-        if self.backend.name != "numpy":
-            raise InvalidArgumentValue(
-                f"compress: the {self.backend.name} backend reads plain CSR rows; compressed "
-                "rows are decoded by the numpy backend (backend='numpy')"
-            )
-        if self.compressed:
-            return self
-        return Graph(
-            self.dist.compress(),
-            self.comm,
-            self.backend,
-            load_info=self.load_info,
-            node_labels=self.node_labels,
-        )
+        """This graph with varint-coded columns, decoded as read (``placement.compress``)."""
+        return placement.compress(self)
+
+    def place(self, memory: str = "auto") -> Graph:
+        """This graph with its columns and weights on the device or in host memory read over
+        the link (``placement.place``: "auto", "device" or "host")."""
+        return placement.place(self, memory)
 
     def save(self, path: str | os.PathLike[str], *, compress: bool = False) -> None:
         """Write the graph in the native format (a directory; atomic; collective; a reordered

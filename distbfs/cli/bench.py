@@ -137,7 +137,7 @@ def _bench_graph(ctx: Context) -> tuple[Any, dict[str, Any]]:
                 f"{gen_flags[0]}: not used with a graph file ({args.graph}); "
                 "give either GRAPH or generator options"
             )
-        graph = load_graph(ctx, args.graph, args.compress)
+        graph = load_graph(ctx, args.graph, search=True)
         info["file"] = args.graph
     else:
         kind = args.generator or "kronecker"
@@ -145,7 +145,7 @@ def _bench_graph(ctx: Context) -> tuple[Any, dict[str, Any]]:
         params = generator_params(args, kind, default)
         if args.algorithm == "sssp" and "weights" not in params:
             params["weights"] = DEFAULT_SSSP_WEIGHTS  # GAP's delta-stepping benchmark's
-        graph = generate_graph(ctx, kind, params, args.compress)
+        graph = generate_graph(ctx, kind, params, search=True)
         info.update(generator=kind, **params)
     info.update(
         num_vertices=graph.num_vertices,

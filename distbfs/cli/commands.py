@@ -95,12 +95,36 @@ def compress_graph(ctx: Context, graph: Graph) -> Graph:
     return graph
 
 
-def load_graph(ctx: Context, path: str, compress: bool = False) -> Graph:
-    """The graph at ``path`` (``compress``: its columns compressed for the search)."""
+def check_graph_memory(ctx: Context, memory: str) -> None:
+    """``--graph-memory host`` needs a backend that places graphs (checked before any graph is
+    built)."""
+    if memory == "host" and not callable(getattr(ctx.backend, "place_graph", None)):
+        raise InputError(
+            f"--graph-memory host: the {ctx.backend.name} backend holds its graphs in host "
+            "memory already"
+        )
+
+
+def search_graph(ctx: Context, graph: Graph) -> Graph:
+    """The loaded or generated ``graph`` made ready for searching as the flags ask: its
+    columns compressed (``--compress``), placed (``--graph-memory``)."""
+    if getattr(ctx.args, "compress", False):
+        graph = compress_graph(ctx, graph)
+    memory = getattr(ctx.args, "graph_memory", "device")
+    placed = graph.place(memory)
+    if placed is not graph:
+        ctx.note(
+            f"graph memory: columns and weights in {ctx.backend.graph_memory(placed.dist)} memory"
+        )
+    return placed
+
+
+def load_graph(ctx: Context, path: str, search: bool = False) -> Graph:
+    """The graph at ``path`` (``search``: ready for searching, ``search_graph``)."""
     from .. import io
 
-    if compress:
-        check_compress(ctx)
+    if search:
+        check_flags(ctx)
 
     # A bar only where the reader reports progress (a bar that never moves says nothing).
     with ctx.bar(
@@ -122,7 +146,14 @@ def load_graph(ctx: Context, path: str, compress: bool = False) -> Graph:
         f"loaded {path} ({info.format}, {info.bytes:,} bytes) in {info.seconds:.3f} s, "
         f"{info.mb_per_s:.1f} MB/s"
     )
-    return compress_graph(ctx, graph) if compress else graph
+    return search_graph(ctx, graph) if search else graph
+
+
+def check_flags(ctx: Context) -> None:
+    """The placement flags of a search, checked before any graph is built."""
+    if getattr(ctx.args, "compress", False):
+        check_compress(ctx)
+    check_graph_memory(ctx, getattr(ctx.args, "graph_memory", "device"))
 
 
 def generator_params(args: argparse.Namespace, kind: str, default_scale: int | None) -> dict:
@@ -157,10 +188,10 @@ def generator_params(args: argparse.Namespace, kind: str, default_scale: int | N
     return {"shape": args.shape, "seed": seed, **weights}
 
 
-def generate_graph(ctx: Context, kind: str, params: dict, compress: bool = False) -> Graph:
-    """A generated graph (``compress``: its columns compressed for the search)."""
-    if compress:
-        check_compress(ctx)
+def generate_graph(ctx: Context, kind: str, params: dict, search: bool = False) -> Graph:
+    """A generated graph (``search``: ready for searching, ``search_graph``)."""
+    if search:
+        check_flags(ctx)
     with ctx.bar(f"generating {kind}", unit="edge") as bar:
         graph = Graph.generate(
             kind,
@@ -169,7 +200,7 @@ def generate_graph(ctx: Context, kind: str, params: dict, compress: bool = False
             progress=bar.callback if bar.active else None,
             **params,
         )
-    return compress_graph(ctx, graph) if compress else graph
+    return search_graph(ctx, graph) if search else graph
 
 
 def describe(graph: Graph) -> str:
@@ -222,7 +253,7 @@ def cmd_bfs(ctx: Context) -> int:
     if args.output:
         prepare_output(args.output, ctx.comm)
     check_plot(args.plot, ctx.comm)
-    graph = load_graph(ctx, args.graph, args.compress)
+    graph = load_graph(ctx, args.graph, search=True)
     sources = check_sources(args.source, graph.num_vertices, "--source")
     result = bfs(
         graph,
@@ -272,7 +303,7 @@ def cmd_sssp(ctx: Context) -> int:
     args = ctx.args
     if args.output:
         prepare_output(args.output, ctx.comm)
-    graph = load_graph(ctx, args.graph, args.compress)
+    graph = load_graph(ctx, args.graph, search=True)
     source = check_vertex(args.source, graph.num_vertices, "--source")
     result = sssp(
         graph,

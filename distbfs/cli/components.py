@@ -21,7 +21,7 @@ def cmd_cc(ctx: Context) -> int:
     args, comm = ctx.args, ctx.comm
     if args.output:
         prepare_output(args.output, comm)
-    graph = load_graph(ctx, args.graph, args.compress)
+    graph = load_graph(ctx, args.graph, search=True)
     result = connected_components(graph, gather=False, validate=args.validate)
     kind = "weakly connected components" if graph.directed else "connected components"
     label, size = result.largest

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from .. import __version__
 from ..api import FORMATS
+from ..api.placement import PLACEMENTS
 from ..engine.strategy import DEFAULT_ALPHA, DEFAULT_BETA, STRATEGIES
 from ..errors import InputError
 from ..launcher import launcher_rank
@@ -289,7 +290,8 @@ def _add_plot(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def _add_compress(parser: argparse.ArgumentParser, *, stored: bool = False) -> None:
+def _add_placement(parser: argparse.ArgumentParser, *, stored: bool = False) -> None:
+    """``--compress`` (``stored``: of the file written), and where a search's graph lives."""
     parser.add_argument(
         "--compress",
         action="store_true",
@@ -299,6 +301,15 @@ def _add_compress(parser: argparse.ArgumentParser, *, stored: bool = False) -> N
         else "hold every row's neighbours as varint-coded gaps, decoded as the search reads "
         "them (less memory, same results; numpy backend)",
     )
+    if not stored:
+        parser.add_argument(
+            "--graph-memory",
+            choices=PLACEMENTS,
+            default="device",
+            help="cuda backend: where the graph's columns and weights live: device, host "
+            "(pinned host memory the kernels read over the link), or auto = the device while a "
+            "search fits beside the graph there (default: %(default)s)",
+        )
 
 
 def _add_levels(parser: argparse.ArgumentParser) -> None:
@@ -344,7 +355,7 @@ def _add_bench(sub: Any, common: argparse.ArgumentParser) -> None:
     bench.add_argument("--no-validate", action="store_true", help="skip validating each search")
     _add_strategy(bench)
     _add_levels(bench)
-    _add_compress(bench)
+    _add_placement(bench)
     bench.add_argument(
         "--algorithm",
         choices=ALGORITHMS,
@@ -413,7 +424,7 @@ def _add_bfs(sub: Any, common: argparse.ArgumentParser) -> None:
     _add_strategy(run)
     _add_plot(run, "the search's levels")
     _add_levels(run)
-    _add_compress(run)
+    _add_placement(run)
 
 
 def _add_sssp(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -455,7 +466,7 @@ def _add_sssp(sub: Any, common: argparse.ArgumentParser) -> None:
     run.add_argument(
         "--validate", action="store_true", help="validate the result (Graph500 SSSP rules)"
     )
-    _add_compress(run)
+    _add_placement(run)
 
 
 def _add_apsp(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -493,7 +504,7 @@ def _add_generate(sub: Any, common: argparse.ArgumentParser) -> None:
     gen.add_argument(
         "-o", "--output", required=True, metavar="PATH", help="target (native format directory)"
     )
-    _add_compress(gen, stored=True)
+    _add_placement(gen, stored=True)
 
 
 def _add_convert(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -504,7 +515,7 @@ def _add_convert(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Read a graph in any supported format and write it in the native format.",
     )
     _add_in_out(conv)
-    _add_compress(conv, stored=True)
+    _add_placement(conv, stored=True)
 
 
 def _add_in_out(parser: argparse.ArgumentParser) -> None:
@@ -552,7 +563,7 @@ def _add_cc(sub: Any, common: argparse.ArgumentParser) -> None:
         help="validate the labels (every edge joins equal labels, every label is the smallest "
         "vertex carrying it)",
     )
-    _add_compress(run)
+    _add_placement(run)
 
 
 def _add_info(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -10,6 +10,7 @@ on nothing but the device and the launch policy.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import cupy
@@ -30,6 +31,7 @@ from . import (
     expand,
     filter_partition,
     fused,
+    host_memory,
     kernels,
     lanes,
     link,
@@ -207,6 +209,24 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
             return 0
         fused.replica_share(graph, state, whole)
         return levels
+
+    def place_graph(self, graph: DistGraph, memory: str) -> DistGraph:
+        """``graph`` with its columns and weights in ``memory``: "host" (mapped pinned host
+        memory the kernels read over the link, ``host_memory``) or "device"; the row offsets,
+        read once a row, stay on the device."""
+        move = host_memory.to_host_memory if memory == "host" else cupy.array
+
+        def placed(array: Any) -> Any:
+            if array is None or host_memory.in_host_memory(array) == (memory == "host"):
+                return array
+            return move(array)
+
+        columns, weights = placed(graph.column_indices), placed(graph.weights)
+        return dataclasses.replace(graph, column_indices=columns, weights=weights)
+
+    def graph_memory(self, graph: DistGraph) -> str:
+        """Where ``graph``'s columns are: "host" or "device"."""
+        return "host" if host_memory.in_host_memory(graph.column_indices) else "device"
 
     def warm_up(self, threads: int = 4) -> list[tuple[str, int, float]]:
         """Compile every kernel this backend may launch into CuPy's on-disk cache

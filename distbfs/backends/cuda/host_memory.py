@@ -1,0 +1,68 @@
+"""Host-resident graph arrays: pinned host memory mapped into the GPU's address space, read by
+the kernels over the host link (zero-copy; EMOGI, and the Friendster paper's host-resident CSR).
+An array placed there is a ``cupy.ndarray`` like any other: every kernel and CuPy routine takes
+it unchanged, and each read of it crosses the link (PCIe Gen5 x16 on the H100 machine: 48 GB/s
+read sequentially by a kernel, 5.2 GB/s in random 128-byte lines, ../shared/DEVICE.md and
+#20), so the rows a warp reads whole are the ones that go fast.
+
+The memory comes from ``cudaHostAlloc`` (mapped, portable) and goes back with ``cudaFreeHost``
+when the last array viewing it is gone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cupy
+
+from ...errors import DeviceError
+
+
+class MappedHostMemory:
+    """``nbytes`` of pinned host memory mapped for the current device; ``device_ptr`` is its
+    address in the device's space (the host's own under unified addressing)."""
+
+    def __init__(self, nbytes: int) -> None:
+        runtime = cupy.cuda.runtime
+        flags = runtime.hostAllocMapped | runtime.hostAllocPortable
+        try:
+            self.ptr = runtime.hostAlloc(max(1, int(nbytes)), flags)
+        except runtime.CUDARuntimeError as exc:
+            raise DeviceError(
+                f"cannot pin {nbytes:,} bytes of host memory for a host-resident graph ({exc}): "
+                "more ranks or nodes, or the graph on the device"
+            ) from None
+        self.nbytes = int(nbytes)
+        self.device_ptr = int(runtime.pointerGetAttributes(self.ptr).devicePointer)
+
+    def __del__(self) -> None:
+        ptr = getattr(self, "ptr", None)
+        if ptr is not None:
+            cupy.cuda.runtime.freeHost(ptr)
+            self.ptr = None
+
+
+def to_host_memory(array: Any) -> Any:
+    """A copy of the device array ``array`` in mapped host memory, as a ``cupy.ndarray`` the
+    kernels read over the link."""
+    array = cupy.ascontiguousarray(array)
+    memory = MappedHostMemory(array.nbytes)
+    device = cupy.cuda.Device().id
+    unowned = cupy.cuda.UnownedMemory(memory.device_ptr, max(1, array.nbytes), memory, device)
+    placed = cupy.ndarray(array.shape, array.dtype, cupy.cuda.MemoryPointer(unowned, 0))
+    if array.nbytes:
+        cupy.cuda.runtime.memcpy(
+            memory.device_ptr, array.data.ptr, array.nbytes, cupy.cuda.runtime.memcpyDefault
+        )
+    return placed
+
+
+def in_host_memory(array: Any) -> bool:
+    """Whether the device array ``array`` lives in (mapped) host memory, as the runtime says."""
+    if array.data.ptr == 0:
+        return False
+    runtime = cupy.cuda.runtime
+    return runtime.pointerGetAttributes(array.data.ptr).type == runtime.memoryTypeHost
+
+
+__all__ = ["MappedHostMemory", "in_host_memory", "to_host_memory"]
