@@ -118,8 +118,11 @@ class GraphResources:
             if graph.directed:
                 tails, heads = graph.stored_edges(xp)
                 self._in_graph = build_graph(self.comm, heads, tails, graph.n, directed=True, xp=xp)
-                if graph.compressed:
+                if graph.compressed:  # placed where the graph is
                     self._in_graph = self._in_graph.compress()
+                memory = getattr(self.backend, "graph_memory", None)
+                if callable(memory) and memory(graph) == "host":
+                    self._in_graph = self.backend.place_graph(self._in_graph, "host")
             else:
                 self._in_graph = graph
         return self._in_graph
