@@ -45,6 +45,7 @@ def test_host_resident_graphs_search_alike(backend, name):
     same(distbfs.connected_components(plain).labels, distbfs.connected_components(placed).labels)
     many = list(range(min(case[2], 10)))
     same(distbfs.bfs_many(plain, many).distances, distbfs.bfs_many(placed, many).distances)
+    assert backend.graph_memory(placed.resources.in_neighbours()) == "host"  # directed too
     back = placed.place("device")
     assert backend.graph_memory(back.dist) == "device"
     same(back.dist.column_indices, plain.dist.column_indices)
