@@ -36,10 +36,12 @@ class MappedHostMemory:
         self.device_ptr = int(runtime.pointerGetAttributes(self.ptr).devicePointer)
 
     def __del__(self) -> None:
-        ptr = getattr(self, "ptr", None)
+        ptr, self.ptr = getattr(self, "ptr", None), None
         if ptr is not None:
-            cupy.cuda.runtime.freeHost(ptr)
-            self.ptr = None
+            try:
+                cupy.cuda.runtime.freeHost(ptr)
+            except Exception:  # at interpreter exit the runtime may be gone: the OS frees it
+                pass
 
 
 def to_host_memory(array: Any) -> Any:
