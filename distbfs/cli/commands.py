@@ -111,11 +111,12 @@ def search_graph(ctx: Context, graph: Graph) -> Graph:
     if getattr(ctx.args, "compress", False):
         graph = compress_graph(ctx, graph)
     memory = getattr(ctx.args, "graph_memory", "device")
+    if memory == "device":  # as built
+        return graph
     placed = graph.place(memory)
     if placed is not graph:
-        ctx.note(
-            f"graph memory: columns and weights in {ctx.backend.graph_memory(placed.dist)} memory"
-        )
+        where = ctx.backend.graph_memory(placed.dist)
+        ctx.note(f"graph memory ({memory}): columns and weights in {where} memory")
     return placed
 
 

@@ -64,7 +64,11 @@ def in_host_memory(array: Any) -> bool:
     if array.data.ptr == 0:
         return False
     runtime = cupy.cuda.runtime
-    return runtime.pointerGetAttributes(array.data.ptr).type == runtime.memoryTypeHost
+    try:
+        kind = runtime.pointerGetAttributes(array.data.ptr).type
+    except runtime.CUDARuntimeError:  # memory the runtime does not know: not ours
+        return False
+    return kind == runtime.memoryTypeHost
 
 
 __all__ = ["MappedHostMemory", "in_host_memory", "to_host_memory"]
