@@ -64,7 +64,7 @@ def test_the_numpy_backend_holds_graphs_in_host_memory():
 
 
 def test_the_flag_is_checked_before_the_graph_is_read(tmp_path):
-    from test_cli import assert_input_error, run
+    from test_cli import assert_input_error, ok, run
 
     proc = run(
         "bfs",
@@ -78,3 +78,18 @@ def test_the_flag_is_checked_before_the_graph_is_read(tmp_path):
         cwd=tmp_path,
     )
     assert_input_error(proc, "--graph-memory host: the numpy backend holds its graphs in host")
+    ok(run("generate", "grid2d", "--shape", "9x7", "-o", "g", cwd=tmp_path))
+    out = ok(
+        run(
+            "bfs",
+            "g",
+            "--source",
+            "0",
+            "--backend",
+            "numpy",
+            "--graph-memory",
+            "auto",
+            cwd=tmp_path,
+        )
+    )
+    assert "reached 63 of 63 vertices" in out and "graph memory" not in out
