@@ -321,9 +321,13 @@ class CompressedColumns:
             return "byte offsets do not cover the column bytes"
         if bool((np.diff(offsets.astype(np.int64)) < 0).any()):
             return "byte offsets decrease"
-        ends = np.zeros(self.data.shape[0] + 1, dtype=np.int64)
-        np.cumsum((self.data & CONTINUE) == 0, out=ends[1:])
-        if not np.array_equal(np.diff(ends[offsets]), np.diff(self.row_offsets)):
+        lengths = np.diff(offsets.astype(np.int64))
+        values = np.zeros(rows, dtype=np.int64)  # whole codes in each row's bytes
+        held = np.flatnonzero(lengths)
+        if held.shape[0]:
+            ended = (self.data & CONTINUE) == 0
+            values[held] = np.add.reduceat(ended, offsets[held].astype(np.int64), dtype=np.int64)
+        if not np.array_equal(values, np.diff(self.row_offsets)):
             return "a row's bytes do not hold as many values as its degree"
         first = 0
         while first < rows:

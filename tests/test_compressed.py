@@ -292,11 +292,13 @@ def shared_dir(comm):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("name", ["random_directed", "components", "one_vertex", "star"])
-def test_native_files_with_compressed_columns(comm, shared_dir, name):
-    """Written compressed at P ranks: version 3, fewer bytes, and read back (at P ranks, and
-    on one) as the same graph, compressed on numpy; plain again through convert's path."""
+def test_native_files_with_compressed_columns(monkeypatch, comm, shared_dir, name):
+    """Written compressed at P ranks (7 elements at a time): version 3, fewer bytes, and read
+    back (at P ranks, and on one) as the same graph, compressed on numpy."""
     from distbfs.comm.single import SingleRankCommunicator
-    from distbfs.io import read_graph, write_native
+    from distbfs.io import native, read_graph, write_native
+
+    monkeypatch.setattr(native, "WRITE_CHUNK", 7)
 
     case = graphs.ANY_RANK_COUNT[name]
     weights = (np.arange(case[0].shape[0]) % 9 + 1).astype(np.float32)

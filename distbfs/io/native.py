@@ -434,20 +434,42 @@ def _write_rows(
     columns (None: plain)."""
     degrees = as_host(graph.local_degrees()).astype(np.int64)
     starts = _write_offsets(tmp, ROW_OFFSETS, degrees, graph.n, comm)
-    slots = ranges(starts, degrees)
-    arrays = []  # (file, this rank's array, where it goes)
+    arrays = []  # (file, this rank's array, where its rows start in the file, their lengths)
     if coded is None:
-        arrays.append((COLUMN_INDICES, graph.column_indices, slots))
+        arrays.append((COLUMN_INDICES, graph.column_indices, starts, degrees))
     else:
         byte_lengths = np.diff(coded.byte_offsets.astype(np.int64))
         byte_starts = _write_offsets(tmp, COLUMN_BYTE_OFFSETS, byte_lengths, graph.n, comm)
-        arrays.append((COLUMN_BYTES, coded.data, ranges(byte_starts, byte_lengths)))
+        arrays.append((COLUMN_BYTES, coded.data, byte_starts, byte_lengths))
     if graph.weighted:
-        arrays.append((WEIGHTS, graph.weights, slots))
+        arrays.append((WEIGHTS, graph.weights, starts, degrees))
     with agree_on_errors(comm), _os_errors(tmp, "write the rows"):
-        for name, local, at in arrays:
+        for name, local, at, lengths in arrays:
             target = np.load(os.path.join(tmp, name), mmap_mode="r+")
-            target[at] = as_host(local)
+            _scatter_rows(target, as_host(local), at, lengths, comm.size == 1)
             target.flush()
             del target
     comm.barrier()
+
+
+WRITE_CHUNK = 1 << 24
+"""Elements a rank writes into a file at a time (bounds the int64 positions built for them)."""
+
+
+def _scatter_rows(
+    target: np.ndarray, local: np.ndarray, starts: np.ndarray, lengths: np.ndarray, whole: bool
+) -> None:
+    """``local`` (rows of ``lengths`` back to back) into ``target`` at ``starts``, a chunk of
+    rows at a time; ``whole``: one rank holds every row, in file order."""
+    if whole:
+        target[: local.shape[0]] = local
+        return
+    ends = np.cumsum(lengths)
+    first = done = 0
+    while first < lengths.shape[0]:
+        last = int(np.searchsorted(ends, done + WRITE_CHUNK, side="right"))
+        last = min(lengths.shape[0], max(first + 1, last))
+        count = int(ends[last - 1]) - done
+        target[ranges(starts[first:last], lengths[first:last])] = local[done : done + count]
+        done += count
+        first = last
