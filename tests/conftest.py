@@ -12,6 +12,8 @@ at 1, 2, 3 and 4 ranks. Tests marked ``mpi`` run under ``mpiexec -n P python -m 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -85,3 +87,13 @@ def backend_comm(backend, comm):
         return comm
     # DISTBFS_TEST_COMM=mpi: ranks sharing one GPU (NCCL refuses two ranks on one device)
     return resolve_comm(os.environ.get("DISTBFS_TEST_COMM", "auto"), "cuda")
+
+
+@pytest.fixture(scope="module")
+def shared(comm):
+    """A directory every rank sees (pytest's tmp_path differs per rank)."""
+    path = comm.bcast_object(tempfile.mkdtemp(prefix="distbfs-") if comm.rank == 0 else None)
+    yield Path(path)
+    comm.barrier()
+    if comm.rank == 0:
+        shutil.rmtree(path, ignore_errors=True)

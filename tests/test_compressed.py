@@ -8,7 +8,6 @@ API and command line refuse what they cannot do.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -168,19 +167,8 @@ def test_cuda_graphs_are_not_compressed(monkeypatch, comm):
 def test_commands_search_compressed_rows_alike(tmp_path):
     from test_cli import ok, run
 
-    ok(
-        run(
-            "generate",
-            "kronecker",
-            "--scale",
-            "10",
-            "-o",
-            "k",
-            "--weights",
-            "uniform:1:9",
-            cwd=tmp_path,
-        )
-    )
+    generate = ("generate", "kronecker", "--scale", "10", "--weights", "uniform:1:9", "-o")
+    ok(run(*generate, "k", cwd=tmp_path))
     info = ok(run("info", "k", cwd=tmp_path))
     assert "compressed columns (--compress): " in info and "x; varint gaps" in info
     for flags in ([], ["--compress"]):
@@ -223,20 +211,7 @@ def test_commands_search_compressed_rows_alike(tmp_path):
         same(np.load(tmp_path / f"p{name}.npy"), np.load(tmp_path / f"c{name}.npy"))
     # a file written compressed: fewer bytes, searched alike
     ok(run("convert", "k", "kz", "--compress", cwd=tmp_path))
-    ok(
-        run(
-            "generate",
-            "kronecker",
-            "--scale",
-            "10",
-            "-o",
-            "kg",
-            "--weights",
-            "uniform:1:9",
-            "--compress",
-            cwd=tmp_path,
-        )
-    )
+    ok(run(*generate, "kg", "--compress", cwd=tmp_path))
     for name in ("kz", "kg"):
         assert json.loads((tmp_path / name / "header.json").read_text())["version"] == 3
         ok(
@@ -277,28 +252,19 @@ def test_compress_needs_the_numpy_backend():
 # --- native files with compressed columns ------------------------------------------------------
 
 
-@pytest.fixture
-def shared_dir(comm):
-    """A directory every rank sees (pytest's tmp_path differs per rank)."""
-    import shutil
-    import tempfile
-
-    path = comm.bcast_object(tempfile.mkdtemp(prefix="distbfs-z-") if comm.rank == 0 else None)
-    yield Path(path)
-    comm.barrier()
-    if comm.rank == 0:
-        shutil.rmtree(path, ignore_errors=True)
-
-
 @pytest.mark.mpi
 @pytest.mark.parametrize("name", ["random_directed", "components", "one_vertex", "star"])
-def test_native_files_with_compressed_columns(monkeypatch, comm, shared_dir, name):
+def test_native_files_with_compressed_columns(monkeypatch, comm, shared, name):
     """Written compressed at P ranks (7 elements at a time): version 3, fewer bytes, and read
     back (at P ranks, and on one) as the same graph, compressed on numpy."""
     from distbfs.comm.single import SingleRankCommunicator
     from distbfs.io import native, read_graph, write_native
 
     monkeypatch.setattr(native, "WRITE_CHUNK", 7)
+    shared_dir = shared / name
+    if comm.rank == 0:
+        shared_dir.mkdir()
+    comm.barrier()
 
     case = graphs.ANY_RANK_COUNT[name]
     weights = (np.arange(case[0].shape[0]) % 9 + 1).astype(np.float32)

@@ -7,8 +7,6 @@ Run as ``mpiexec -n P python -m pytest --with-mpi -m mpi tests/test_io_mpi.py``.
 from __future__ import annotations
 
 import gzip
-import shutil
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -20,16 +18,6 @@ from distbfs.io import read_graph, write_native
 from distbfs.io.native import ranges
 
 pytestmark = pytest.mark.mpi
-
-
-@pytest.fixture(scope="module")
-def shared(comm):
-    """A directory every rank sees (pytest's tmp_path differs per rank)."""
-    path = comm.bcast_object(tempfile.mkdtemp(prefix="distbfs-io-") if comm.rank == 0 else None)
-    yield Path(path)
-    comm.barrier()
-    if comm.rank == 0:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def put(comm, shared: Path, name: str, text: str) -> str:

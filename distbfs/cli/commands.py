@@ -448,10 +448,13 @@ def _compression_line(graph: Graph) -> str:
     against plain, over all ranks."""
     from ..compressed import coded_bytes
 
-    dist = graph.dist
-    columns = np.asarray(dist.column_indices) if dist.compressed else dist.column_indices
+    dist, columns = graph.dist, graph.dist.column_indices
     plain = graph.comm.allreduce(int(columns.shape[0]) * columns.dtype.itemsize)
-    small = graph.comm.allreduce(coded_bytes(dist.row_offsets, columns, dist.rank, dist.size))
+    if dist.compressed:  # what it holds
+        coded = columns.nbytes
+    else:
+        coded = coded_bytes(dist.row_offsets, columns, dist.rank, dist.size)
+    small = graph.comm.allreduce(coded)
     return (
         f"compressed columns (--compress): {small:,} bytes against {plain:,} "
         f"({plain / max(1, small):.2f}x; varint gaps and row byte offsets)"
