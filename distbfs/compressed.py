@@ -67,11 +67,13 @@ def varint_lengths(values: Any) -> Any:
     return lengths
 
 
-def encode_varints(values: np.ndarray) -> np.ndarray:
-    """The varints of ``values`` (uint64), concatenated as uint8."""
-    lengths = varint_lengths(values)
-    ends = np.cumsum(lengths)
-    out = np.empty(int(ends[-1]) if ends.shape[0] else 0, dtype=np.uint8)
+def encode_varints(values: Any, lengths: Any = None) -> Any:
+    """The varints of ``values`` (uint64, numpy or cupy), concatenated as uint8 (``lengths``:
+    their ``varint_lengths``, when known)."""
+    xp = array_module(values)
+    lengths = varint_lengths(values) if lengths is None else lengths
+    ends = xp.cumsum(lengths)
+    out = xp.empty(int(ends[-1]) if ends.shape[0] else 0, dtype=np.uint8)
     starts = ends - lengths
     for k in range(int(lengths.max()) if lengths.shape[0] else 0):
         has = lengths > k
@@ -160,25 +162,49 @@ def coded_bytes(row_offsets: Any, columns: Any, rank: int = 0, size: int = 1) ->
 
 
 def encode_rows(
-    row_offsets: np.ndarray, columns: np.ndarray, rank: int = 0, size: int = 1
-) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes, byte offsets per row) of a CSR's columns (rows of rank ``rank`` of ``size``),
-    encoded a chunk of rows at a time."""
-    row_offsets = np.asarray(row_offsets, dtype=ROW_OFFSET_DTYPE)
-    rows = row_offsets.shape[0] - 1
-    byte_offsets = np.zeros(rows + 1, dtype=ROW_OFFSET_DTYPE)
-    pieces = []
-    for first, last in row_chunks(row_offsets):
+    row_offsets: Any, columns: Any, rank: int = 0, size: int = 1, point_edges: int = 0
+) -> tuple[Any, ...]:
+    """(bytes, byte offsets per row) of a CSR's columns (rows of rank ``rank`` of ``size``;
+    numpy or cupy, the result where they are), encoded a chunk of rows at a time: one pass
+    sizes every row, the second writes the codes in place (the coded bytes are allocated once,
+    beside the plain columns). With ``point_edges``, also the decode points of every
+    ``point_edges``-th edge slot s: (byte where slot s's code starts, the column at s - 1; 0
+    for s = 0), int64 and the columns' dtype."""
+    xp = array_module(columns)
+    row_offsets = xp.asarray(row_offsets, dtype=ROW_OFFSET_DTYPE)
+    rows, edges = row_offsets.shape[0] - 1, int(row_offsets[-1])
+    byte_offsets = xp.zeros(rows + 1, dtype=np.int64)
+    chunks = list(row_chunks(row_offsets))
+
+    def codes_of(first: int, last: int) -> tuple[Any, Any]:
         offsets = row_offsets[first : last + 1] - row_offsets[first]
-        vertices = np.arange(first, last, dtype=np.int64) * size + rank
-        codes = row_codes(offsets, columns[row_offsets[first] : row_offsets[last]], vertices)
-        lengths = varint_lengths(codes)
-        edge_bytes = np.zeros(codes.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lengths, out=edge_bytes[1:])
+        vertices = xp.arange(first, last, dtype=np.int64) * size + rank
+        part = columns[int(row_offsets[first]) : int(row_offsets[last])]
+        return offsets, row_codes(offsets, part, vertices)
+
+    for first, last in chunks:
+        offsets, codes = codes_of(first, last)
+        edge_bytes = xp.zeros(codes.shape[0] + 1, dtype=np.int64)
+        xp.cumsum(varint_lengths(codes), out=edge_bytes[1:])
         byte_offsets[first + 1 : last + 1] = byte_offsets[first] + edge_bytes[offsets[1:]]
-        pieces.append(encode_varints(codes))
-    data = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.uint8)
-    return data, byte_offsets.astype(byte_offset_dtype(data.shape[0]), copy=False)
+    data = xp.empty(int(byte_offsets[-1]), dtype=np.uint8)
+    count = -(-edges // point_edges) if point_edges else 0
+    point_bytes = xp.zeros(count, dtype=np.int64)
+    point_values = xp.zeros(count, dtype=columns.dtype)
+    for first, last in chunks:
+        _, codes = codes_of(first, last)
+        lengths = varint_lengths(codes)
+        start, begin = int(byte_offsets[first]), int(row_offsets[first])
+        data[start : int(byte_offsets[last])] = encode_varints(codes, lengths)
+        if count:  # the points whose slot lies in this chunk
+            first_point = -(-begin // point_edges)
+            slots = xp.arange(first_point * point_edges, int(row_offsets[last]), point_edges)
+            within = xp.cumsum(lengths) - lengths
+            points = slice(first_point, first_point + slots.shape[0])
+            point_bytes[points] = start + within[slots - begin]
+            point_values[points] = columns[xp.maximum(slots - 1, 0)]
+    byte_offsets = byte_offsets.astype(byte_offset_dtype(data.shape[0]), copy=False)
+    return (data, byte_offsets, point_bytes, point_values) if point_edges else (data, byte_offsets)
 
 
 class CompressedColumns:
@@ -221,7 +247,7 @@ class CompressedColumns:
     ) -> CompressedColumns:
         """The compressed form of a plain CSR's ``columns``."""
         columns = np.asarray(columns)
-        data, byte_offsets = encode_rows(row_offsets, columns, rank, size)
+        data, byte_offsets = encode_rows(np.asarray(row_offsets), columns, rank, size)
         return cls(data, byte_offsets, np.asarray(row_offsets), rank, size, columns.dtype)
 
     @property
@@ -275,8 +301,9 @@ class CompressedColumns:
     def widest(self) -> int:
         """Bytes of the longest code held (at most MAX_VARINT_BYTES), found once."""
         if self._widest is None:
-            ends = np.flatnonzero((self.data & CONTINUE) == 0)
-            self._widest = int(np.diff(ends, prepend=-1).max()) if ends.shape[0] else 1
+            xp = array_module(self.data)
+            ends = xp.flatnonzero((self.data & CONTINUE) == 0)
+            self._widest = int(xp.diff(ends, prepend=-1).max()) if ends.shape[0] else 1
         return self._widest
 
     def _decode(self, rows: np.ndarray, dtype: np.dtype, counts: Any) -> np.ndarray:
@@ -383,7 +410,7 @@ class CompressedColumns:
 
     def __repr__(self) -> str:
         return (
-            f"CompressedColumns({self.size:,} edges in {self.data.nbytes:,} bytes, "
+            f"{type(self).__name__}({self.size:,} edges in {self.data.nbytes:,} bytes, "
             f"{self.plain_nbytes / max(1, self.nbytes):.2f}x)"
         )
 

@@ -150,7 +150,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) unexplored_kernel(
     }
 }
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads) bottom_up_kernel(
+template <bool kVarint>
+__device__ __forceinline__ void bottom_up_rows(
     const size_type* __restrict__ in_offsets,   // in: row offsets of the in-neighbour CSR
     const vertex_t* __restrict__ in_columns,    // in: in-neighbours (global ids)
     const size_type* __restrict__ out_offsets,  // in: row offsets of the out-edge CSR
@@ -170,8 +171,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) bottom_up_kernel(
     mask_word_t* __restrict__ next_bitmap,      // out: this rank's next frontier bitmap
     vertex_t* __restrict__ next_frontier,       // out: local ids of the found vertices
     size_type frontier_capacity,                // in: capacity of next_frontier
-    size_type* __restrict__ counters)           // in/out: [frontier], [inspected],
+    size_type* __restrict__ counters,           // in/out: [frontier], [inspected],
                                                 //     [frontier_edges] +=
+    const distbfs::VarintColumns& varint)       // in: compressed in-neighbours (kVarint)
 {
     // A warp takes a chunk of 32 bitmap words (1024 vertices), one word at a time; lane j
     // keeps the ballot of word j, and the chunk's found vertices get their queue slots with
@@ -201,20 +203,37 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) bottom_up_kernel(
             } else {
                 candidate = v < nlocal && labels[v] == distbfs::kUnreached;
             }
-            if (candidate) {
-                begin = in_offsets[v];
-                end = in_offsets[v + 1];
+            if (candidate) {  // the row's range: edge slots, or bytes of compressed rows
+                const size_type* offsets = kVarint ? varint.byte_offsets : in_offsets;
+                begin = offsets[v];
+                end = offsets[v + 1];
                 candidate = begin < end;
             }
             bool found = false;
             vertex_t parent = 0;
-            for (size_type e = begin; candidate && e < end; ++e) {
-                const vertex_t u = in_columns[e];
-                ++inspected;
-                if (in_frontier(frontier, words, size, u)) {
-                    found = true;
-                    parent = u;
-                    break;
+            if constexpr (kVarint) {  // decode until the first hit or the row's last byte
+                if (candidate) {
+                    distbfs::VarintCursor cursor = distbfs::open_head(
+                        varint.bytes, begin, static_cast<long long>(v) * size + rank);
+                    do {
+                        const vertex_t u = cursor.next();
+                        ++inspected;
+                        if (in_frontier(frontier, words, size, u)) {
+                            found = true;
+                            parent = u;
+                            break;
+                        }
+                    } while (cursor.pos < end);
+                }
+            } else {
+                for (size_type e = begin; candidate && e < end; ++e) {
+                    const vertex_t u = in_columns[e];
+                    ++inspected;
+                    if (in_frontier(frontier, words, size, u)) {
+                        found = true;
+                        parent = u;
+                        break;
+                    }
                 }
             }
             const mask_word_t ballot = __ballot_sync(kFullWarp, found);
@@ -260,4 +279,39 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) bottom_up_kernel(
         if (inspected > 0) distbfs::reserve_slots(counters + distbfs::kCounterInspected, inspected);
         if (degrees > 0) distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
     }
+}
+
+// The parameters of both bottom-up kernels after the in-neighbour rows (bottom_up_rows').
+#define DISTBFS_BOTTOM_UP_PARAMS                                                             \
+    const size_type *__restrict__ out_offsets, size_type nlocal, int rank, int size,        \
+        const mask_word_t *__restrict__ frontier, size_type words, label_t level,           \
+        label_t *__restrict__ labels, pred_t *__restrict__ preds,                           \
+        mask_word_t *__restrict__ visited_mask, mask_word_t *__restrict__ candidates,       \
+        int candidates_valid, mask_word_t *__restrict__ next_bitmap,                        \
+        vertex_t *__restrict__ next_frontier, size_type frontier_capacity,                  \
+        size_type *__restrict__ counters
+#define DISTBFS_BOTTOM_UP_ARGS                                                               \
+    out_offsets, nlocal, rank, size, frontier, words, level, labels, preds, visited_mask,   \
+        candidates, candidates_valid, next_bitmap, next_frontier, frontier_capacity, counters
+
+// A bottom-up level over plain in-neighbour rows.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    bottom_up_kernel(const size_type* __restrict__ in_offsets,
+                     const vertex_t* __restrict__ in_columns, DISTBFS_BOTTOM_UP_PARAMS) {
+    const distbfs::VarintColumns none{nullptr, nullptr, nullptr, nullptr};
+    bottom_up_rows<false>(in_offsets, in_columns, DISTBFS_BOTTOM_UP_ARGS, none);
+}
+
+// A bottom-up level over compressed in-neighbour rows (distbfs::VarintColumns), each decoded
+// from its head until the first neighbour in the frontier (the decode points go unused).
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    bottom_up_varint_kernel(const size_type* __restrict__ in_offsets,
+                            const unsigned char* __restrict__ in_bytes,
+                            const size_type* __restrict__ in_byte_offsets,
+                            const size_type* __restrict__ in_point_bytes,
+                            const vertex_t* __restrict__ in_point_values,
+                            DISTBFS_BOTTOM_UP_PARAMS) {
+    const distbfs::VarintColumns varint{in_bytes, in_byte_offsets, in_point_bytes,
+                                        in_point_values};
+    bottom_up_rows<true>(in_offsets, nullptr, DISTBFS_BOTTOM_UP_ARGS, varint);
 }

@@ -38,7 +38,7 @@
     !defined(DISTBFS_COUNTER_FUSED_LABELED) ||                                          \
     !defined(DISTBFS_COUNTER_FUSED_LABELED_EDGES) || !defined(DISTBFS_COUNTER_CURSORS) ||  \
     !defined(DISTBFS_COUNTER_HEAVY) || !defined(DISTBFS_COUNTER_PEER_FAILURE) ||        \
-    !defined(DISTBFS_PEER_HEADER_WORDS)
+    !defined(DISTBFS_PEER_HEADER_WORDS) || !defined(DISTBFS_DECODE_POINT_EDGES)
 #error "compile the distbfs kernels through distbfs.backends.kernels (it passes the -D options)"
 #endif
 
@@ -71,6 +71,7 @@ constexpr int kFusedBlocksPerSm = DISTBFS_FUSED_BLOCKS_PER_SM;
 constexpr int kPathThreads = DISTBFS_PATH_THREADS;
 constexpr size_type kHeavyDegree = DISTBFS_HEAVY_DEGREE;
 constexpr size_type kFusedMaxEdges = DISTBFS_FUSED_MAX_EDGES;
+constexpr size_type kDecodePointEdges = DISTBFS_DECODE_POINT_EDGES;
 constexpr unsigned int kFullWarp = 0xffffffffu;
 
 static_assert(kBlockThreads % kWarpThreads == 0, "block_threads must be a multiple of 32");
@@ -78,6 +79,7 @@ static_assert(kFusedThreads % kWarpThreads == 0, "fused_threads must be a multip
 static_assert(kPathThreads % kWarpThreads == 0, "path_threads must be a multiple of 32");
 static_assert((kWarpHashSlots & (kWarpHashSlots - 1)) == 0, "warp hash: power of two");
 static_assert((kHistoryHashSlots & (kHistoryHashSlots - 1)) == 0, "history hash: power of two");
+static_assert(kDecodePointEdges > 0, "decode_point_edges must be positive");
 
 // Label of a vertex the search has not reached (UNREACHED in distbfs/constants.py).
 constexpr label_t kUnreached = DISTBFS_UNREACHED;
@@ -181,5 +183,89 @@ struct BlockCompact {
         __syncthreads();
     }
 };
+
+// Compressed columns (distbfs/compressed.py; on the device distbfs/backends/cuda/compressed.py):
+// local row r's sorted neighbours c0 < c1 < ... are LEB128 varints from bytes[byte_offsets[r]]
+// on: zigzag(c0 - v) (v: the row's global id), then c[i] - c[i-1] - 1. Decode points make any
+// edge slot reachable in fewer than kDecodePointEdges steps: for every slot s = k *
+// kDecodePointEdges, point_bytes[k] is the byte where slot s's code starts and point_values[k]
+// the neighbour at slot s - 1 (meaningless where s starts a row: a row is decoded from its head).
+struct VarintColumns {
+    const unsigned char* __restrict__ bytes;
+    const size_type* __restrict__ byte_offsets;  // per local row, + 1
+    const size_type* __restrict__ point_bytes;   // per decode point
+    const vertex_t* __restrict__ point_values;   // per decode point
+};
+
+// The varint at bytes[pos]; pos moves past it.
+__device__ __forceinline__ unsigned long long read_varint(const unsigned char* __restrict__ bytes,
+                                                          size_type& pos) {
+    unsigned long long value = 0;
+    int shift = 0;
+    unsigned int byte;
+    do {
+        byte = bytes[pos++];
+        value |= static_cast<unsigned long long>(byte & 0x7fu) << shift;
+        shift += 7;
+    } while (byte & 0x80u);
+    return value;
+}
+
+// Reads one row's neighbours in order: next() is the neighbour at the slot it was opened at,
+// then at each following slot of the row.
+struct VarintCursor {
+    const unsigned char* __restrict__ bytes;
+    size_type pos;    // byte of the next code
+    long long value;  // the neighbour last decoded
+    bool held;        // value is the next neighbour already (opened at the row's head)
+
+    __device__ __forceinline__ vertex_t next() {
+        if (held) {
+            held = false;
+        } else {
+            value += static_cast<long long>(read_varint(bytes, pos)) + 1;
+        }
+        return static_cast<vertex_t>(value);
+    }
+};
+
+// A cursor at the head of the row whose codes start at bytes[begin] (global id `vertex`; the
+// row must not be empty).
+__device__ __forceinline__ VarintCursor open_head(const unsigned char* __restrict__ bytes,
+                                                  size_type begin, long long vertex) {
+    VarintCursor cursor{bytes, begin, 0, true};
+    const unsigned long long code = read_varint(bytes, cursor.pos);
+    cursor.value = vertex + (static_cast<long long>(code >> 1) ^ -static_cast<long long>(code & 1));
+    return cursor;
+}
+
+// A cursor at the head of local row `row` (global id `vertex`; the row must not be empty).
+__device__ __forceinline__ VarintCursor open_row(const VarintColumns& columns, size_type row,
+                                                 long long vertex) {
+    return open_head(columns.bytes, columns.byte_offsets[row], vertex);
+}
+
+// A cursor at edge slot `slot` of local row `row` (its first slot `row_begin`, global id
+// `vertex`): from the row's head or the decode point at or before `slot`, whichever is later,
+// fewer than kDecodePointEdges codes are skipped.
+__device__ __forceinline__ VarintCursor open_at(const VarintColumns& columns, size_type row,
+                                                size_type row_begin, long long vertex,
+                                                size_type slot) {
+    const size_type point = slot / kDecodePointEdges;
+    size_type at = point * kDecodePointEdges;
+    VarintCursor cursor;
+    if (at <= row_begin) {  // value: the neighbour at the row's head
+        cursor = open_row(columns, row, vertex);
+        at = row_begin;
+    } else {  // value: the neighbour at slot at - 1
+        cursor = VarintCursor{columns.bytes, columns.point_bytes[point],
+                              static_cast<long long>(columns.point_values[point]), true};
+        --at;
+    }
+    for (; at < slot; ++at) {
+        cursor.value += static_cast<long long>(read_varint(cursor.bytes, cursor.pos)) + 1;
+    }
+    return cursor;  // held: next() is the neighbour at `slot`
+}
 
 }  // namespace distbfs

@@ -37,10 +37,10 @@ def test_host_resident_graphs_search_alike(backend, name):
     assert backend.graph_memory(placed.dist) == "host"
     assert backend.graph_memory(plain.dist) == "device"
     for strategy in ("hybrid", "direction_optimizing"):
-        a = distbfs.bfs(plain, 0, predecessors=True, strategy=strategy)
+        # a GPU's predecessors are whichever thread wins; validate=True checks Graph500's rules
+        a = distbfs.bfs(plain, 0, strategy=strategy)
         b = distbfs.bfs(placed, 0, predecessors=True, strategy=strategy, validate=True)
         same(a.distances, b.distances)
-        same(a.predecessors, b.predecessors)
     same(distbfs.sssp(plain, 0).distances, distbfs.sssp(placed, 0, validate=True).distances)
     same(distbfs.connected_components(plain).labels, distbfs.connected_components(placed).labels)
     many = list(range(min(case[2], 10)))

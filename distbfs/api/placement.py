@@ -23,14 +23,12 @@ with predecessors peaks near 2.2x the CSR (``benchmarks/RESULTS.md``)."""
 
 def compress(graph: Any) -> Any:
     """``graph`` with its rows' neighbours as varint-coded gaps, decoded as the stages read
-    them: the same results in less memory; the numpy backend only (the CUDA kernels read plain
-    rows: ``InvalidArgumentValue``). A compressed graph returns itself."""
-    if graph.backend.name != "numpy":
-        raise InvalidArgumentValue(
-            f"compress: the {graph.backend.name} backend reads plain CSR rows; compressed "
-            "rows are decoded by the numpy backend (backend='numpy')"
-        )
-    return graph if graph.compressed else _with(graph, graph.dist.compress())
+    them: the same results in less memory (on a GPU, coded there: ``compress_graph``). A
+    compressed graph returns itself."""
+    if graph.compressed:
+        return graph
+    on_backend = getattr(graph.backend, "compress_graph", None)
+    return _with(graph, on_backend(graph.dist) if callable(on_backend) else graph.dist.compress())
 
 
 def place(graph: Any, memory: str = "auto") -> Any:

@@ -73,12 +73,19 @@ class _Stopwatch:
 
 
 def check_compress(ctx: Context) -> None:
-    """``--compress`` on a search needs the numpy backend (checked before any graph is
-    built)."""
-    if ctx.backend.name != "numpy":
+    """``--compress`` on a search (checked before any graph is built): a GPU decodes
+    compressed rows in every search but the fused kernel (``--strategy contract_expand``) and
+    the batched lanes (``bench --batched``), which read plain rows."""
+    args, gpu = ctx.args, ctx.backend.name == "cuda"
+    if gpu and getattr(args, "strategy", None) == "contract_expand":
         raise InputError(
-            f"--compress: the {ctx.backend.name} backend reads plain CSR rows; compressed "
-            "rows are decoded by the numpy backend (--backend numpy)"
+            "--compress: --strategy contract_expand runs every level in the fused kernel, "
+            "which reads plain rows; use hybrid, direction_optimizing or two_phase"
+        )
+    if gpu and getattr(args, "batched", False):
+        raise InputError(
+            "--compress: batched searches on the cuda backend read plain rows; drop --batched "
+            "or --compress, or use --backend numpy"
         )
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from ..backends.base import Replica
 from ..comm.base import Communicator
 from ..constants import UNLIMITED
+from ..errors import InvalidArgumentValue
 from ..graph import DistGraph, build_graph, build_local_graph
 from ..memory import require
 from .buckets import WeightSummary, check_delta, choose_delta
@@ -118,8 +119,10 @@ class GraphResources:
             if graph.directed:
                 tails, heads = graph.stored_edges(xp)
                 self._in_graph = build_graph(self.comm, heads, tails, graph.n, directed=True, xp=xp)
-                if graph.compressed:  # placed where the graph is
-                    self._in_graph = self._in_graph.compress()
+                if graph.compressed:  # coded as the graph is
+                    on_backend = getattr(self.backend, "compress_graph", None)
+                    compress = on_backend if callable(on_backend) else DistGraph.compress
+                    self._in_graph = compress(self._in_graph)
                 memory = getattr(self.backend, "graph_memory", None)
                 if callable(memory) and memory(graph) == "host":
                     self._in_graph = self.backend.place_graph(self._in_graph, "host")
@@ -214,6 +217,12 @@ class SearchPlan:
         self.strategy = check_strategy(strategy, self.backend)
         self.alpha, self.beta = check_thresholds(alpha, beta)
         self.optimizing = self.strategy is Strategy.DIRECTION_OPTIMIZING
+        fused_only = self.strategy is Strategy.CONTRACT_EXPAND and self.backend.small_frontier_limit
+        if fused_only and self.graph.compressed:
+            raise InvalidArgumentValue(
+                "strategy: contract_expand runs every level in the fused kernel, which reads "
+                "plain rows; a compressed graph takes hybrid, direction_optimizing or two_phase"
+            )
         require_search(resources, "bfs", f"a BFS of {self.graph.n:,} vertices")
         self.in_graph = resources.in_neighbours() if self.optimizing else self.graph
         self.fused = choose_fused_path(resources, self._fused_limit())
@@ -257,8 +266,8 @@ class SearchPlan:
         """Largest frontier handed to the fused path (0: never). ``direction_optimizing`` hands
         it small top-down frontiers as ``hybrid`` does."""
         small = self.backend.small_frontier_limit
-        if self.strategy is Strategy.TWO_PHASE or not small:
-            return 0
+        if self.strategy is Strategy.TWO_PHASE or not small or self.graph.compressed:
+            return 0  # (the fused kernels read plain rows)
         return UNLIMITED if self.strategy is Strategy.CONTRACT_EXPAND else small
 
 
@@ -313,7 +322,12 @@ class PathPlan:
         summary = resources.weight_summary()
         self.delta = choose_delta(summary, self.graph.n) if delta is None else check_delta(delta)
         self.heavy = summary.largest > self.delta
-        can = self.comm.size == 1 and callable(getattr(backend, "shortest_paths_in_place", None))
+        # the in-place kernels read plain rows; compressed ones take the striped steps
+        can = (
+            self.comm.size == 1
+            and callable(getattr(backend, "shortest_paths_in_place", None))
+            and not self.graph.compressed
+        )
         if in_place and not can:
             raise ValueError(f"the {backend.name} backend cannot search paths in place here")
         self.in_place = can if in_place is None else bool(in_place)

@@ -90,7 +90,8 @@ class _Local:
     def __init__(self, graph: DistGraph, distances: Any, predecessors: Any) -> None:
         xp = self.xp = array_module(graph.row_offsets)
         self.row_offsets = to_module(xp, graph.row_offsets).astype(np.int64, copy=False)
-        self.columns = to_module(xp, graph.column_indices)
+        columns = graph.column_indices  # compressed: decoded a chunk at a time as read
+        self.columns = columns if graph.compressed else to_module(xp, columns)
         self.weights = None if graph.weights is None else to_module(xp, graph.weights)
         self.vertices = graph.owned_vertices(xp)
         self.labels = to_module(xp, distances)
@@ -173,7 +174,8 @@ def _value_table(comm: Communicator, graph: DistGraph, local: _Local, values: An
         return values
     xp = local.xp
     needed = xp.zeros(graph.n, dtype=xp.bool_)
-    needed[local.columns] = True
+    for _, _, e0, e1 in _row_chunks(xp, local.row_offsets):
+        needed[local.columns[e0:e1]] = True
     ids = xp.flatnonzero(needed)
     del needed
     (answers,) = _ask(comm, xp, ids, (), lambda loc: (values[loc],))

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...comm.base import Bins
 from ...constants import UNLIMITED
+from ...errors import InvalidArgumentValue
 from ...graph import DistGraph
 from ...timing import NullTimer
 from ..arrays import ArrayPathStages
@@ -39,6 +40,7 @@ from . import (
     search,
 )
 from .buffers import CudaGraphResources, check_graph, prepare
+from .compressed import DeviceColumns
 from .launch_policy import DEFAULT_POLICY, DEFAULT_QUEUE_SIZING, LaunchPolicy
 from .timing import CudaEventTimer
 
@@ -221,12 +223,27 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
                 return array
             return move(array)
 
-        columns, weights = placed(graph.column_indices), placed(graph.weights)
-        return dataclasses.replace(graph, column_indices=columns, weights=weights)
+        columns = graph.column_indices
+        columns = columns.map(placed) if isinstance(columns, DeviceColumns) else placed(columns)
+        return dataclasses.replace(graph, column_indices=columns, weights=placed(graph.weights))
 
     def graph_memory(self, graph: DistGraph) -> str:
         """Where ``graph``'s columns are: "host" or "device"."""
-        return "host" if host_memory.in_host_memory(graph.column_indices) else "device"
+        columns = graph.column_indices
+        held = columns.data if isinstance(columns, DeviceColumns) else columns
+        return "host" if host_memory.in_host_memory(held) else "device"
+
+    def compress_graph(self, graph: DistGraph) -> DistGraph:
+        """``graph`` with its columns varint-coded on the device (``DeviceColumns``, decode
+        points for this backend's policy); the plain columns are released when the caller
+        drops ``graph``. A compressed graph is returned as it is."""
+        if graph.compressed:
+            return graph
+        check_graph(graph)
+        columns = DeviceColumns.encode_on_device(
+            graph.row_offsets, graph.column_indices, graph.rank, graph.size, self.policy
+        )
+        return dataclasses.replace(graph, column_indices=columns)
 
     def warm_up(self, threads: int = 4) -> list[tuple[str, int, float]]:
         """Compile every kernel this backend may launch into CuPy's on-disk cache
@@ -305,6 +322,14 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         )
 
     # -- batched BFS (bit lanes; ``distbfs.traversals.batched``) -----------------------------
+
+    def lanes_start(self, graph: DistGraph, sources: Any, resources: Any) -> LaneState:
+        if graph.compressed:
+            raise InvalidArgumentValue(
+                "bfs_many: the CUDA lane kernels read plain rows; search a compressed graph's "
+                "sources with bfs, or batch them on the numpy backend"
+            )
+        return super().lanes_start(graph, sources, resources)
 
     def push_lanes(self, graph: DistGraph, state: LaneState) -> None:
         lanes.push_lanes(self.policy, self._resident, graph, state)

@@ -32,6 +32,7 @@ from .buffers import (
     queues_of,
     zeroed_tally,
 )
+from .compressed import column_args
 from .kernels import Counter
 from .launch_policy import LaunchPolicy
 from .search import resident_grid
@@ -136,7 +137,7 @@ def bottom_up(
         (policy.block_threads,),
         (
             in_graph.row_offsets,
-            in_graph.column_indices,
+            *column_args(in_graph),
             graph.row_offsets,
             np.int64(graph.nlocal),
             np.int32(graph.rank),

@@ -27,6 +27,7 @@ from ...errors import DeviceError
 from ...graph import DistGraph
 from ..base import SearchState, frontier_bitmap_bytes
 from .counters import COUNTER_DTYPE, LevelCounts
+from .compressed import DeviceColumns
 from .kernels import FUSED_SCRATCH_SLOTS, Counter, get_kernel
 from .launch_policy import QUEUE_REGROWTH, LaunchPolicy, uses_meeting_bins
 
@@ -56,6 +57,13 @@ KERNELS = {
 }
 """Kernel handles of a graph's searches by role: (stage file, ``extern "C"`` name)."""
 
+VARINT_KERNELS = {
+    "expand": ("expand", "expand_varint_kernel"),
+    "expand_heavy": ("expand", "expand_heavy_varint_kernel"),
+    "bottom_up": ("bottom_up", "bottom_up_varint_kernel"),
+}
+"""The roles whose kernels read rows, for a graph with compressed columns (``DeviceColumns``)."""
+
 
 def fill_bytes(array: Any, byte: int) -> None:
     """Set every byte of ``array`` to ``byte`` (cudaMemsetAsync on the current stream)."""
@@ -77,9 +85,10 @@ def allocate(graph: DistGraph, what: str, length: int, dtype: np.dtype, total: i
 
 
 def check_graph(graph: DistGraph) -> np.dtype:
-    """The column-id dtype of a graph the kernels can take; raise otherwise."""
+    """The column-id dtype of a graph the kernels can take (plain or ``DeviceColumns``);
+    raise otherwise."""
     if not isinstance(graph.row_offsets, cupy.ndarray) or not isinstance(
-        graph.column_indices, cupy.ndarray
+        graph.column_indices, (cupy.ndarray, DeviceColumns)
     ):
         raise TypeError(
             "the CUDA backend needs the graph on the device: build it with "
@@ -141,7 +150,10 @@ def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> Cuda
         hubs=int(heavy.size),
         hub_pieces=pieces,
         kernels={
-            role: get_kernel(stage, name, policy, bits) for role, (stage, name) in KERNELS.items()
+            role: get_kernel(stage, name, policy, bits)
+            for role, (stage, name) in (
+                KERNELS | VARINT_KERNELS if graph.compressed else KERNELS
+            ).items()
         },
     )
 

@@ -30,6 +30,7 @@ from .buffers import (
     level_of,
     queues_of,
 )
+from .compressed import column_args
 from .counters import COUNTER_DTYPE, LevelCounts, zero_counter
 from .kernels import Counter
 from .launch_policy import LaunchPolicy
@@ -134,7 +135,7 @@ def _launch(
         else (None, None, None)
     )
     edge_queue = (queues.edge_vertices, queues.edge_parents, np.int64(queues.edge_capacity))
-    graph_args = (graph.row_offsets, graph.column_indices)
+    graph_args = (graph.row_offsets, *column_args(graph))
     where = (np.int32(graph.rank), np.int32(graph.size))
     begin, end = (0, 0) if window is None else window
     queues.kernels["expand"](

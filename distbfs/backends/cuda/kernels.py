@@ -48,6 +48,7 @@ STAGES = (
     "link",
     "lanes",
     "relax",
+    "decode",
 )
 """Kernel source files (``kernels/<stage>.cu``), one stage each."""
 
@@ -227,6 +228,7 @@ CHECK_POLICIES = (
         fused_threads=64,
         fused_blocks_per_sm=1,
         heavy_degree=8,
+        decode_point_edges=4,
         fused_max_edges=1000,
         fused_max_frontier=100,
         path_threads=64,

@@ -72,6 +72,14 @@ class LaunchPolicy:
         block that owns their vertex. A block strip-mines at most this many edges of one list
         (8 rounds of 256 threads by default), so no single hub serialises a level on one
         multiprocessor: a Kronecker frontier of 200 vertices can hold 2 M edges.
+    decode_point_edges : int
+        Compressed columns (``distbfs.backends.cuda.compressed``) keep a decode point every
+        this many edge slots (the byte where a slot's code starts and the neighbour before it,
+        12 bytes with int32 ids): any slot is decoded from a row's head or the point before it
+        in fewer than this many steps, and expansion decodes lists in pieces of at most this
+        many neighbours, one thread a piece. 128: the points cost under 0.1 bytes an edge
+        (3% of a Kronecker graph's compressed columns) and a hub is decoded by 16 threads per
+        ``heavy_degree`` piece.
     fused_max_edges : int
         The fused grid stops before a level whose frontier has more edges than this.
     fused_max_frontier : int
@@ -137,6 +145,7 @@ class LaunchPolicy:
     fused_threads: int = 256
     fused_blocks_per_sm: int = 3
     heavy_degree: int = 2048
+    decode_point_edges: int = 128
     fused_max_edges: int = 1 << 20
     fused_max_frontier: int = 1 << 17
     path_threads: int = 256
@@ -164,6 +173,7 @@ class LaunchPolicy:
             "max_bins",
             "fused_blocks_per_sm",
             "heavy_degree",
+            "decode_point_edges",
             "fused_max_edges",
             "fused_max_frontier",
             "path_piece_edges",
@@ -216,6 +226,7 @@ class LaunchPolicy:
             f"-DDISTBFS_FUSED_THREADS={self.fused_threads}",
             f"-DDISTBFS_FUSED_BLOCKS_PER_SM={self.fused_blocks_per_sm}",
             f"-DDISTBFS_HEAVY_DEGREE={self.heavy_degree}",
+            f"-DDISTBFS_DECODE_POINT_EDGES={self.decode_point_edges}",
             f"-DDISTBFS_FUSED_MAX_EDGES={self.fused_max_edges}",
             f"-DDISTBFS_PATH_THREADS={self.path_threads}",
         )
