@@ -5,15 +5,16 @@
 # roots, alternating (bench_compressed_search.py). Logs and JSON go to $OUT.
 # Carry: .whl (pytest-mpi, ...), .data (the real graphs some tests read).
 #   run with: bash benchmarks/device_compressed.sh
-# Environment: SCALE (27), ROOTS (16), REPEATS (2), STRATEGIES ("direction_optimizing hybrid").
+# Environment: SCALE (27), ROOTS (16), REPEATS (2), STRATEGIES ("direction_optimizing hybrid"),
+# TESTS (the test files).
 set -uo pipefail
 source benchmarks/device_env.sh
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 
 echo "== GPU tests: compressed, placement, direction-optimizing, CUDA stages"
 timeout 300 python3 -m pytest -q -m "gpu and not multi_gpu" -p no:cacheprovider --timeout=200 \
-  tests/test_compressed.py tests/test_placement.py tests/test_direction_optimizing.py \
-  tests/test_cuda.py >"$OUT/tests.log" 2>&1
+  ${TESTS:-tests/test_compressed.py tests/test_placement.py tests/test_direction_optimizing.py \
+  tests/test_cuda.py} >"$OUT/tests.log" 2>  tests/test_cuda.py >"$OUT/tests.log" 2>&11
 echo "pytest exit $?"; grep -E "passed|failed|^FAILED|^ERROR" "$OUT/tests.log" | tail -n 12
 
 echo "== two ranks sharing the GPU: every traversal on compressed rows"

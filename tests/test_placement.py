@@ -46,6 +46,11 @@ def test_host_resident_graphs_search_alike(backend, name):
     many = list(range(min(case[2], 10)))
     same(distbfs.bfs_many(plain, many).distances, distbfs.bfs_many(placed, many).distances)
     assert backend.graph_memory(placed.resources.in_neighbours()) == "host"  # directed too
+    small = plain.compress().place("host")  # compressed columns read over the link
+    assert backend.graph_memory(small.dist) == "host" and small.compressed
+    for strategy in ("hybrid", "direction_optimizing"):
+        a = distbfs.bfs(plain, 0, strategy=strategy)
+        same(a.distances, distbfs.bfs(small, 0, strategy=strategy, validate=True).distances)
     back = placed.place("device")
     assert backend.graph_memory(back.dist) == "device"
     same(back.dist.column_indices, plain.dist.column_indices)

@@ -26,8 +26,8 @@ from ...constants import UNREACHED
 from ...errors import DeviceError
 from ...graph import DistGraph
 from ..base import SearchState, frontier_bitmap_bytes
-from .counters import COUNTER_DTYPE, LevelCounts
 from .compressed import DeviceColumns
+from .counters import COUNTER_DTYPE, LevelCounts
 from .kernels import FUSED_SCRATCH_SLOTS, Counter, get_kernel
 from .launch_policy import QUEUE_REGROWTH, LaunchPolicy, uses_meeting_bins
 
