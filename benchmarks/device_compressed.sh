@@ -14,7 +14,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 echo "== GPU tests: compressed, placement, direction-optimizing, CUDA stages"
 timeout 300 python3 -m pytest -q -m "gpu and not multi_gpu" -p no:cacheprovider --timeout=200 \
   ${TESTS:-tests/test_compressed.py tests/test_placement.py tests/test_direction_optimizing.py \
-  tests/test_cuda.py} >"$OUT/tests.log" 2>  tests/test_cuda.py >"$OUT/tests.log" 2>&11
+  tests/test_cuda.py} >"$OUT/tests.log" 2>&1
 echo "pytest exit $?"; grep -E "passed|failed|^FAILED|^ERROR" "$OUT/tests.log" | tail -n 12
 
 echo "== two ranks sharing the GPU: every traversal on compressed rows"
