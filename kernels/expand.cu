@@ -93,7 +93,35 @@ __device__ __forceinline__ void emit_piece(const distbfs::VarintColumns& columns
                                            vertex_t* __restrict__ edge_parents,
                                            size_type edge_capacity) {
     distbfs::VarintCursor cursor = distbfs::open_at(columns, row, row_offsets[row], parent, from);
-    for (size_type column = from; column < to; ++column) {
+    size_type column = from;
+    if (edge_parents == nullptr && slot + (to - from) <= edge_capacity) {
+        // One thread's slots are consecutive: 16 bytes a store once they are aligned (a warp's
+        // lanes write 32 pieces at once, so single stores cost a transaction per value).
+        vertex_t* out = edge_vertices + slot;
+        for (; column < to && reinterpret_cast<unsigned long long>(out) % 16 != 0; ++column) {
+            *out++ = cursor.next();
+        }
+        if constexpr (sizeof(vertex_t) == 4) {
+            for (; column + 4 <= to; column += 4, out += 4) {
+                int4 four;
+                four.x = cursor.next();
+                four.y = cursor.next();
+                four.z = cursor.next();
+                four.w = cursor.next();
+                *reinterpret_cast<int4*>(out) = four;
+            }
+        } else {
+            for (; column + 2 <= to; column += 2, out += 2) {
+                longlong2 two;
+                two.x = cursor.next();
+                two.y = cursor.next();
+                *reinterpret_cast<longlong2*>(out) = two;
+            }
+        }
+        for (; column < to; ++column) *out++ = cursor.next();
+        return;
+    }
+    for (; column < to; ++column) {
         emit_value(cursor.next(), slot + (column - from), parent, edge_vertices, edge_parents,
                    edge_capacity);
     }

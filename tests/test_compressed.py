@@ -140,6 +140,7 @@ def test_every_traversal_reads_compressed_rows_alike(backend, backend_comm, name
         same(a.distances, b.distances)
         if exact:
             same(a.predecessors, b.predecessors)
+        same(a.distances, distbfs.bfs(small, sources, strategy=strategy).distances)  # no parents
     a = distbfs.sssp(plain, 0, predecessors=True)
     b = distbfs.sssp(small, 0, predecessors=True, validate=True)
     same(a.distances, b.distances)
