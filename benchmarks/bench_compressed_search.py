@@ -87,13 +87,13 @@ def main() -> int:
                 f"{teps['compressed'] / 1e9:.2f} | {ratio:.3f} |",
                 flush=True,
             )
-    for row in rows[-1:]:  # where the time goes: the first root's levels
+    for row in rows[-1:]:  # where the time goes: the first root's levels (fused rows: plain)
         print(f"levels of root {roots[0]} ({row['strategy']}): plain ms, compressed ms")
-        for a, b in zip(row["levels"]["plain"], row["levels"]["compressed"], strict=False):
-            print(
-                f"  {a['level']:>3} {a['direction']:>9} {a['frontier']:>11,} "
-                f"{a['ms']:9.3f} {b['ms']:9.3f}"
-            )
+        compressed_ms = {b["level"]: b["ms"] for b in row["levels"]["compressed"]}
+        for a in row["levels"]["plain"]:
+            b = compressed_ms.get(a["level"], float("nan"))
+            where = f"  {a['level']:>3} {a['direction']:>9} {a['frontier']:>11,}"
+            print(f"{where} {a['ms']:9.3f} {b:9.3f}")
     if args.json is not None:
         document = {
             "benchmark": "compressed search",
