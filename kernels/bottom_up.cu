@@ -27,7 +27,8 @@
  *                            all vertices to rebuild either. Each level also leaves the bits
  *                            of the vertices still unlabeled (with in-neighbours), so the next
  *                            bottom-up level skips whole words of labeled ones without reading
- *                            a label.
+ *                            a label. bottom_up_varint_kernel: the same over compressed
+ *                            rows, each decoded from its head (VarintColumns, common.cuh).
  *
  * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
  * each found vertex enters the queue exactly once; every word of the next bitmap is written.

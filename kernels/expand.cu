@@ -21,6 +21,12 @@
  * slots are its list's position in the window (no reservation). Every edge of the frontier is in
  * exactly one window; a hub's list may be cut between two.
  *
+ * Compressed rows (expand_varint_kernel, expand_heavy_varint_kernel; VarintColumns in
+ * common.cuh): the same tiles, slots, windows and hub pieces, but a list is gathered in pieces
+ * cut at the decode points (at most kDecodePointEdges neighbours each), one thread decoding a
+ * piece from the row's head or the point before it; a hub piece's pieces go to every thread of
+ * the grid.
+ *
  * Output order inside the edge queue is arbitrary (the level loop never depends on it).
  * Invariant: the block writes exactly the slots it reserved (a window: its edges' positions in
  * the window), and none at or past the capacity.
