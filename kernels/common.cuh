@@ -197,9 +197,9 @@ struct VarintColumns {
     const vertex_t* __restrict__ point_values;   // per decode point
 };
 
-// The varint at bytes[pos], read byte by byte; pos moves past it.
-__device__ __forceinline__ unsigned long long read_varint_bytes(
-    const unsigned char* __restrict__ bytes, size_type& pos) {
+// The varint at bytes[pos]; pos moves past it.
+__device__ __forceinline__ unsigned long long read_varint(const unsigned char* __restrict__ bytes,
+                                                          size_type& pos) {
     unsigned long long value = 0;
     int shift = 0;
     unsigned int byte;
@@ -208,32 +208,6 @@ __device__ __forceinline__ unsigned long long read_varint_bytes(
         value |= static_cast<unsigned long long>(byte & 0x7fu) << shift;
         shift += 7;
     } while (byte & 0x80u);
-    return value;
-}
-
-// The varint at bytes[pos] (bytes 8-byte aligned, as every allocation is); pos moves past it.
-// Read from the aligned 64-bit word holding pos, and the next one only when the code goes on
-// into it (so no read leaves the code's own words); the code's end is the first byte with its
-// high bit clear, and its 7-bit groups are shifted together in registers. Codes longer than 8
-// bytes (values of 2^56 and more) are read byte by byte.
-__device__ __forceinline__ unsigned long long read_varint(const unsigned char* __restrict__ bytes,
-                                                          size_type& pos) {
-    constexpr unsigned long long kHighBits = 0x8080808080808080ull;
-    const unsigned long long* words = reinterpret_cast<const unsigned long long*>(bytes);
-    const int skip = static_cast<int>(pos & 7) * 8;  // bits of the word before pos
-    unsigned long long word = words[pos >> 3] >> skip;
-    unsigned long long stops = ~word & kHighBits & (~0ull >> skip);
-    if (stops == 0 && skip != 0) {  // the code goes on into the next word
-        word |= words[(pos >> 3) + 1] << (64 - skip);
-        stops = ~word & kHighBits;
-    }
-    if (stops == 0) return read_varint_bytes(bytes, pos);
-    const int length = __ffsll(static_cast<long long>(stops)) / 8;  // bytes, 1 to 8
-    if (length < 8) word &= (1ull << (8 * length)) - 1;
-    pos += length;
-    unsigned long long value = word & 0x7full;
-#pragma unroll
-    for (int k = 1; k < 8; ++k) value |= (word >> k) & (0x7full << (7 * k));
     return value;
 }
 

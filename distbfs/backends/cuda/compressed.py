@@ -86,17 +86,18 @@ class DeviceColumns(CompressedColumns):
         return (self.data, self.byte_offsets, self.point_bytes, self.point_values)
 
     def map(self, place: Any) -> DeviceColumns:
-        """These columns with ``place`` applied to each array the kernels read (the row
-        offsets stay where they are)."""
+        """These columns with ``place`` applied to their codes; the offsets and decode points
+        stay where they are (as a plain graph's row offsets: read once a row, on the device,
+        their bytes never cross the link)."""
         return type(self)(
             place(self.data),
-            place(self.byte_offsets),
+            self.byte_offsets,
             self.row_offsets,
             self.rank,
             self.ranks,
             self.dtype,
-            place(self.point_bytes),
-            place(self.point_values),
+            self.point_bytes,
+            self.point_values,
             self.policy,
         )
 
