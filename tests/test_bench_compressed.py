@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import distbfs
+import distbfs.compressed as compressed
 from distbfs.compressed import coded_bytes
 from distbfs.graph import build_local_graph
 from distbfs.reorder import order_vertices
@@ -19,8 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import bench_compressed
 
 
+@pytest.mark.parametrize("chunk", [compressed.CHUNK_EDGES, 1000])
 @pytest.mark.parametrize("kind", ["kronecker", "grid2d"])
-def test_degree_order_count_is_the_reordered_graphs(kind):
+def test_degree_order_count_is_the_reordered_graphs(monkeypatch, kind, chunk):
+    monkeypatch.setattr(compressed, "CHUNK_EDGES", chunk)  # 1000: many chunks of rows
     params = {"scale": 10} if kind == "kronecker" else {"shape": (20, 30)}
     graph = distbfs.Graph.generate(kind, backend="numpy", **params)
     dist = graph.dist
