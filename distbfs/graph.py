@@ -34,7 +34,7 @@ from .comm.base import Communicator
 from .compressed import CompressedColumns
 from .constants import ROW_OFFSET_DTYPE, vertex_dtype, weight_dtype
 from .errors import InputError
-from .memory import require
+from .memory import available_bytes, require
 from .partition import bin_by_owner, local_id, num_local, owner
 from .threads import host_threads, parallel_map, spans
 
@@ -417,8 +417,19 @@ weights) triples for a weighted graph, the same edges every call (``first``: the
 e.g. for progress reports; it only counts edges, so its weights are not read and may be None)."""
 
 
+Spill = Callable[[int, Any], Any]
+"""``spill(length, dtype)``: an empty array the device reads over the host link (mapped host
+memory), for a build whose columns do not fit the device (``build_graph_streamed``)."""
+
+
 def build_graph_streamed(
-    chunks: EdgeChunks, n: int, *, directed: bool, xp: Any = np, weighted: bool = False
+    chunks: EdgeChunks,
+    n: int,
+    *,
+    directed: bool,
+    xp: Any = np,
+    weighted: bool = False,
+    spill: Spill | None = None,
 ) -> DistGraph:
     """Build the one-rank CSR of the edges ``chunks`` yields, without holding the edge list:
     the same graph as ``build_graph`` on one rank (rows and their columns sorted, duplicates
@@ -432,7 +443,10 @@ def build_graph_streamed(
     row and drop duplicates, a span of rows at a time (about CHUNK edges: at most CHUNK plus
     one row's), compacting to the front.
     Peak memory: the columns with duplicates (vertex_dtype) and as many weights, two int64
-    arrays of n + 1, and one chunk's or one span's temporaries.
+    arrays of n + 1, and one chunk's or one span's temporaries. With ``spill``, columns and
+    weights that would not fit beside the rest are built where ``spill`` puts them (host memory
+    the device maps) and stay there: the device holds only the offsets and one span, and the
+    graph comes out host-resident (a graph larger than the GPU, never whole on it).
     """
     if n < 0:
         raise InputError(f"vertex count must be non-negative, got {n}")
@@ -452,13 +466,19 @@ def build_graph_streamed(
     sorting = per_edge * slots + 8 * n + 24 * min(slots, CHUNK)  # degrees, a span (int64 x3)
     copying = 2 * per_edge * slots + 8 * (n + 1)  # the kept columns copied out, row offsets
     what = f"building the CSR of {n:,} vertices and {slots:,} directed edges"
-    require(max(sorting, copying), xp, None, what, BUILD_FIX)
-    columns = xp.empty(int(offsets[-1]), dtype=vertex_dtype(n))
+    spilled = spill is not None and max(sorting, copying) > available_bytes(xp)
+    if spilled:  # the columns and weights in host memory; the device keeps a span's sort
+        require(per_edge * slots, np, None, what + " in host memory", BUILD_FIX)
+        require(8 * n + 24 * min(slots, CHUNK), xp, None, what, BUILD_FIX)
+    else:
+        require(max(sorting, copying), xp, None, what, BUILD_FIX)
+    make = spill if spilled else (lambda length, dtype: xp.empty(length, dtype=dtype))
+    columns = make(slots, vertex_dtype(n))
     values = None
     cursors = offsets[:-1].copy()  # pass 2: the next free slot of every row
     for tails, heads, weights in edges(False):
         if weighted and values is None:
-            values = xp.empty(len(columns), dtype=weights.dtype)
+            values = make(len(columns), weights.dtype)
         _place_heads(xp, tails, heads, cursors, columns, weights, values)
     del cursors
     if weighted and values is None:  # no edge
@@ -467,11 +487,26 @@ def build_graph_streamed(
     row_offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)
     xp.cumsum(degrees, out=row_offsets[1:])
     del degrees, offsets
-    column_indices = columns[:out].copy()
-    del columns
-    stored = None if values is None else _stored_weights(values[:out])
-    del values
+    if spilled:  # where they were built (the rows' tail of duplicates stays unused)
+        column_indices = columns[:out]
+        stored = None if values is None else _spilled_weights(values[:out], make)
+    else:
+        column_indices = columns[:out].copy()
+        stored = None if values is None else _stored_weights(values[:out])
+    del columns, values
     return DistGraph(n, out, directed, 0, 1, row_offsets, column_indices, stored)
+
+
+def _spilled_weights(values: Any, make: Spill) -> Any:
+    """``_stored_weights`` of weights in spilled memory, the result there too (converted a
+    CHUNK at a time when the stored dtype differs)."""
+    dtype = weight_dtype(values)
+    if dtype == values.dtype:
+        return values
+    stored = make(values.shape[0], dtype)
+    for i in _chunks(values.shape[0]):
+        stored[i : i + CHUNK] = values[i : i + CHUNK].astype(dtype)
+    return stored
 
 
 def _directed_edges(

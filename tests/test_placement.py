@@ -98,3 +98,60 @@ def test_the_flag_is_checked_before_the_graph_is_read(tmp_path):
         )
     )
     assert "reached 63 of 63 vertices" in out and "graph memory" not in out
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_build_too_large_for_the_device_spills_to_host_memory(monkeypatch, xp, weighted):
+    """One rank's streamed build whose columns would not fit (the free bytes forced to 0):
+    columns and weights built where ``spill`` puts them (on a GPU: mapped host memory), the
+    same CSR and weights as the build on the device, and searched alike."""
+    import distbfs.graph as graph_module
+
+    src, dst, n, _ = graphs.random_graph(400, 3000, 5, False)
+    weights = (np.arange(src.shape[0]) % 9 + 1).astype(np.float64)  # stored as float32
+    pieces = [
+        (
+            xp.asarray(src[i : i + 301]),
+            xp.asarray(dst[i : i + 301]),
+            xp.asarray(weights[i : i + 301]),
+        )
+        for i in range(0, len(src), 301)
+    ]
+
+    def chunks(first):
+        return iter([p[:2] for p in pieces] if first or not weighted else pieces)
+
+    def build(spill=None):
+        return graph_module.build_graph_streamed(
+            chunks, n, directed=False, xp=xp, weighted=weighted, spill=spill
+        )
+
+    made = []
+
+    def spill(length, dtype):
+        made.append(np.dtype(dtype))
+        if xp is np:
+            return np.empty(length, dtype)
+        from distbfs.backends.cuda.host_memory import host_empty
+
+        return host_empty(length, dtype)
+
+    plain = build(spill)  # room to spare: built on the device
+    assert made == []
+    monkeypatch.setattr(graph_module, "available_bytes", lambda module: 0)
+    spilled = build(spill)
+    assert made[0] == plain.column_indices.dtype and len(made) == (3 if weighted else 1)
+    same(spilled.row_offsets, plain.row_offsets)
+    same(spilled.column_indices, plain.column_indices)
+    if weighted:
+        assert spilled.weights.dtype == plain.weights.dtype == np.float32
+        same(spilled.weights, plain.weights)
+    if xp is not np:
+        from distbfs.backends.cuda.backend import CudaBackend
+        from distbfs.backends.cuda.host_memory import in_host_memory
+
+        assert in_host_memory(spilled.column_indices)
+        backend = CudaBackend()
+        a, b = (distbfs.Graph(g, ONE, backend) for g in (plain, spilled))
+        for graph in (b, b.compress()):
+            same(distbfs.bfs(a, 0).distances, distbfs.bfs(graph, 0, validate=True).distances)

@@ -489,6 +489,7 @@ class Graph:
         backend: str | Backend = "auto",
         comm: str | Communicator = "auto",
         progress: Callable[[int, int], None] | None = None,
+        spill: bool = False,
     ) -> Graph:
         """Generate an undirected synthetic graph (distributed: each rank makes its share).
 
@@ -513,6 +514,11 @@ class Graph:
         comm : {"auto", "mpi", "nccl"} or Communicator, default "auto"
         progress : callable(done, total), optional
             Progress callback, where the generator supports it.
+        spill : bool, default False
+            One rank on a GPU: columns (and weights) that do not fit the device are built in
+            host memory the device reads over the link, and stay there (a host-resident graph,
+            ``place``; ``compress`` codes it onto the device). False: such a graph is refused
+            with the bytes it needs.
 
         Returns
         -------
@@ -539,6 +545,8 @@ class Graph:
         }
         if progress is not None and accepts_progress(generators.generate):
             kwargs["progress"] = progress
+        if check_bool("spill", spill) and callable(getattr(backend_obj, "host_empty", None)):
+            kwargs["spill"] = backend_obj.host_empty
         try:
             dist = generators.generate(kind, comm_obj, **kwargs)
         except InputError as exc:  # parameter errors (replicated, so raised on every rank)

@@ -197,15 +197,21 @@ def generator_params(args: argparse.Namespace, kind: str, default_scale: int | N
 
 
 def generate_graph(ctx: Context, kind: str, params: dict, search: bool = False) -> Graph:
-    """A generated graph (``search``: ready for searching, ``search_graph``)."""
+    """A generated graph (``search``: ready for searching, ``search_graph``; built in host
+    memory where the device lacks room when the flags let the graph leave the device:
+    ``--compress``, ``--graph-memory host`` or ``auto``)."""
+    spill = False
     if search:
         check_flags(ctx)
+        memory = getattr(ctx.args, "graph_memory", "device")
+        spill = getattr(ctx.args, "compress", False) or memory != "device"
     with ctx.bar(f"generating {kind}", unit="edge") as bar:
         graph = Graph.generate(
             kind,
             backend=ctx.backend,
             comm=ctx.comm,
             progress=bar.callback if bar.active else None,
+            spill=spill,
             **params,
         )
     return search_graph(ctx, graph) if search else graph

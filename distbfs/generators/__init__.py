@@ -22,7 +22,7 @@ import numpy as np
 
 from ..comm.base import Communicator
 from ..errors import InputError
-from ..graph import BUILD_FIX, DistGraph, build_bytes, build_graph, build_graph_streamed
+from ..graph import BUILD_FIX, DistGraph, Spill, build_bytes, build_graph, build_graph_streamed
 from ..memory import available_host_bytes, require
 from ..partition import num_local
 from .chunks import (
@@ -83,6 +83,7 @@ def generate(
     xp: Any = np,
     progress: Progress | None = None,
     weights: str | WeightSpec | None = None,
+    spill: Spill | None = None,
 ) -> DistGraph:
     """Generate a synthetic undirected graph, each rank making its share (collective).
 
@@ -108,6 +109,9 @@ def generate(
     weights : str, optional
         ``"uniform:LO:HI"``: integer edge weights uniform in ``[LO, HI]`` (``weights``);
         None: unweighted.
+    spill : callable, optional
+        One rank on a GPU: where columns that do not fit the device are built
+        (``build_graph_streamed``: host memory the device maps; the graph stays there).
 
     Returns
     -------
@@ -128,7 +132,10 @@ def generate(
             # the first pass only counts: no weights made for it
             return replay(xp, total, chunk if first else made, progress if first else None)
 
-        return build_graph_streamed(chunks, n, directed=False, xp=xp, weighted=spec is not None)
+        weighted = spec is not None
+        return build_graph_streamed(
+            chunks, n, directed=False, xp=xp, weighted=weighted, spill=spill
+        )
     share = -(-total // comm.size)  # tuples, then each tuple both ways in the build
     held = share * (16 + (0 if spec is None else spec.dtype.itemsize))
     nlocal = num_local(n, comm.size, comm.rank)

@@ -233,6 +233,11 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         held = columns.data if isinstance(columns, DeviceColumns) else columns
         return "host" if host_memory.in_host_memory(held) else "device"
 
+    def host_empty(self, length: int, dtype: Any) -> Any:
+        """An empty array in mapped host memory the kernels read over the link (a spilled
+        build's columns: ``distbfs.graph.build_graph_streamed``)."""
+        return host_memory.host_empty(length, dtype)
+
     def compress_graph(self, graph: DistGraph) -> DistGraph:
         """``graph`` with its columns varint-coded on the device (``DeviceColumns``, decode
         points for this backend's policy); the plain columns are released when the caller

@@ -44,17 +44,23 @@ class MappedHostMemory:
                 pass
 
 
+def host_empty(length: int, dtype: Any) -> Any:
+    """An uninitialized ``cupy.ndarray`` of ``length`` elements in mapped host memory."""
+    dtype = cupy.dtype(dtype)
+    memory = MappedHostMemory(length * dtype.itemsize)
+    device = cupy.cuda.Device().id
+    unowned = cupy.cuda.UnownedMemory(memory.device_ptr, max(1, memory.nbytes), memory, device)
+    return cupy.ndarray((length,), dtype, cupy.cuda.MemoryPointer(unowned, 0))
+
+
 def to_host_memory(array: Any) -> Any:
     """A copy of the device array ``array`` in mapped host memory, as a ``cupy.ndarray`` the
     kernels read over the link."""
     array = cupy.ascontiguousarray(array)
-    memory = MappedHostMemory(array.nbytes)
-    device = cupy.cuda.Device().id
-    unowned = cupy.cuda.UnownedMemory(memory.device_ptr, max(1, array.nbytes), memory, device)
-    placed = cupy.ndarray(array.shape, array.dtype, cupy.cuda.MemoryPointer(unowned, 0))
+    placed = host_empty(array.size, array.dtype).reshape(array.shape)
     if array.nbytes:
         cupy.cuda.runtime.memcpy(
-            memory.device_ptr, array.data.ptr, array.nbytes, cupy.cuda.runtime.memcpyDefault
+            placed.data.ptr, array.data.ptr, array.nbytes, cupy.cuda.runtime.memcpyDefault
         )
     return placed
 
@@ -71,4 +77,4 @@ def in_host_memory(array: Any) -> bool:
     return kind == runtime.memoryTypeHost
 
 
-__all__ = ["MappedHostMemory", "in_host_memory", "to_host_memory"]
+__all__ = ["MappedHostMemory", "host_empty", "in_host_memory", "to_host_memory"]
