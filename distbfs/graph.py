@@ -2,8 +2,8 @@
 section 6.1), with global neighbour ids. Construction is distributed: each rank contributes a
 share of the edges, edges travel to the owner of their source through one all-to-all, then each
 owner drops self-loops and duplicates and builds its rows. One rank can instead build from an
-edge source it can replay (``build_graph_streamed``: a counting sort by tail that never holds
-the edge list, so a generated graph takes about the memory of its CSR).
+edge source it can replay (``distbfs.streamed``: a counting sort by tail that never holds the
+edge list, so a generated graph takes about the memory of its CSR).
 
 Weights: a weighted graph carries ``weights`` aligned with ``column_indices`` (None when
 unweighted); they travel with their edges through every pass and are handled only when present,
@@ -23,8 +23,6 @@ same, row for row and weight for weight, whatever the number of ranks.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -34,7 +32,7 @@ from .comm.base import Communicator
 from .compressed import CompressedColumns
 from .constants import ROW_OFFSET_DTYPE, vertex_dtype, weight_dtype
 from .errors import InputError
-from .memory import available_bytes, require
+from .memory import require
 from .partition import bin_by_owner, local_id, num_local, owner
 from .threads import host_threads, parallel_map, spans
 
@@ -409,209 +407,3 @@ def build_local_graph(
     num_edges = int(column_indices.shape[0])
     stored = _stored_weights(values)
     return DistGraph(n, num_edges, directed, 0, 1, row_offsets, column_indices, stored)
-
-
-EdgeChunks = Callable[[bool], Iterable[tuple[Any, ...]]]
-"""A replayable edge source: ``chunks(first)`` yields (src, dst) int64 arrays, or (src, dst,
-weights) triples for a weighted graph, the same edges every call (``first``: the first pass,
-e.g. for progress reports; it only counts edges, so its weights are not read and may be None)."""
-
-
-Spill = Callable[[int, Any], Any]
-"""``spill(length, dtype)``: an empty array the device reads over the host link (mapped host
-memory), for a build whose columns do not fit the device (``build_graph_streamed``)."""
-
-
-def build_graph_streamed(
-    chunks: EdgeChunks,
-    n: int,
-    *,
-    directed: bool,
-    xp: Any = np,
-    weighted: bool = False,
-    spill: Spill | None = None,
-) -> DistGraph:
-    """Build the one-rank CSR of the edges ``chunks`` yields, without holding the edge list:
-    the same graph as ``build_graph`` on one rank (rows and their columns sorted, duplicates
-    and self-loops dropped, both directions of an undirected edge; ``weighted``: the chunks
-    carry weights, of duplicates the smallest is kept).
-
-    A counting sort by tail in three passes: (1) count every row's edges (self-loops dropped;
-    both directions when undirected); (2) replay the edges and place each head (and weight) in
-    its tail's row through per-row cursors (each chunk sorted by tail, so a row's slots come
-    from its cursor plus the edge's rank among the chunk's edges of that row); (3) sort each
-    row and drop duplicates, a span of rows at a time (about CHUNK edges: at most CHUNK plus
-    one row's), compacting to the front.
-    Peak memory: the columns with duplicates (vertex_dtype) and as many weights, two int64
-    arrays of n + 1, and one chunk's or one span's temporaries. With ``spill``, columns and
-    weights that would not fit beside the rest are built where ``spill`` puts them (host memory
-    the device maps) and stay there: the device holds only the offsets and one span, and the
-    graph comes out host-resident (a graph larger than the GPU, never whole on it).
-    """
-    if n < 0:
-        raise InputError(f"vertex count must be non-negative, got {n}")
-    if n > 0 and n * n >= 2**63:
-        raise InputError(f"graph too large to build: {n} vertices on 1 rank (use more ranks)")
-
-    def edges(first: bool) -> Iterable[tuple[Any, Any, Any]]:
-        return _directed_edges(chunks(first), xp, directed, weighted and not first)
-
-    require(16 * (n + 1), xp, None, f"building the row offsets of {n:,} vertices", BUILD_FIX)
-    offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)  # pass 1: row lengths, then offsets
-    for tails, _, _ in edges(True):
-        offsets[1:] += xp.bincount(tails, minlength=n)
-    offsets[1:] = xp.cumsum(offsets[1:])
-    slots = int(offsets[-1])  # the peak of passes 2 and 3 beyond the offsets already held
-    per_edge = vertex_dtype(n).itemsize + (8 if weighted else 0)
-    sorting = per_edge * slots + 8 * n + 24 * min(slots, CHUNK)  # degrees, a span (int64 x3)
-    copying = 2 * per_edge * slots + 8 * (n + 1)  # the kept columns copied out, row offsets
-    what = f"building the CSR of {n:,} vertices and {slots:,} directed edges"
-    spilled = spill is not None and max(sorting, copying) > available_bytes(xp)
-    if spilled:  # the columns and weights in host memory; the device keeps a span's sort
-        require(per_edge * slots, np, None, what + " in host memory", BUILD_FIX)
-        require(8 * n + 24 * min(slots, CHUNK), xp, None, what, BUILD_FIX)
-    else:
-        require(max(sorting, copying), xp, None, what, BUILD_FIX)
-    make = spill if spilled else (lambda length, dtype: xp.empty(length, dtype=dtype))
-    columns = make(slots, vertex_dtype(n))
-    values = None
-    cursors = offsets[:-1].copy()  # pass 2: the next free slot of every row
-    for tails, heads, weights in edges(False):
-        if weighted and values is None:
-            values = make(len(columns), weights.dtype)
-        _place_heads(xp, tails, heads, cursors, columns, weights, values)
-    del cursors
-    if weighted and values is None:  # no edge
-        values = xp.empty(0, dtype=xp.float32)
-    degrees, out = _sort_rows_in_place(xp, offsets, columns, n, values)  # pass 3
-    row_offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)
-    xp.cumsum(degrees, out=row_offsets[1:])
-    del degrees, offsets
-    if spilled:  # where they were built (the rows' tail of duplicates stays unused)
-        column_indices = columns[:out]
-        stored = None if values is None else _spilled_weights(values[:out], make)
-    else:
-        column_indices = columns[:out].copy()
-        stored = None if values is None else _stored_weights(values[:out])
-    del columns, values
-    return DistGraph(n, out, directed, 0, 1, row_offsets, column_indices, stored)
-
-
-def _spilled_weights(values: Any, make: Spill) -> Any:
-    """``_stored_weights`` of weights in spilled memory, the result there too (converted a
-    CHUNK at a time when the stored dtype differs)."""
-    dtype = weight_dtype(values)
-    if dtype == values.dtype:
-        return values
-    stored = make(values.shape[0], dtype)
-    for i in _chunks(values.shape[0]):
-        stored[i : i + CHUNK] = values[i : i + CHUNK].astype(dtype)
-    return stored
-
-
-def _directed_edges(
-    chunks: Iterable[tuple[Any, ...]], xp: Any, directed: bool, weighted: bool
-) -> Iterable[tuple[Any, Any, Any]]:
-    """The edges (tail, head, weight) of ``chunks``, self-loops dropped, in batches of about
-    CHUNK / 2 (and each batch reversed too when undirected); the weights None unless
-    ``weighted``."""
-    batch: list[tuple[Any, Any, Any]] = []
-    held = 0
-    for chunk in itertools.chain(chunks, [None]):
-        if chunk is not None:
-            src, dst = xp.asarray(chunk[0], dtype=xp.int64), xp.asarray(chunk[1], dtype=xp.int64)
-            loop_free = src != dst
-            weights = _carried(xp, chunk[2])[loop_free] if weighted else None
-            batch.append((src[loop_free], dst[loop_free], weights))
-            held += len(batch[-1][0])
-        if held and (held >= CHUNK // 2 or chunk is None):  # never an empty batch
-            src = xp.concatenate([s for s, _, _ in batch])
-            dst = xp.concatenate([d for _, d, _ in batch])
-            weights = xp.concatenate([w for _, _, w in batch]) if weighted else None
-            batch, held = [], 0
-            yield src, dst, weights
-            if not directed:
-                yield dst, src, weights
-
-
-def _place_heads(
-    xp: Any,
-    tails: Any,
-    heads: Any,
-    cursors: Any,
-    columns: Any,
-    weights: Any = None,
-    values: Any = None,
-) -> None:
-    """Write each head into its tail's row at the row's cursor (the batch sorted by tail, a
-    row's slots are its cursor plus each edge's rank among the batch's edges of that row), and
-    its weight at the same slot of ``values`` (with ``weights``); advance the cursors."""
-    order = xp.argsort(tails)
-    tails, heads = tails[order], heads[order]
-    if weights is not None:
-        weights = weights[order]
-    del order
-    starts = xp.empty(len(tails), dtype=xp.bool_)  # the first edge of each tail's run
-    starts[:1] = True
-    starts[1:] = tails[1:] != tails[:-1]
-    run = xp.cumsum(starts) - 1
-    firsts = xp.flatnonzero(starts)
-    del starts
-    slots = xp.arange(len(tails), dtype=xp.int64) - firsts[run]  # rank within the run
-    del run
-    slots += cursors[tails]
-    columns[slots] = heads
-    if weights is not None:
-        values[slots] = weights
-    del slots
-    lengths = xp.diff(xp.append(firsts, len(tails)))
-    cursors[tails[firsts]] += lengths  # one run per row: no repeated index
-
-
-def _sort_rows_in_place(
-    xp: Any, offsets: Any, columns: Any, n: int, values: Any = None
-) -> tuple[Any, int]:
-    """Sort each row of ``columns`` (rows at ``offsets``) and drop duplicates, a span of rows
-    at a time, compacting to the front, the weights in ``values`` alongside (of duplicates the
-    smallest stays); returns the rows' new degrees and the columns kept."""
-    degrees = xp.zeros(n, dtype=ROW_OFFSET_DTYPE)
-    out = 0
-    for first_row, end_row in itertools.pairwise(_row_spans(xp, offsets)):
-        lo, hi = int(offsets[first_row]), int(offsets[end_row])
-        if hi == lo:
-            continue  # rows without edges: degree 0 already
-        # each slot's row within the span: a mark at every later row's start, summed
-        later_starts = offsets[first_row + 1 : end_row] - lo
-        keys = xp.zeros(hi - lo, dtype=xp.int64)
-        if len(later_starts):
-            keys = xp.cumsum(xp.bincount(later_starts, minlength=hi - lo + 1)[: hi - lo])
-        del later_starts
-        keys *= n
-        keys += columns[lo:hi]
-        span_values = None if values is None else values[lo:hi].copy()
-        keys, span_values = _sort_unique_in_place(xp, keys, span_values)
-        span_rows = keys // n
-        degrees[first_row:end_row] = xp.bincount(span_rows, minlength=end_row - first_row)
-        columns[out : out + len(keys)] = keys - span_rows * n  # out <= lo: already read
-        if values is not None:
-            values[out : out + len(keys)] = span_values
-        out += len(keys)
-    return degrees, out
-
-
-def _row_spans(xp: Any, offsets: Any) -> list[int]:
-    """Row boundaries [0, ..., n] of spans of at most CHUNK edges plus one row's (a span ends
-    at the last row starting at or before each multiple of CHUNK)."""
-    n = len(offsets) - 1
-    total = int(offsets[-1])
-    targets = xp.arange(CHUNK, total, CHUNK, dtype=offsets.dtype)
-    cuts = xp.searchsorted(offsets, targets, side="right") - 1  # last row starting at or before
-    cuts = cuts.get() if hasattr(cuts, "get") else cuts
-    bounds = [0]
-    for cut in cuts.tolist():
-        cut = max(cut, bounds[-1] + 1)  # at least one row per span
-        if cut < n and cut > bounds[-1]:
-            bounds.append(cut)
-    if bounds[-1] != n:
-        bounds.append(n)
-    return bounds

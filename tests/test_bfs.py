@@ -17,6 +17,7 @@ from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import UNREACHED
 from distbfs.engine import STRATEGIES
 from distbfs.graph import build_graph
+from distbfs.streamed import build_graph_streamed
 
 import graphs
 
@@ -210,13 +211,13 @@ def test_streamed_construction_builds_the_same_csr(monkeypatch, directed, chunk)
         passes.append(first)
         return iter(pieces)
 
-    streamed = graph_module.build_graph_streamed(chunks, n, directed=directed)
+    streamed = build_graph_streamed(chunks, n, directed=directed)
     assert passes == [True, False]
     np.testing.assert_array_equal(streamed.row_offsets, reference.row_offsets)
     np.testing.assert_array_equal(streamed.column_indices, reference.column_indices)
     assert streamed.column_indices.dtype == reference.column_indices.dtype
     assert (streamed.num_edges, streamed.directed) == (reference.num_edges, directed)
-    empty = graph_module.build_graph_streamed(lambda first: iter([]), 4, directed=directed)
+    empty = build_graph_streamed(lambda first: iter([]), 4, directed=directed)
     assert empty.row_offsets.tolist() == [0] * 5 and empty.num_edges == 0
 
 

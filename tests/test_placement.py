@@ -105,7 +105,7 @@ def test_a_build_too_large_for_the_device_spills_to_host_memory(monkeypatch, xp,
     """One rank's streamed build whose columns would not fit (the free bytes forced to 0):
     columns and weights built where ``spill`` puts them (on a GPU: mapped host memory), the
     same CSR and weights as the build on the device, and searched alike."""
-    import distbfs.graph as graph_module
+    import distbfs.streamed as streamed
 
     src, dst, n, _ = graphs.random_graph(400, 3000, 5, False)
     weights = (np.arange(src.shape[0]) % 9 + 1).astype(np.float64)  # stored as float32
@@ -122,7 +122,7 @@ def test_a_build_too_large_for_the_device_spills_to_host_memory(monkeypatch, xp,
         return iter([p[:2] for p in pieces] if first or not weighted else pieces)
 
     def build(spill=None):
-        return graph_module.build_graph_streamed(
+        return streamed.build_graph_streamed(
             chunks, n, directed=False, xp=xp, weighted=weighted, spill=spill
         )
 
@@ -138,7 +138,7 @@ def test_a_build_too_large_for_the_device_spills_to_host_memory(monkeypatch, xp,
 
     plain = build(spill)  # room to spare: built on the device
     assert made == []
-    monkeypatch.setattr(graph_module, "available_bytes", lambda module: 0)
+    monkeypatch.setattr(streamed, "available_bytes", lambda module: 0)
     spilled = build(spill)
     assert made[0] == plain.column_indices.dtype and len(made) == (3 if weighted else 1)
     same(spilled.row_offsets, plain.row_offsets)

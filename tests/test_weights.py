@@ -40,9 +40,10 @@ from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import weight_dtype
 from distbfs.errors import InputError
 from distbfs.generators import generate
-from distbfs.graph import build_graph, build_graph_streamed, build_local_graph
+from distbfs.graph import build_graph, build_local_graph
 from distbfs.io import read_graph, write_native
 from distbfs.io.native import ranges
+from distbfs.streamed import build_graph_streamed
 
 ONE = SingleRankCommunicator()
 

@@ -22,9 +22,10 @@ import numpy as np
 
 from ..comm.base import Communicator
 from ..errors import InputError
-from ..graph import BUILD_FIX, DistGraph, Spill, build_bytes, build_graph, build_graph_streamed
+from ..graph import BUILD_FIX, DistGraph, build_bytes, build_graph
 from ..memory import available_host_bytes, require
 from ..partition import num_local
+from ..streamed import Spill, build_graph_streamed
 from .chunks import (
     CHUNK_EDGES_DEVICE,
     CHUNK_EDGES_HOST,

@@ -235,7 +235,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     def host_empty(self, length: int, dtype: Any) -> Any:
         """An empty array in mapped host memory the kernels read over the link (a spilled
-        build's columns: ``distbfs.graph.build_graph_streamed``)."""
+        build's columns: ``distbfs.streamed.build_graph_streamed``)."""
         return host_memory.host_empty(length, dtype)
 
     def compress_graph(self, graph: DistGraph) -> DistGraph:
