@@ -110,7 +110,8 @@ class DistGraph:
             return self
         if type(self.column_indices).__module__.partition(".")[0] != "numpy":
             raise InputError(
-                "compressed columns live in host memory: build the graph on the numpy backend"
+                "DistGraph.compress codes host arrays; a GPU's graph is coded on the device "
+                "by its backend (Graph.compress, CudaBackend.compress_graph)"
             )
         columns = CompressedColumns.encode(
             self.row_offsets, self.column_indices, self.rank, self.size
