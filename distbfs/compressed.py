@@ -148,16 +148,22 @@ def row_chunks(row_offsets: Any) -> Iterator[tuple[int, int]]:
         first = last
 
 
-def coded_bytes(row_offsets: Any, columns: Any, rank: int = 0, size: int = 1) -> int:
-    """Bytes ``CompressedColumns.encode`` would take for these rows (their codes and byte
-    offsets), counted where the arrays are (numpy or cupy: a GPU counts a Kronecker scale 28
-    share in seconds) without writing a code."""
+def code_bytes(row_offsets: Any, columns: Any, rank: int = 0, size: int = 1) -> int:
+    """Bytes of these rows' codes alone, counted where the arrays are (numpy or cupy: a GPU
+    counts a Kronecker scale 28 share in seconds) without writing a code."""
     xp, total = array_module(columns), 0
     for first, last in row_chunks(row_offsets):
         offsets = row_offsets[first : last + 1] - row_offsets[first]
         vertices = xp.arange(first, last, dtype=np.int64) * size + rank
         part = columns[int(row_offsets[first]) : int(row_offsets[last])]
         total += int(varint_lengths(row_codes(offsets, part, vertices)).sum())
+    return total
+
+
+def coded_bytes(row_offsets: Any, columns: Any, rank: int = 0, size: int = 1) -> int:
+    """Bytes ``CompressedColumns.encode`` would take for these rows (their codes and byte
+    offsets; ``code_bytes``)."""
+    total = code_bytes(row_offsets, columns, rank, size)
     return total + row_offsets.shape[0] * byte_offset_dtype(total).itemsize
 
 
@@ -168,8 +174,8 @@ def encode_rows(
     numpy or cupy, the result where they are), encoded a chunk of rows at a time: one pass
     sizes every row, the second writes the codes in place (the coded bytes are allocated once,
     beside the plain columns). With ``point_edges``, also the decode points of every
-    ``point_edges``-th edge slot s: (byte where slot s's code starts, the column at s - 1; 0
-    for s = 0), int64 and the columns' dtype."""
+    ``point_edges``-th edge slot s: (byte where slot s's code starts, the column at s - 1; at
+    s = 0 the column there), int64 and the columns' dtype."""
     xp = array_module(columns)
     row_offsets = xp.asarray(row_offsets, dtype=ROW_OFFSET_DTYPE)
     rows, edges = row_offsets.shape[0] - 1, int(row_offsets[-1])

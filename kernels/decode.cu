@@ -8,6 +8,9 @@
  *                        decode points, decoded in one pass across the rows it meets.
  *   decode_slots_kernel  any edge slots (a gather): a thread per slot, its row found by a
  *                        binary search of the row offsets, decoded from the point before it.
+ *   decode_points_kernel the decode points of codes that arrive without them (a compressed
+ *                        file): a thread per row decodes it from its head and writes the
+ *                        points its slots hold, the encoder's (distbfs/compressed.py) exactly.
  */
 #include "common.cuh"
 
@@ -91,5 +94,46 @@ extern "C" __global__ void decode_slots_kernel(
         out[i] = distbfs::open_at(columns, row, row_offsets[row],
                                   static_cast<long long>(row) * size + rank, slot)
                      .next();
+    }
+}
+
+extern "C" __global__ void decode_points_kernel(
+    const size_type* __restrict__ row_offsets,  // in: CSR row offsets (rows + 1)
+    size_type rows,                             // in: local rows
+    const unsigned char* __restrict__ bytes,    // in: compressed columns
+    const size_type* __restrict__ byte_offsets,
+    int rank,                                   // in: row r is global vertex r * size + rank
+    int size,
+    size_type* __restrict__ point_bytes,        // out: the byte where slot k * kPoint's code
+                                                //      starts
+    vertex_t* __restrict__ point_values)        // out: the column at slot max(k * kPoint - 1, 0)
+{
+    constexpr size_type kPoint = distbfs::kDecodePointEdges;
+    const size_type edges = row_offsets[rows];
+    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    for (size_type row = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+         row < rows; row += stride) {
+        const size_type begin = row_offsets[row];
+        const size_type end = row_offsets[row + 1];
+        size_type pos = byte_offsets[row];
+        long long value = 0;
+        for (size_type slot = begin; slot < end; ++slot) {
+            if (slot % kPoint == 0) {
+                point_bytes[slot / kPoint] = pos;
+                if (slot > begin) point_values[slot / kPoint] = static_cast<vertex_t>(value);
+            }
+            const unsigned long long code = distbfs::read_varint(bytes, pos);
+            if (slot == begin) {  // zigzag(c0 - v)
+                value = static_cast<long long>(row) * size + rank +
+                        (static_cast<long long>(code >> 1) ^ -static_cast<long long>(code & 1));
+            } else {
+                value += static_cast<long long>(code) + 1;
+            }
+            if (slot == 0) point_values[0] = static_cast<vertex_t>(value);
+        }
+        // A point on the next row's head holds this row's last column.
+        if (end > begin && end % kPoint == 0 && end < edges) {
+            point_values[end / kPoint] = static_cast<vertex_t>(value);
+        }
     }
 }

@@ -23,6 +23,9 @@
  *                   label is not *skip (the largest intermediate component; -1: none); rows
  *                   longer than a warp are strided by the whole warp (Merrill's warp gathering)
  *   compress        every label to its tree's root (pointer jumping)
+ * (link_neighbour_varint and link_rows_varint: the same over compressed rows, VarintColumns in
+ * common.cuh; a row of at most kDecodePointEdges edges is decoded by its lane, a longer one
+ * by the whole warp, a lane to each stretch between its decode points),
  * and, one block:
  *   most_frequent_label  the label most of the sampled vertices carry (the smallest among
  *                   equals; -1 without samples) into *out, for link_rows to read: the largest
@@ -93,12 +96,47 @@ struct Tally {
   }
 };
 
-// Link vertex v to columns [begin, end) of `cols`. Every lane of the warp calls it together:
-// rows longer than a warp are taken one at a time by the whole warp, the others by their lane.
+// One side of the graph a link kernel reads (out-rows, or a directed graph's in-rows): plain
+// columns, or compressed ones (kVarint).
+struct Rows {
+  const size_type* offsets;
+  const vertex_t* cols;          // plain
+  distbfs::VarintColumns coded;  // compressed
+};
+
+// The neighbour at edge slot `slot` of vertex v's row.
+template <bool kVarint>
+__device__ __forceinline__ comp_t neighbour_at(const Rows& rows, comp_t v, size_type slot) {
+  if constexpr (kVarint) {
+    return distbfs::open_at(rows.coded, v, rows.offsets[v], v, slot).next();
+  } else {
+    return rows.cols[slot];
+  }
+}
+
+// Link u to the neighbours at slots [from, to) of its row (first slot row_begin), in order.
+template <bool kVarint>
+__device__ __forceinline__ void link_slots(comp_t u, size_type row_begin, size_type from,
+                                           size_type to, const Rows& rows, comp_t* comp,
+                                           Tally& tally) {
+  if (from >= to) return;
+  if constexpr (kVarint) {
+    distbfs::VarintCursor cursor = distbfs::open_at(rows.coded, u, row_begin, u, from);
+    for (size_type i = from; i < to; ++i) tally.add(u, cursor.next(), comp);
+  } else {
+    for (size_type i = from; i < to; ++i) tally.add(u, rows.cols[i], comp);
+  }
+}
+
+// Link vertex v to the slots [begin, end) of its row. Every lane of the warp calls it
+// together: rows longer than a warp (compressed: than the stretch between two decode points)
+// are taken one at a time by the whole warp, the others by their lane.
+template <bool kVarint>
 __device__ __forceinline__ void link_row(comp_t v, size_type begin, size_type end,
-                                         const vertex_t* cols, comp_t* comp, Tally& tally) {
+                                         const Rows& rows, comp_t* comp, Tally& tally) {
+  constexpr size_type kLane = kVarint ? distbfs::kDecodePointEdges : 1;  // slots a lane's turn
   const int lane = threadIdx.x % kWarpThreads;
-  const bool long_row = end - begin > kWarpThreads;
+  const bool long_row = end - begin > (kVarint ? kLane : kWarpThreads);
   unsigned int pending = __ballot_sync(kFullWarp, long_row);
   while (pending) {
     const int leader = __ffs(pending) - 1;
@@ -106,37 +144,38 @@ __device__ __forceinline__ void link_row(comp_t v, size_type begin, size_type en
     const comp_t u = __shfl_sync(kFullWarp, v, leader);
     const size_type first = __shfl_sync(kFullWarp, begin, leader);
     const size_type last = __shfl_sync(kFullWarp, end, leader);
-    for (size_type i = first + lane; i < last; i += kWarpThreads) tally.add(u, cols[i], comp);
+    // stretch k: slots [k * kLane, (k + 1) * kLane) of the edge array, cut to the row
+    for (size_type k = first / kLane + lane; k * kLane < last; k += kWarpThreads) {
+      const size_type from = k * kLane > first ? k * kLane : first;
+      const size_type to = (k + 1) * kLane < last ? (k + 1) * kLane : last;
+      link_slots<kVarint>(u, first, from, to, rows, comp, tally);
+    }
   }
-  if (!long_row) {
-    for (size_type i = begin; i < end; ++i) tally.add(v, cols[i], comp);
-  }
+  if (!long_row) link_slots<kVarint>(v, begin, begin, end, rows, comp, tally);
 }
 
-}  // namespace
-
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    link_neighbour(const size_type* offsets, const vertex_t* cols, const size_type* in_offsets,
-                   const vertex_t* in_cols, int directed, long long n, long long r, comp_t* comp,
-                   unsigned long long* counts) {
+template <bool kVarint>
+__device__ __forceinline__ void link_sampled(const Rows& out, const Rows& in, int directed,
+                                             long long n, long long r, comp_t* comp,
+                                             unsigned long long* counts) {
   Tally tally;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long v = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
        v += stride) {
-    const size_type degree = offsets[v + 1] - offsets[v];
+    const size_type degree = out.offsets[v + 1] - out.offsets[v];
     if (r < degree) {
-      tally.add(v, cols[offsets[v] + r], comp);
-    } else if (directed && r - degree < in_offsets[v + 1] - in_offsets[v]) {
-      tally.add(v, in_cols[in_offsets[v] + (r - degree)], comp);
+      tally.add(v, neighbour_at<kVarint>(out, v, out.offsets[v] + r), comp);
+    } else if (directed && r - degree < in.offsets[v + 1] - in.offsets[v]) {
+      tally.add(v, neighbour_at<kVarint>(in, v, in.offsets[v] + (r - degree)), comp);
     }
   }
   tally.flush(counts);
 }
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    link_rows(const size_type* offsets, const vertex_t* cols, const size_type* in_offsets,
-              const vertex_t* in_cols, int directed, long long n, const comp_t* skip_label,
-              comp_t* comp, unsigned long long* counts) {
+template <bool kVarint>
+__device__ __forceinline__ void link_unskipped(const Rows& out, const Rows& in, int directed,
+                                               long long n, const comp_t* skip_label,
+                                               comp_t* comp, unsigned long long* counts) {
   Tally tally;
   const comp_t skip = *skip_label;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -145,12 +184,53 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
        base += stride) {
     const long long v = base + threadIdx.x;
     const bool take = v < n && read_label(comp, v) != skip;
-    link_row(v, take ? offsets[v] : 0, take ? offsets[v + 1] : 0, cols, comp, tally);
+    link_row<kVarint>(v, take ? out.offsets[v] : 0, take ? out.offsets[v + 1] : 0, out, comp,
+                      tally);
     if (directed) {
-      link_row(v, take ? in_offsets[v] : 0, take ? in_offsets[v + 1] : 0, in_cols, comp, tally);
+      link_row<kVarint>(v, take ? in.offsets[v] : 0, take ? in.offsets[v + 1] : 0, in, comp,
+                        tally);
     }
   }
   tally.flush(counts);
+}
+
+}  // namespace
+
+// The rows of one side as a kernel takes them: plain, or compressed (VarintColumns).
+#define DISTBFS_PLAIN_ROWS(side) const size_type *side##offsets, const vertex_t *side##cols
+#define DISTBFS_CODED_ROWS(side)                                                          \
+  const size_type *side##offsets, const unsigned char *side##bytes,                       \
+      const size_type *side##byte_offsets, const size_type *side##point_bytes,            \
+      const vertex_t *side##point_values
+#define DISTBFS_PLAIN(side) Rows{side##offsets, side##cols, {nullptr, nullptr, nullptr, nullptr}}
+#define DISTBFS_CODED(side)                                                                   \
+  Rows{side##offsets, nullptr,                                                                \
+       {side##bytes, side##byte_offsets, side##point_bytes, side##point_values}}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    link_neighbour(DISTBFS_PLAIN_ROWS(), DISTBFS_PLAIN_ROWS(in_), int directed, long long n,
+                   long long r, comp_t* comp, unsigned long long* counts) {
+  link_sampled<false>(DISTBFS_PLAIN(), DISTBFS_PLAIN(in_), directed, n, r, comp, counts);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    link_neighbour_varint(DISTBFS_CODED_ROWS(), DISTBFS_CODED_ROWS(in_), int directed,
+                          long long n, long long r, comp_t* comp, unsigned long long* counts) {
+  link_sampled<true>(DISTBFS_CODED(), DISTBFS_CODED(in_), directed, n, r, comp, counts);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    link_rows(DISTBFS_PLAIN_ROWS(), DISTBFS_PLAIN_ROWS(in_), int directed, long long n,
+              const comp_t* skip_label, comp_t* comp, unsigned long long* counts) {
+  link_unskipped<false>(DISTBFS_PLAIN(), DISTBFS_PLAIN(in_), directed, n, skip_label, comp,
+                        counts);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    link_rows_varint(DISTBFS_CODED_ROWS(), DISTBFS_CODED_ROWS(in_), int directed, long long n,
+                     const comp_t* skip_label, comp_t* comp, unsigned long long* counts) {
+  link_unskipped<true>(DISTBFS_CODED(), DISTBFS_CODED(in_), directed, n, skip_label, comp,
+                       counts);
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) compress(long long n, comp_t* comp) {

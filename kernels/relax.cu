@@ -30,6 +30,9 @@
  * ones are cut into pieces of `piece_edges` edges that the grid's warps share after a barrier.
  * Each thread takes its edges four at a time (kBatch). A grid of one block (small graphs)
  * synchronizes with block barriers instead of grid barriers.
+ * Compressed rows (the *_varint kernels; VarintColumns in common.cuh) are decoded in order by
+ * one thread: a row of at most kDecodePointEdges edges by its vertex's thread, a longer one cut
+ * at its decode points into pieces (`piece_edges` is not used) that the grid's threads share.
  *
  * Counter slots (size_type counts[]) rotate so that one barrier separates a slot's last read
  * from its reset: near queue lengths by step (3), piece counts by step (3), far pile lengths
@@ -43,6 +46,8 @@
  *   plateau_parents pass k >= 1: in zero-distance plateaus, the smallest tight in-neighbour
  *                   resolved in pass k - 1 (`plateau_commit` ends the pass)
  *   relax_pieces    the pieces the two tree passes queued
+ * each also as <name>_varint, which reads compressed columns (the four VarintColumns arrays in
+ * place of `columns`).
  */
 #include "common.cuh"
 
@@ -83,9 +88,10 @@ __device__ __forceinline__ dist_t as_bits(double d) {
 
 struct Csr {
   const size_type* offsets;
-  const vertex_t* columns;
-  const void* weights;  // float or double, or none (every edge weighs 1)
-  int weight_kind;      // 0 none, 1 float, 2 double
+  const vertex_t* columns;       // plain columns (the plain kernels)
+  distbfs::VarintColumns coded;  // compressed columns (the *_varint kernels)
+  const void* weights;           // float or double, or none (every edge weighs 1)
+  int weight_kind;               // 0 none, 1 float, 2 double
 
   __device__ __forceinline__ double weight(size_type e) const {
     if (weight_kind == 1) return static_cast<double>(static_cast<const float*>(weights)[e]);
@@ -143,15 +149,67 @@ __device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, double du,
   }
 }
 
+// Visit edges [from, to) of vertex u's compressed row (its first edge slot row_begin) in
+// order, kBatch at a time, decoded by this thread from the decode point at or before `from`.
+template <class Visit>
+__device__ __forceinline__ void visit_coded(const Csr& g, vertex_t u, double du,
+                                            size_type row_begin, size_type from, size_type to,
+                                            Visit& visit) {
+  if (from >= to) return;
+  distbfs::VarintCursor cursor = distbfs::open_at(g.coded, u, row_begin, u, from);
+  for (size_type e = from; e < to; e += kBatch) {
+    vertex_t v[kBatch];
+    double w[kBatch];
+    int k = 0;
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      v[j] = 0;
+      w[j] = 0.0;
+      if (e + j < to) {
+        v[j] = cursor.next();
+        w[j] = g.weight(e + j);
+        k = j + 1;
+      }
+    }
+    visit(u, du, v, w, k);
+  }
+}
+
+// Pieces a row [start, stop) is queued as, and where piece `part` starts: plain rows in
+// pieces of piece_edges edges, compressed ones cut at their decode points.
+template <bool kVarint>
+__device__ __forceinline__ int piece_parts(size_type start, size_type stop,
+                                           size_type piece_edges) {
+  if constexpr (kVarint) {
+    constexpr size_type kPoint = distbfs::kDecodePointEdges;
+    return static_cast<int>((stop - 1) / kPoint - start / kPoint + 1);
+  } else {
+    return static_cast<int>((stop - start + piece_edges - 1) / piece_edges);
+  }
+}
+
+template <bool kVarint>
+__device__ __forceinline__ size_type piece_begin(size_type start, int part,
+                                                 size_type piece_edges) {
+  if constexpr (kVarint) {
+    constexpr size_type kPoint = distbfs::kDecodePointEdges;
+    return part == 0 ? start : (start / kPoint + part) * kPoint;
+  } else {
+    return start + part * piece_edges;
+  }
+}
+
 // Visit the out-edges of the vertices items[0..count) (items == nullptr: 0..count-1) with
 // visit(u, du, v[], w[], k): rows up to a warp by their thread, up to piece_edges by the warp,
-// longer ones queued as pieces (visit_pieces visits those). `accept(u, du)` filters the
+// longer ones queued as pieces (visit_pieces visits those); compressed rows up to
+// kDecodePointEdges by their thread, longer ones queued as pieces. `accept(u, du)` filters the
 // vertices.
-template <class Visit, class Accept>
+template <bool kVarint, class Visit, class Accept>
 __device__ void visit_rows(const vertex_t* items, size_type count, const dist_t* dist,
                            const Csr& g, Pieces pieces, size_type* piece_count,
                            size_type piece_edges, size_type first_thread, size_type threads,
                            Accept accept, Visit& visit) {
+  if constexpr (kVarint) piece_edges = distbfs::kDecodePointEdges;
   const int lane = threadIdx.x & (kWarpThreads - 1);
   for (size_type base = first_thread - lane; base < count; base += threads) {
     const size_type i = base + lane;
@@ -166,45 +224,62 @@ __device__ void visit_rows(const vertex_t* items, size_type count, const dist_t*
         stop = g.offsets[u + 1];
       }
       if (stop - start > piece_edges) {
-        const int parts = static_cast<int>((stop - start + piece_edges - 1) / piece_edges);
+        const int parts = piece_parts<kVarint>(start, stop, piece_edges);
         const size_type first = append_slots(piece_count, parts);
         for (int part = 0; part < parts; ++part) {
           if (first + part < pieces.capacity) {
             pieces.vertex[first + part] = u;
-            pieces.start[first + part] = start + part * piece_edges;
+            pieces.start[first + part] = piece_begin<kVarint>(start, part, piece_edges);
           }
         }
         stop = start;
       }
     }
-    unsigned wide;
-    while ((wide = __ballot_sync(kFullWarp, stop - start > kWarpThreads)) != 0) {
-      const int leader = __ffs(wide) - 1;
-      const vertex_t wu = __shfl_sync(kFullWarp, u, leader);
-      const double wdu = __shfl_sync(kFullWarp, du, leader);
-      const size_type wstart = __shfl_sync(kFullWarp, start, leader);
-      const size_type wstop = __shfl_sync(kFullWarp, stop, leader);
-      visit_edges(g, wu, wdu, wstart + lane, wstop, kWarpThreads, visit);
-      if (lane == leader) stop = start;
+    if constexpr (kVarint) {
+      visit_coded(g, u, du, start, start, stop, visit);
+    } else {
+      unsigned wide;
+      while ((wide = __ballot_sync(kFullWarp, stop - start > kWarpThreads)) != 0) {
+        const int leader = __ffs(wide) - 1;
+        const vertex_t wu = __shfl_sync(kFullWarp, u, leader);
+        const double wdu = __shfl_sync(kFullWarp, du, leader);
+        const size_type wstart = __shfl_sync(kFullWarp, start, leader);
+        const size_type wstop = __shfl_sync(kFullWarp, stop, leader);
+        visit_edges(g, wu, wdu, wstart + lane, wstop, kWarpThreads, visit);
+        if (lane == leader) stop = start;
+      }
+      visit_edges(g, u, du, start, stop, 1, visit);
     }
-    visit_edges(g, u, du, start, stop, 1, visit);
   }
 }
 
-// The queued pieces [0, count), a warp each.
-template <class Visit>
+// The queued pieces [0, count): a warp each, or a thread each for compressed rows (the
+// caller's thread `me` of `threads`).
+template <bool kVarint, class Visit>
 __device__ void visit_pieces(Pieces pieces, size_type count, const dist_t* dist, const Csr& g,
-                             size_type piece_edges, size_type first_warp, size_type warps,
+                             size_type piece_edges, size_type me, size_type threads,
                              Visit& visit) {
-  const int lane = threadIdx.x & (kWarpThreads - 1);
   if (count > pieces.capacity) count = pieces.capacity;
-  for (size_type p = first_warp; p < count; p += warps) {
-    const vertex_t u = __ldcg(pieces.vertex + p);
-    const size_type start = __ldcg(pieces.start + p);
-    const size_type row_end = g.offsets[u + 1];
-    const size_type stop = start + piece_edges < row_end ? start + piece_edges : row_end;
-    const double du = as_double(__ldcg(dist + u));
-    visit_edges(g, u, du, start + lane, stop, kWarpThreads, visit);
+  if constexpr (kVarint) {
+    constexpr size_type kPoint = distbfs::kDecodePointEdges;
+    for (size_type p = me; p < count; p += threads) {
+      const vertex_t u = __ldcg(pieces.vertex + p);
+      const size_type start = __ldcg(pieces.start + p);
+      const size_type row_end = g.offsets[u + 1];
+      const size_type edge = (start / kPoint + 1) * kPoint;  // the next decode point
+      const double du = as_double(__ldcg(dist + u));
+      visit_coded(g, u, du, g.offsets[u], start, edge < row_end ? edge : row_end, visit);
+    }
+  } else {
+    const int lane = threadIdx.x & (kWarpThreads - 1);
+    for (size_type p = me / kWarpThreads; p < count; p += threads / kWarpThreads) {
+      const vertex_t u = __ldcg(pieces.vertex + p);
+      const size_type start = __ldcg(pieces.start + p);
+      const size_type row_end = g.offsets[u + 1];
+      const size_type stop = start + piece_edges < row_end ? start + piece_edges : row_end;
+      const double du = as_double(__ldcg(dist + u));
+      visit_edges(g, u, du, start + lane, stop, kWarpThreads, visit);
+    }
   }
 }
 
@@ -351,27 +426,21 @@ __device__ __forceinline__ void barrier(cg::grid_group& grid) {
   }
 }
 
-}  // namespace
-
 // The search from the state in ctl/counts (see the header), until it is done (ctl[kCtlDone]
 // = 1) or `log_rows` buckets were logged in this launch (the host relaunches). Vertices no
 // farther than `limit` get their final distance; the search stops before a bucket that starts
 // beyond it.
-extern "C" __global__ void __launch_bounds__(kRelaxThreads)
-    delta_stepping(const size_type* offsets, const vertex_t* columns, const void* weights,
-                   int weight_kind, long long n, dist_t* dist, int* queued, int* far_mark,
-                   vertex_t* near0, vertex_t* near1, vertex_t* far0, vertex_t* far1,
-                   long long far_capacity, vertex_t* piece_vertex, size_type* piece_start,
-                   long long piece_capacity, long long piece_edges, size_type* counts,
-                   long long* ctl, unsigned long long* log, int log_rows, double delta,
-                   double limit, int max_bins, int split_divisor) {
+template <bool kVarint>
+__device__ __forceinline__ void delta_stepping_grid(
+    const Csr& g, long long n, dist_t* dist, int* queued, int* far_mark, vertex_t* near0,
+    vertex_t* near1, vertex_t* far0, vertex_t* far1, long long far_capacity,
+    vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
+    long long piece_edges, size_type* counts, long long* ctl, unsigned long long* log,
+    int log_rows, double delta, double limit, int max_bins, int split_divisor) {
   cg::grid_group grid = cg::this_grid();
-  const Csr g{offsets, columns, weights, weight_kind};
   const Pieces pieces{piece_vertex, piece_start, piece_capacity};
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const size_type warps = threads / kWarpThreads;
-  const size_type my_warp = me / kWarpThreads;
   int step = static_cast<int>(ctl[kCtlStep]);
   int bucket = static_cast<int>(ctl[kCtlBucket]);
   double end = __longlong_as_double(ctl[kCtlEnd]);
@@ -484,13 +553,13 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
       counts[kNearSlot + (step + 2) % 3] = 0;
       counts[kPieceSlot + (step + 1) % 3] = 0;
     }
-    visit_rows(near, count, dist, g, pieces, piece_count, piece_edges, me, threads, AcceptAll{},
-               relax);
+    visit_rows<kVarint>(near, count, dist, g, pieces, piece_count, piece_edges, me, threads,
+                        AcceptAll{}, relax);
     barrier(grid);
     const size_type piece_total = __ldcg(piece_count);
     count = __ldcg(next_count);
     if (piece_total) {
-      visit_pieces(pieces, piece_total, dist, g, piece_edges, my_warp, warps, relax);
+      visit_pieces<kVarint>(pieces, piece_total, dist, g, piece_edges, me, threads, relax);
       barrier(grid);  // the next step's reads of dist and the queue
       count = __ldcg(next_count);
     }
@@ -507,6 +576,40 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
     ctl[kCtlDone] = done ? 1 : 0;
   }
 }
+
+}  // namespace
+
+// The plain and the compressed entry point of a kernel whose body takes the graph as a Csr:
+// name(offsets, columns, weights, weight_kind, params...) and name_varint(offsets, bytes,
+// byte_offsets, point_bytes, point_values, weights, weight_kind, params...).
+#define DISTBFS_UNPAREN(...) __VA_ARGS__
+#define DISTBFS_RELAX_ENTRIES(name, body, params, args)                                     \
+  extern "C" __global__ void __launch_bounds__(kRelaxThreads)                              \
+      name(const size_type* offsets, const vertex_t* columns, const void* weights,          \
+           int weight_kind, DISTBFS_UNPAREN params) {                                       \
+    const Csr g{offsets, columns, {nullptr, nullptr, nullptr, nullptr}, weights,            \
+                weight_kind};                                                               \
+    body<false>(g, DISTBFS_UNPAREN args);                                                   \
+  }                                                                                         \
+  extern "C" __global__ void __launch_bounds__(kRelaxThreads) name##_varint(               \
+      const size_type* offsets, const unsigned char* bytes, const size_type* byte_offsets,  \
+      const size_type* point_bytes, const vertex_t* point_values, const void* weights,      \
+      int weight_kind, DISTBFS_UNPAREN params) {                                            \
+    const Csr g{offsets, nullptr, {bytes, byte_offsets, point_bytes, point_values}, weights, \
+                weight_kind};                                                               \
+    body<true>(g, DISTBFS_UNPAREN args);                                                    \
+  }
+
+DISTBFS_RELAX_ENTRIES(
+    delta_stepping, delta_stepping_grid,
+    (long long n, dist_t* dist, int* queued, int* far_mark, vertex_t* near0, vertex_t* near1,
+     vertex_t* far0, vertex_t* far1, long long far_capacity, vertex_t* piece_vertex,
+     size_type* piece_start, long long piece_capacity, long long piece_edges,
+     size_type* counts, long long* ctl, unsigned long long* log, int log_rows, double delta,
+     double limit, int max_bins, int split_divisor),
+    (n, dist, queued, far_mark, near0, near1, far0, far1, far_capacity, piece_vertex,
+     piece_start, piece_capacity, piece_edges, counts, ctl, log, log_rows, delta, limit,
+     max_bins, split_divisor))
 
 namespace {
 
@@ -568,56 +671,72 @@ struct ResolvedIn {
   }
 };
 
-}  // namespace
-
-extern "C" __global__ void __launch_bounds__(kRelaxThreads)
-    tight_parents(const size_type* offsets, const vertex_t* columns, const void* weights,
-                  int weight_kind, long long n, const dist_t* dist, pred_t* parent,
-                  vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
-                  long long piece_edges, size_type* piece_count) {
-  const Csr g{offsets, columns, weights, weight_kind};
+template <bool kVarint>
+__device__ __forceinline__ void tight_parents_rows(
+    const Csr& g, long long n, const dist_t* dist, pred_t* parent, vertex_t* piece_vertex,
+    size_type* piece_start, long long piece_capacity, long long piece_edges,
+    size_type* piece_count) {
   const Pieces pieces{piece_vertex, piece_start, piece_capacity};
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   TightParent visit{dist, parent};
-  visit_rows(static_cast<const vertex_t*>(nullptr), n, dist, g, pieces, piece_count, piece_edges,
-             me, threads, Reached{}, visit);
+  visit_rows<kVarint>(static_cast<const vertex_t*>(nullptr), n, dist, g, pieces, piece_count,
+                      piece_edges, me, threads, Reached{}, visit);
 }
 
-extern "C" __global__ void __launch_bounds__(kRelaxThreads)
-    plateau_parents(const size_type* offsets, const vertex_t* columns, const void* weights,
-                    int weight_kind, long long n, const dist_t* dist, pred_t* parent,
-                    const int* pass, int round, vertex_t* piece_vertex, size_type* piece_start,
-                    long long piece_capacity, long long piece_edges, size_type* piece_count) {
-  const Csr g{offsets, columns, weights, weight_kind};
+template <bool kVarint>
+__device__ __forceinline__ void plateau_parents_rows(
+    const Csr& g, long long n, const dist_t* dist, pred_t* parent, const int* pass, int round,
+    vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
+    long long piece_edges, size_type* piece_count) {
   const Pieces pieces{piece_vertex, piece_start, piece_capacity};
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   PlateauParent visit{dist, parent, pass};
-  visit_rows(static_cast<const vertex_t*>(nullptr), n, dist, g, pieces, piece_count, piece_edges,
-             me, threads, ResolvedIn{pass, round - 1}, visit);
+  visit_rows<kVarint>(static_cast<const vertex_t*>(nullptr), n, dist, g, pieces, piece_count,
+                      piece_edges, me, threads, ResolvedIn{pass, round - 1}, visit);
 }
 
 // The pieces queued by tight_parents (round < 0) or plateau_parents (round >= 1).
-extern "C" __global__ void __launch_bounds__(kRelaxThreads)
-    relax_pieces(const size_type* offsets, const vertex_t* columns, const void* weights,
-                 int weight_kind, const dist_t* dist, pred_t* parent, const int* pass,
-                 int round, vertex_t* piece_vertex, size_type* piece_start,
-                 long long piece_capacity, long long piece_edges, const size_type* piece_count) {
-  const Csr g{offsets, columns, weights, weight_kind};
+template <bool kVarint>
+__device__ __forceinline__ void relax_pieces_queued(
+    const Csr& g, const dist_t* dist, pred_t* parent, const int* pass, int round,
+    vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
+    long long piece_edges, const size_type* piece_count) {
   const Pieces pieces{piece_vertex, piece_start, piece_capacity};
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (round < 0) {
     TightParent visit{dist, parent};
-    visit_pieces(pieces, *piece_count, dist, g, piece_edges, me / kWarpThreads,
-                 threads / kWarpThreads, visit);
+    visit_pieces<kVarint>(pieces, *piece_count, dist, g, piece_edges, me, threads, visit);
   } else {
     PlateauParent visit{dist, parent, pass};
-    visit_pieces(pieces, *piece_count, dist, g, piece_edges, me / kWarpThreads,
-                 threads / kWarpThreads, visit);
+    visit_pieces<kVarint>(pieces, *piece_count, dist, g, piece_edges, me, threads, visit);
   }
 }
+
+}  // namespace
+
+DISTBFS_RELAX_ENTRIES(tight_parents, tight_parents_rows,
+                      (long long n, const dist_t* dist, pred_t* parent, vertex_t* piece_vertex,
+                       size_type* piece_start, long long piece_capacity, long long piece_edges,
+                       size_type* piece_count),
+                      (n, dist, parent, piece_vertex, piece_start, piece_capacity, piece_edges,
+                       piece_count))
+
+DISTBFS_RELAX_ENTRIES(plateau_parents, plateau_parents_rows,
+                      (long long n, const dist_t* dist, pred_t* parent, const int* pass,
+                       int round, vertex_t* piece_vertex, size_type* piece_start,
+                       long long piece_capacity, long long piece_edges, size_type* piece_count),
+                      (n, dist, parent, pass, round, piece_vertex, piece_start, piece_capacity,
+                       piece_edges, piece_count))
+
+DISTBFS_RELAX_ENTRIES(relax_pieces, relax_pieces_queued,
+                      (const dist_t* dist, pred_t* parent, const int* pass, int round,
+                       vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
+                       long long piece_edges, const size_type* piece_count),
+                      (dist, parent, pass, round, piece_vertex, piece_start, piece_capacity,
+                       piece_edges, piece_count))
 
 // End of a plateau pass: vertices that got a parent in it are resolved in pass `round`;
 // counts[0] += how many.

@@ -24,6 +24,7 @@ from distbfs.compressed import (
     zigzag,
 )
 from distbfs.errors import InvalidArgumentValue
+from distbfs.runtime import get_communicator
 
 import graphs
 
@@ -148,11 +149,8 @@ def test_every_traversal_reads_compressed_rows_alike(backend, backend_comm, name
         same(a.predecessors, b.predecessors)
     same(distbfs.connected_components(plain).labels, distbfs.connected_components(small).labels)
     many = list(range(min(n, 70)))
-    if exact:
-        same(distbfs.bfs_many(plain, many).distances, distbfs.bfs_many(small, many).distances)
-    else:
-        with pytest.raises(InvalidArgumentValue, match="the CUDA lane kernels read plain rows"):
-            distbfs.bfs_many(small, many)
+    same(distbfs.bfs_many(plain, many).distances, distbfs.bfs_many(small, many).distances)
+    if not exact:
         with pytest.raises(InvalidArgumentValue, match="contract_expand runs every level"):
             distbfs.bfs(small, 0, strategy="contract_expand")
 
@@ -162,7 +160,8 @@ def test_every_traversal_reads_compressed_rows_alike(backend, backend_comm, name
 @pytest.mark.parametrize(("rank", "size", "dtype"), [(0, 1, np.int32), (2, 3, np.int64)])
 def test_device_columns_read_like_the_plain_ones(point, rank, size, dtype):
     """Coded on the GPU into the host encoder's bytes, with decode points every ``point``
-    slots; decoded whole, by ranges, by gathered slots and by rows."""
+    slots (the same points when the host's codes are adopted); decoded whole, by ranges, by
+    gathered slots and by rows."""
     from conftest import make_backend
 
     make_backend("cuda")
@@ -181,6 +180,9 @@ def test_device_columns_read_like_the_plain_ones(point, rank, size, dtype):
     host = CompressedColumns.encode(offsets, columns, rank, size)
     same(coded.data, host.data)
     same(coded.byte_offsets, host.byte_offsets.astype(np.int64))
+    adopted = DeviceColumns.from_host(host, policy)  # points found by the device
+    for name in ("data", "byte_offsets", "point_bytes", "point_values"):
+        same(getattr(adopted, name), getattr(coded, name))
     assert coded.point_bytes.shape[0] == -(-columns.shape[0] // point)
     same(coded.decode(), columns)
     same(np.asarray(coded), columns)
@@ -197,6 +199,43 @@ def test_device_columns_read_like_the_plain_ones(point, rank, size, dtype):
     assert point < 128 or coded.nbytes < columns.nbytes  # points every 4 slots cost more
     with pytest.raises(IndexError, match="edge slot out of range"):
         coded[cupy.asarray([columns.shape[0]])]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("point", [4, 128])
+@pytest.mark.parametrize(
+    "name", ["star", "grid", "loops_and_duplicates", "random_undirected", "random_directed"]
+)
+def test_one_gpu_kernels_decode_compressed_rows(monkeypatch, point, name):
+    """On one GPU, delta-stepping with its tree and Afforest's links run in place on compressed
+    rows (``kernels/relax.cu``, ``kernels/link.cu``: the _varint kernels), with decode points
+    every ``point`` slots, so that short and long rows are cut into pieces: the plain graph's
+    distances and labels, a validated tree."""
+    from conftest import make_backend
+
+    make_backend("cuda")
+    from distbfs.backends.cuda.backend import CudaBackend
+    from distbfs.backends.cuda.launch_policy import LaunchPolicy
+
+    backend = CudaBackend(LaunchPolicy(decode_point_edges=point))
+    calls = []
+    for method in ("shortest_paths_in_place", "link_in_place"):
+        original = getattr(backend, method)
+
+        def counted(*args, _original=original, _method=method, **kwargs):
+            calls.append(_method)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(backend, method, counted)
+    case = graphs.ANY_RANK_COUNT[name]
+    weights = (np.arange(case[0].shape[0]) * 7919 % 23).astype(np.float64)  # zeros too
+    plain, small = pair(case, get_communicator("auto"), weights, backend)
+    for source in (0, case[2] - 1):
+        a = distbfs.sssp(plain, source, predecessors=True)
+        b = distbfs.sssp(small, source, predecessors=True, validate=True)
+        same(a.distances, b.distances)
+    same(distbfs.connected_components(plain).labels, distbfs.connected_components(small).labels)
+    assert calls.count("shortest_paths_in_place") >= 4 and "link_in_place" in calls
 
 
 def test_the_graph_and_its_compressed_form(comm):
@@ -285,8 +324,8 @@ def test_commands_search_compressed_rows_alike(tmp_path):
 
 
 def test_compress_refuses_what_reads_plain_rows():
-    """On a GPU the fused kernel (contract_expand) and the batched lanes read plain rows: the
-    flags are refused before any graph is built; the numpy backend takes everything."""
+    """On a GPU the fused kernel (contract_expand) reads plain rows: the flag is refused
+    before any graph is built; batched searches decode; the numpy backend takes everything."""
     from types import SimpleNamespace
 
     from distbfs.cli.commands import check_compress
@@ -298,8 +337,7 @@ def test_compress_refuses_what_reads_plain_rows():
     cuda = SimpleNamespace(name="cuda")
     with pytest.raises(InputError, match="--compress: --strategy contract_expand runs every"):
         check_compress(ctx(cuda, strategy="contract_expand"))
-    with pytest.raises(InputError, match="--compress: batched searches on the cuda backend"):
-        check_compress(ctx(cuda, strategy=None, batched=True))
+    check_compress(ctx(cuda, strategy=None, batched=True))
     check_compress(ctx(cuda, strategy="direction_optimizing", batched=False))
     check_compress(ctx(NumpyBackend(), strategy="contract_expand", batched=True))
 
@@ -380,8 +418,8 @@ def test_corrupt_compressed_files(tmp_path, comm):
 
 
 def test_compressed_files_on_every_backend(tmp_path, backend):
-    """A compressed file searches alike on every backend: numpy keeps the rows compressed, the
-    CUDA backend decodes them as it reads the file."""
+    """A compressed file searches alike on every backend, read compressed: the CUDA backend
+    copies the codes to the device and finds the decode points there, the encoder's own."""
     from distbfs.comm.single import SingleRankCommunicator
 
     one = SingleRankCommunicator()
@@ -389,7 +427,12 @@ def test_compressed_files_on_every_backend(tmp_path, backend):
     plain, _ = pair(case, one)
     plain.save(tmp_path / "z", compress=True)
     graph = distbfs.Graph.from_file(tmp_path / "z", backend=backend)
-    assert graph.compressed == (backend.name == "numpy")
+    assert graph.compressed
+    if backend.name == "cuda":
+        coded = backend.compress_graph(pair(case, one, backend=backend)[0].dist).column_indices
+        read = graph.dist.column_indices
+        for name in ("data", "byte_offsets", "point_bytes", "point_values"):
+            same(getattr(read, name), getattr(coded, name))
     for strategy in ("hybrid", "direction_optimizing"):
         a = distbfs.bfs(plain, [0, 7], predecessors=True, strategy=strategy)
         b = distbfs.bfs(graph, [0, 7], predecessors=True, strategy=strategy, validate=True)

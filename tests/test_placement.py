@@ -1,7 +1,8 @@
 """Where a graph lives (``distbfs.api.placement``): on a GPU its columns and weights in host
-memory read over the link search alike and come back; on the numpy backend every graph is in
-host memory, so "host" is refused and the rest change nothing; the command line checks the
-flag before it reads the graph.
+memory read over the link search alike and come back; auto takes the device, then the
+compressed form on the device, then host memory; on the numpy backend every graph is in host
+memory, so "host" is refused and the rest change nothing; the command line checks the flag
+before it reads the graph.
 """
 
 from __future__ import annotations
@@ -55,6 +56,62 @@ def test_host_resident_graphs_search_alike(backend, name):
     assert backend.graph_memory(back.dist) == "device"
     same(back.dist.column_indices, plain.dist.column_indices)
     assert placed.place("host") is placed and plain.place("auto") is plain  # room to spare
+
+
+@pytest.mark.parametrize(
+    ("budget", "choice"),
+    [
+        (4.0, "device"),
+        (2.0, "device"),
+        (1.99, "compressed"),
+        (1.5, "compressed"),
+        (1.49, "host"),
+        (0.0, "host"),
+    ],
+)
+def test_auto_takes_the_device_then_compression_then_host(monkeypatch, budget, choice):
+    """auto: the plain graph while a search fits beside it, else its compressed form while the
+    same search fits beside that, else host memory. The budget (in plain CSRs) is the free
+    bytes plus what the graph already holds on the device; here a search takes one plain CSR
+    and the compressed graph half of one."""
+    from types import SimpleNamespace
+
+    from distbfs.api import placement
+
+    graph = build(distbfs.backends.numpy.NumpyBackend(), graphs.path(1001))
+    plain = graph.dist.nbytes()
+    monkeypatch.setattr(placement, "SEARCH_DEVICE_SHARE", 1.0)
+    monkeypatch.setattr(placement, "available_bytes", lambda xp: int(budget * plain) - 100)
+    backend = SimpleNamespace(
+        xp=np, device_bytes=lambda dist: 100, compressed_bytes=lambda dist: plain // 2
+    )
+    view = SimpleNamespace(backend=backend, dist=graph.dist, comm=ONE)
+    assert placement.auto_choice(view) == choice
+
+
+@pytest.mark.gpu
+def test_auto_compresses_on_the_device_when_only_that_fits(monkeypatch):
+    """On a GPU, auto codes the graph on the device when a search fits beside its compressed
+    form only (the free bytes forced), and goes to host memory a byte below; the bytes
+    counted for the compressed form are the bytes it takes."""
+    from conftest import make_backend
+
+    from distbfs.api import placement
+
+    backend = make_backend("cuda")
+    plain = build(backend, graphs.random_graph(3000, 12000, 2, False))
+    small = backend.compressed_bytes(plain.dist)
+    assert small == plain.compress().dist.nbytes()
+    held = backend.device_bytes(plain.dist)
+    assert held == plain.dist.nbytes()
+    need = small + int(placement.SEARCH_DEVICE_SHARE * plain.dist.nbytes())
+    monkeypatch.setattr(placement, "available_bytes", lambda xp: need - held)
+    auto = plain.place("auto")
+    assert auto.compressed and backend.graph_memory(auto.dist) == "device"
+    same(distbfs.bfs(auto, 0).distances, distbfs.bfs(plain, 0).distances)
+    monkeypatch.setattr(placement, "available_bytes", lambda xp: need - held - 1)
+    auto = plain.place("auto")
+    assert not auto.compressed and backend.graph_memory(auto.dist) == "host"
 
 
 def test_the_numpy_backend_holds_graphs_in_host_memory():

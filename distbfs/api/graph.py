@@ -220,7 +220,8 @@ class Graph:
         if progress is not None and accepts_progress(io.read_graph):
             kwargs["progress"] = progress
         dist, info = io.read_graph(os.fspath(path), comm_obj, **kwargs)
-        return cls(dist, comm_obj, backend_obj, load_info=info)
+        graph = cls(dist, comm_obj, backend_obj, load_info=info)
+        return graph.compress() if dist.compressed else graph  # the codes in the backend's form
 
     @classmethod
     def from_edges(
@@ -587,8 +588,8 @@ class Graph:
         path : str or os.PathLike
             Target directory (replaced as a whole).
         compress : bool, default False
-            Store the columns varint-coded (``distbfs.compressed``; native version 3): the
-            numpy backend reads them back compressed, the CUDA backend decodes them.
+            Store the columns varint-coded (``distbfs.compressed``; native version 3), which
+            every backend reads back compressed.
         """
         if not isinstance(path, str | os.PathLike):
             raise InvalidArgumentType(f"path: expected a str or path, got {type(path).__name__}")

@@ -14,21 +14,28 @@ from ..memory import available_bytes
 
 PLACEMENTS = ("auto", "device", "host")
 """``Graph.place``'s memories: auto = the device while a search fits beside the graph there,
-else host memory."""
+else compressed on the device while a search fits beside that, else host memory."""
 
 SEARCH_DEVICE_SHARE = 1.2
-"""Bytes a search takes on the device beside the CSR, as a share of the CSR's bytes: a search
-with predecessors peaks near 2.2x the CSR (``benchmarks/RESULTS.md``)."""
+"""Bytes a search takes on the device beside the graph, as a share of the plain CSR's bytes (a
+compressed graph's search takes what the plain one's does): a top-down level may fill an edge
+queue of half the stored edges with their parents, and a search with predecessors peaks near
+2.2x the CSR (``benchmarks/RESULTS.md``)."""
+
+AUTO_CHOICES = ("device", "compressed", "host")
+"""What ``place(graph, "auto")`` may make of a graph, first choice first."""
 
 
 def compress(graph: Any) -> Any:
     """``graph`` with its rows' neighbours as varint-coded gaps, decoded as the stages read
-    them: the same results in less memory (on a GPU, coded there: ``compress_graph``). A
-    compressed graph returns itself."""
-    if graph.compressed:
-        return graph
+    them: the same results in less memory (on a GPU, coded there: ``compress_graph``, which
+    also takes a compressed file's host-held codes to the device). A graph compressed as its
+    backend holds it returns itself."""
     on_backend = getattr(graph.backend, "compress_graph", None)
-    return _with(graph, on_backend(graph.dist) if callable(on_backend) else graph.dist.compress())
+    if not callable(on_backend):
+        return graph if graph.compressed else _with(graph, graph.dist.compress())
+    dist = on_backend(graph.dist)
+    return graph if dist is graph.dist else _with(graph, dist)
 
 
 def place(graph: Any, memory: str = "auto") -> Any:
@@ -41,7 +48,7 @@ def place(graph: Any, memory: str = "auto") -> Any:
         raise InvalidArgumentValue(
             f"memory: expected one of {', '.join(PLACEMENTS)}, got {memory!r}"
         )
-    backend, dist = graph.backend, graph.dist
+    backend = graph.backend
     if not callable(getattr(backend, "place_graph", None)):
         if memory == "host":
             raise InvalidArgumentValue(
@@ -49,12 +56,34 @@ def place(graph: Any, memory: str = "auto") -> Any:
             )
         return graph
     if memory == "auto":
-        search = int(SEARCH_DEVICE_SHARE * dist.nbytes())
-        fits = int(available_bytes(backend.xp) >= search)
-        memory = "device" if graph.comm.allreduce(fits, op="min") else "host"
-    if backend.graph_memory(dist) == memory:
+        choice = auto_choice(graph)
+        if choice == "compressed":
+            graph, memory = compress(graph), "device"
+        else:
+            memory = choice
+    if backend.graph_memory(graph.dist) == memory:
         return graph
-    return _with(graph, backend.place_graph(dist, memory))
+    return _with(graph, backend.place_graph(graph.dist, memory))
+
+
+def auto_choice(graph: Any) -> str:
+    """``AUTO_CHOICES``' first that fits every rank's device (collective): a search
+    (``SEARCH_DEVICE_SHARE`` of the plain CSR) beside the plain graph, else beside its
+    compressed form, else host memory. The budget is the device's free bytes plus those the
+    graph holds there now."""
+    backend, dist = graph.backend, graph.dist
+    weights = 0 if dist.weights is None else dist.weights.nbytes
+    itemsize = dist.column_indices.dtype.itemsize
+    plain = dist.row_offsets.nbytes + dist.num_local_edges * itemsize + weights
+    search = int(SEARCH_DEVICE_SHARE * plain)
+    budget = available_bytes(backend.xp) + backend.device_bytes(dist)
+    if not dist.compressed and plain + search <= budget:
+        mine = 0
+    elif backend.compressed_bytes(dist) + search <= budget:  # counted: no code written
+        mine = 1
+    else:
+        mine = 2
+    return AUTO_CHOICES[graph.comm.allreduce(mine, op="max")]
 
 
 def _with(graph: Any, dist: Any) -> Any:
@@ -64,4 +93,11 @@ def _with(graph: Any, dist: Any) -> Any:
     )
 
 
-__all__ = ["PLACEMENTS", "SEARCH_DEVICE_SHARE", "compress", "place"]
+__all__ = [
+    "AUTO_CHOICES",
+    "PLACEMENTS",
+    "SEARCH_DEVICE_SHARE",
+    "auto_choice",
+    "compress",
+    "place",
+]

@@ -74,18 +74,13 @@ class _Stopwatch:
 
 def check_compress(ctx: Context) -> None:
     """``--compress`` on a search (checked before any graph is built): a GPU decodes
-    compressed rows in every search but the fused kernel (``--strategy contract_expand``) and
-    the batched lanes (``bench --batched``), which read plain rows."""
+    compressed rows in every search but the fused kernel (``--strategy contract_expand``),
+    which reads plain rows."""
     args, gpu = ctx.args, ctx.backend.name == "cuda"
     if gpu and getattr(args, "strategy", None) == "contract_expand":
         raise InputError(
             "--compress: --strategy contract_expand runs every level in the fused kernel, "
             "which reads plain rows; use hybrid, direction_optimizing or two_phase"
-        )
-    if gpu and getattr(args, "batched", False):
-        raise InputError(
-            "--compress: batched searches on the cuda backend read plain rows; drop --batched "
-            "or --compress, or use --backend numpy"
         )
 
 
@@ -123,7 +118,8 @@ def search_graph(ctx: Context, graph: Graph) -> Graph:
     placed = graph.place(memory)
     if placed is not graph:
         where = ctx.backend.graph_memory(placed.dist)
-        ctx.note(f"graph memory ({memory}): columns and weights in {where} memory")
+        coded = " (compressed)" if placed.compressed and not graph.compressed else ""
+        ctx.note(f"graph memory ({memory}): columns{coded} and weights in {where} memory")
     return placed
 
 

@@ -299,7 +299,7 @@ def _add_placement(parser: argparse.ArgumentParser, *, stored: bool = False) -> 
         "the bytes on Kronecker graphs)"
         if stored
         else "hold every row's neighbours as varint-coded gaps, decoded as the search reads "
-        "them (less memory, same results; numpy backend)",
+        "them (less memory, same results; numpy and cuda backends)",
     )
     if not stored:
         parser.add_argument(
@@ -307,8 +307,8 @@ def _add_placement(parser: argparse.ArgumentParser, *, stored: bool = False) -> 
             choices=PLACEMENTS,
             default="device",
             help="cuda backend: where the graph's columns and weights live: device, host "
-            "(pinned host memory the kernels read over the link), or auto = the device while a "
-            "search fits beside the graph there (default: %(default)s)",
+            "(pinned memory read over the link), or auto = the device while a search fits beside "
+            "the graph there, else compressed there if it fits, else host (default: %(default)s)",
         )
 
 

@@ -114,12 +114,7 @@ class ComponentPlan:
         self.graph, self.backend, self.comm = resources.graph, backend, resources.comm
         require_search(resources, "components", f"components of {self.graph.n:,} vertices")
         self.in_graph = resources.in_neighbours()
-        # the in-place kernels read plain rows; compressed ones link in striped rounds
-        can = (
-            self.comm.size == 1
-            and callable(getattr(backend, "link_in_place", None))
-            and not self.graph.compressed
-        )
+        can = self.comm.size == 1 and callable(getattr(backend, "link_in_place", None))
         if in_place and not can:
             raise ValueError(f"the {backend.name} backend cannot link in place on this graph")
         self.in_place = can if in_place is None else bool(in_place)

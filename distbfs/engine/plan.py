@@ -322,12 +322,7 @@ class PathPlan:
         summary = resources.weight_summary()
         self.delta = choose_delta(summary, self.graph.n) if delta is None else check_delta(delta)
         self.heavy = summary.largest > self.delta
-        # the in-place kernels read plain rows; compressed ones take the striped steps
-        can = (
-            self.comm.size == 1
-            and callable(getattr(backend, "shortest_paths_in_place", None))
-            and not self.graph.compressed
-        )
+        can = self.comm.size == 1 and callable(getattr(backend, "shortest_paths_in_place", None))
         if in_place and not can:
             raise ValueError(f"the {backend.name} backend cannot search paths in place here")
         self.in_place = can if in_place is None else bool(in_place)

@@ -7,23 +7,22 @@ n + 1), ``column_indices.npy`` (``index_dtype``, num_edges) and, for a weighted 
 CSR as ``build_graph`` leaves it (rows sorted, no duplicates, no self-loops, both directions of
 undirected edges). A graph relabeled by ``distbfs reorder`` also holds ``original_ids.npy``
 (int64, n: the original id of each vertex) and the header's "reordered" (the order's name).
-An unweighted graph is version 1, a weighted one version 2 (a reader that
-knows only version 1 refuses it rather than drop its weights). A compressed graph (``--compress``
-on generate and convert) is version 3, with "columns": "varint": ``column_bytes.npy`` (uint8)
-and ``column_byte_offsets.npy`` (int64, n + 1) hold every row's neighbours as
-``distbfs.compressed`` codes them, in place of ``column_indices.npy``; its weights are optional
-as the header says. The numpy backend keeps such rows compressed; the CUDA backend decodes them
-as it reads. Reading: every rank memory-maps
-the files and copies only its striped rows ``r, r + p, r + 2p, ...`` with one vectorized
-multi-range gather (the weights with the same gather). Writing (collective, no rank gathers the
-graph): rank 0 creates the files at full size in a temporary sibling directory; each rank
-writes its degrees at its striped positions of ``row_offsets``; each rank turns one contiguous
-block of degrees into offsets (a local cumsum plus an exscan of block totals); each rank then
-writes its rows' column (and weight) segments; rank 0 writes ``header.json`` last and renames
-the directory into place. The directory and its files are created with the permissions the
-umask gives (as any other output), not private ones. The ranks share the files through memory
-maps, which needs a file system coherent between them (one host, or a POSIX-coherent parallel
-file system; not NFS).
+An unweighted graph is version 1, a weighted one version 2 (a reader that knows only version 1
+refuses it rather than drop its weights). A compressed graph (``--compress`` on generate and
+convert) is version 3, with "columns": "varint": ``column_bytes.npy`` (uint8) and
+``column_byte_offsets.npy`` (int64, n + 1) hold every row's neighbours as ``distbfs.compressed``
+codes them, in place of ``column_indices.npy``; its weights are optional as the header says.
+Such rows are read compressed, on every backend (the CUDA backend takes the host-held codes to
+the device as they are: ``CudaBackend.compress_graph``). Reading: every rank memory-maps the
+files and copies only its striped rows ``r, r + p, r + 2p, ...`` with one vectorized multi-range
+gather (the weights with the same gather). Writing (collective, no rank gathers the graph): rank
+0 creates the files at full size in a temporary sibling directory; each rank writes its degrees
+at its striped positions of ``row_offsets``; each rank turns one contiguous block of degrees
+into offsets (a local cumsum plus an exscan of block totals); each rank then writes its rows'
+column (and weight) segments; rank 0 writes ``header.json`` last and renames the directory into
+place. The directory and its files are created with the permissions the umask gives (as any
+other output), not private ones. The ranks share the files through memory maps, which needs a
+file system coherent between them (one host, or a POSIX-coherent parallel file system; not NFS).
 """
 
 from __future__ import annotations
@@ -178,15 +177,15 @@ def read_native(
         weights = _local_weights(path, header, starts, lengths, p)
     stored = header["directed"]
     directed = agreed_directed(path, stored, "a native graph recorded as undirected", directed)
-    if xp is not np or (stored and not directed):  # the CUDA kernels read plain rows
-        local = np.asarray(local)
     if stored and not directed:
         src = np.repeat(global_id(np.arange(nlocal, dtype=np.int64), rank, p), lengths)
-        dst = local.astype(np.int64)
+        dst = np.asarray(local).astype(np.int64)
         return build_graph(comm, src, dst, n, directed=False, xp=xp, weights=weights)
-    if xp is not np:
+    if xp is not np:  # compressed columns stay on the host: the backend adopts them
         weights = None if weights is None else xp.asarray(weights)
-        row_offsets, local = xp.asarray(row_offsets), xp.asarray(local)
+        row_offsets = xp.asarray(row_offsets)
+        if not isinstance(local, CompressedColumns):
+            local = xp.asarray(local)
     return DistGraph(n, num_edges, directed, rank, p, row_offsets, local, weights)
 
 

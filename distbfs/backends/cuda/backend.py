@@ -17,8 +17,8 @@ import cupy
 import numpy as np
 
 from ...comm.base import Bins
+from ...compressed import code_bytes
 from ...constants import UNLIMITED
-from ...errors import InvalidArgumentValue
 from ...graph import DistGraph
 from ...timing import NullTimer
 from ..arrays import ArrayPathStages
@@ -233,6 +233,34 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         held = columns.data if isinstance(columns, DeviceColumns) else columns
         return "host" if host_memory.in_host_memory(held) else "device"
 
+    def device_bytes(self, graph: DistGraph) -> int:
+        """Bytes of ``graph``'s arrays held in device memory (not mapped host memory)."""
+        columns = graph.column_indices
+        coded = isinstance(columns, DeviceColumns)
+        arrays = (
+            graph.row_offsets,
+            graph.weights,
+            *(columns.kernel_args() if coded else [columns]),
+        )
+        held = [a for a in arrays if a is not None and not host_memory.in_host_memory(a)]
+        return int(sum(a.nbytes for a in held))
+
+    def compressed_bytes(self, graph: DistGraph) -> int:
+        """Bytes ``compress_graph`` would make of ``graph`` (its codes counted on the device,
+        none written): codes, int64 byte offsets, decode points, row offsets and weights."""
+        columns = graph.column_indices
+        if graph.compressed:
+            return int(columns.nbytes + graph.row_offsets.nbytes + self._weight_bytes(graph))
+        codes = code_bytes(graph.row_offsets, columns, graph.rank, graph.size)
+        rows = graph.row_offsets.shape[0]
+        points = -(-graph.num_local_edges // self.policy.decode_point_edges)
+        coded = codes + 8 * rows + points * (8 + columns.dtype.itemsize)
+        return int(coded + graph.row_offsets.nbytes + self._weight_bytes(graph))
+
+    @staticmethod
+    def _weight_bytes(graph: DistGraph) -> int:
+        return 0 if graph.weights is None else int(graph.weights.nbytes)
+
     def host_empty(self, length: int, dtype: Any) -> Any:
         """An empty array in mapped host memory the kernels read over the link (a spilled
         build's columns: ``distbfs.streamed.build_graph_streamed``)."""
@@ -241,13 +269,18 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def compress_graph(self, graph: DistGraph) -> DistGraph:
         """``graph`` with its columns varint-coded on the device (``DeviceColumns``, decode
         points for this backend's policy); the plain columns are released when the caller
-        drops ``graph``. A compressed graph is returned as it is."""
-        if graph.compressed:
+        drops ``graph``. Codes held on the host (a compressed file) go to the device as they
+        are; a graph compressed on the device is returned as it is."""
+        columns = graph.column_indices
+        if isinstance(columns, DeviceColumns):
             return graph
-        check_graph(graph)
-        columns = DeviceColumns.encode_on_device(
-            graph.row_offsets, graph.column_indices, graph.rank, graph.size, self.policy
-        )
+        if graph.compressed:
+            columns = DeviceColumns.from_host(columns, self.policy)
+        else:
+            check_graph(graph)
+            columns = DeviceColumns.encode_on_device(
+                graph.row_offsets, columns, graph.rank, graph.size, self.policy
+            )
         return dataclasses.replace(graph, column_indices=columns)
 
     def warm_up(self, threads: int = 4) -> list[tuple[str, int, float]]:
@@ -283,8 +316,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     # -- shortest paths on one GPU holding the whole graph (``relax``) ------------------------
 
     def path_start_in_place(self, graph: DistGraph, source: int) -> relax.DevicePathState:
-        bits = 8 * check_graph(graph).itemsize
-        kernel = kernels.get_kernel("relax", "delta_stepping", self.policy, bits)
+        kernel = relax.relax_kernel(self.policy, graph, "delta_stepping")
         grid = search.resident_grid(self.policy, self._resident, kernel, self.policy.path_threads)
         return relax.path_start(self.policy, graph, source, grid)
 
@@ -327,14 +359,6 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         )
 
     # -- batched BFS (bit lanes; ``distbfs.traversals.batched``) -----------------------------
-
-    def lanes_start(self, graph: DistGraph, sources: Any, resources: Any) -> LaneState:
-        if graph.compressed:
-            raise InvalidArgumentValue(
-                "bfs_many: the CUDA lane kernels read plain rows; search a compressed graph's "
-                "sources with bfs, or batch them on the numpy backend"
-            )
-        return super().lanes_start(graph, sources, resources)
 
     def push_lanes(self, graph: DistGraph, state: LaneState) -> None:
         lanes.push_lanes(self.policy, self._resident, graph, state)

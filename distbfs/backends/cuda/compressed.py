@@ -41,7 +41,7 @@ class DeviceColumns(CompressedColumns):
     point_bytes : cupy int64 array
         The byte where the code of slot ``k * policy.decode_point_edges`` starts.
     point_values : cupy array of the columns' dtype
-        The column at that slot minus one (0 for slot 0).
+        The column at that slot minus one (at slot 0, the column there).
     policy : LaunchPolicy
         The policy whose ``decode_point_edges`` the points were built for (the kernels' too).
     """
@@ -75,6 +75,50 @@ class DeviceColumns(CompressedColumns):
             row_offsets,
             rank,
             size,
+            columns.dtype,
+            point_bytes,
+            point_values,
+            policy,
+        )
+
+    @classmethod
+    def from_host(cls, columns: CompressedColumns, policy: LaunchPolicy) -> DeviceColumns:
+        """Host-held compressed ``columns`` (a compressed file, ``distbfs.io``) on the device:
+        their codes copied as they are, the decode points found by the device
+        (``decode_points_kernel``: a thread per row, the encoder's points exactly), no value
+        decoded on the host."""
+        row_offsets = cupy.asarray(columns.row_offsets)
+        byte_offsets = cupy.asarray(columns.byte_offsets).astype(np.int64, copy=False)
+        rows = row_offsets.shape[0] - 1
+        count = -(-columns.size // policy.decode_point_edges)
+        point_bytes = cupy.zeros(count, dtype=np.int64)
+        point_values = cupy.zeros(count, dtype=columns.dtype)
+        data = cupy.asarray(columns.data)
+        if rows and count:
+            kernel = get_kernel(
+                "decode", "decode_points_kernel", policy, 8 * np.dtype(columns.dtype).itemsize
+            )
+            blocks = min(DECODE_BLOCKS, -(-rows // DECODE_THREADS))
+            where = (np.int32(columns.rank), np.int32(columns.ranks))
+            kernel(
+                (blocks,),
+                (DECODE_THREADS,),
+                (
+                    row_offsets,
+                    np.int64(rows),
+                    data,
+                    byte_offsets,
+                    *where,
+                    point_bytes,
+                    point_values,
+                ),
+            )
+        return cls(
+            data,
+            byte_offsets,
+            row_offsets,
+            columns.rank,
+            columns.ranks,
             columns.dtype,
             point_bytes,
             point_values,

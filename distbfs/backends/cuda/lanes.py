@@ -3,7 +3,9 @@ expansion: ``distbfs.backends.arrays.lanes``): the push level of one rank (front
 straight into the out-neighbours' ``found``, no items built), the OR-contraction of received push
 items (one ``atomicOr`` per item), the pull level (a thread per vertex ORs its in-neighbours'
 gathered frontier words and stops once every lane is seen) and settling a level's found lanes
-(distances written, the pairs found and the new frontier's out-edges counted in the same pass)."""
+(distances written, the pairs found and the new frontier's out-edges counted in the same pass).
+Compressed rows (``DeviceColumns``) are decoded inside the ``_varint`` push and pull kernels, a
+thread to each stretch of a row between two decode points."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from ...comm.base import Bins
 from ...graph import DistGraph
 from ..arrays.lanes import WORD, LaneState
 from .buffers import check_graph
+from .compressed import column_args
 from .kernels import get_kernel
 from .launch_policy import LaunchPolicy
 from .search import ResidentGrids, resident_grid
@@ -38,18 +41,29 @@ def _launch(
     kernel((grid,), (policy.block_threads,), args)
 
 
+def _name(kernel: str, graph: DistGraph) -> str:
+    """``kernel``, or its ``_varint`` form for compressed rows."""
+    return f"{kernel}_varint" if graph.compressed else kernel
+
+
 def push_lanes(
     policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: LaneState
 ) -> None:
     """One rank's push level: every frontier vertex ORs its word into ``found`` of each
-    out-neighbour, a thread per edge (``state.frontier_edges`` of them, counted by settle)."""
+    out-neighbour, a thread per edge (``state.frontier_edges`` of them, counted by settle), or
+    for compressed rows per stretch between two decode points."""
     rows = cupy.flatnonzero(state.frontier)
     offsets = graph.row_offsets
-    ends = cupy.cumsum(offsets[rows + 1] - offsets[rows])
-    total, count = int(state.frontier_edges), int(rows.shape[0])
-    args = (rows, ends, np.int64(count), np.int64(total), offsets, graph.column_indices)
+    begin, end = offsets[rows], offsets[rows + 1]
+    if graph.compressed:
+        point = policy.decode_point_edges
+        ends = cupy.cumsum(cupy.where(end > begin, (end - 1) // point - begin // point + 1, 0))
+        total = int(ends[-1]) if rows.shape[0] else 0
+    else:
+        ends, total = cupy.cumsum(end - begin), int(state.frontier_edges)
+    args = (rows, ends, np.int64(rows.shape[0]), np.int64(total), offsets, *column_args(graph))
     args += (state.frontier, state.visited, state.found)
-    _launch(policy, grids, graph, "push_lanes", total, args)
+    _launch(policy, grids, graph, _name("push_lanes", graph), total, args)
 
 
 def contract_lanes(
@@ -77,18 +91,21 @@ def pull_lanes(
     """Every owned vertex not visited in all lanes ORs its in-neighbours' frontier words into
     ``found``; ``frontier``: every rank's words, shape (size, words per rank)."""
     n = int(state.visited.shape[0])
+    where = (np.int32(frontier.shape[0]),)
+    if in_graph.compressed:  # the row's global id: its head is coded against it
+        where += (np.int32(in_graph.rank),)
     args = (
         in_graph.row_offsets,
-        in_graph.column_indices,
+        *column_args(in_graph),
         frontier,
         np.int64(frontier.shape[1]),
-        np.int32(frontier.shape[0]),
+        *where,
         state.visited,
         state.found,
         np.int64(n),
         np.uint64(state.all_lanes),
     )
-    _launch(policy, grids, in_graph, "pull_lanes", n, args)
+    _launch(policy, grids, in_graph, _name("pull_lanes", in_graph), n, args)
 
 
 def settle_lanes(

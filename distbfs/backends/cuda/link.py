@@ -4,6 +4,8 @@ root's label) and compresses every tree to a star in one more; the striped round
 ``distbfs.backends.arrays.hook`` (ask, cross, hook, jump, each with an all-reduce) are what
 several ranks need, since no rank can CAS another's labels.
 
+Compressed rows (``DeviceColumns``) are decoded inside the ``_varint`` kernels.
+
 The edge sets are Afforest's (``distbfs.traversals.cc``): neighbour r of every vertex (its out-row
 followed, on a directed graph, by its in-row: the same links as
 ``distbfs.backends.arrays.components.sample_links``), or every neighbour of the vertices whose
@@ -22,6 +24,7 @@ import numpy as np
 from ...graph import DistGraph
 from ..arrays.components import ComponentState
 from .buffers import check_graph
+from .compressed import column_args
 from .kernels import get_kernel
 from .launch_policy import LaunchPolicy
 from .search import ResidentGrids, persistent_grid, resident_grid
@@ -57,26 +60,34 @@ def link_in_place(
     directed = in_graph is not graph
     n = graph.n
     counts = cupy.zeros(3, dtype=np.uint64)
+    if graph.compressed != in_graph.compressed:
+        raise ValueError("linking in place needs out- and in-rows both plain or both compressed")
+    in_columns = (
+        column_args(in_graph)
+        if in_graph.compressed
+        else (in_graph.column_indices.astype(graph.column_indices.dtype, copy=False),)
+    )
     rows = (
         graph.row_offsets,
-        graph.column_indices,
+        *column_args(graph),
         in_graph.row_offsets,
-        in_graph.column_indices.astype(graph.column_indices.dtype, copy=False),
+        *in_columns,
         np.int32(directed),
         np.int64(n),
     )
     if n == 0:
         return counts
+    coded = "_varint" if graph.compressed else ""
     if neighbour is None:
         if not isinstance(skip, cupy.ndarray):
             skip = cupy.full((), skip, dtype=np.int64)
-        kernels = [get_kernel("link", name, policy, bits) for name in ("link_rows", "compress")]
+        names = (f"link_rows{coded}", "compress")
+        kernels = [get_kernel("link", name, policy, bits) for name in names]
         blocks = [resident_grid(policy, grids[1], kernel) for kernel in kernels]
         argument = skip
     else:
-        kernels = [
-            get_kernel("link", name, policy, bits) for name in ("link_neighbour", "compress")
-        ]
+        names = (f"link_neighbour{coded}", "compress")
+        kernels = [get_kernel("link", name, policy, bits) for name in names]
         blocks = [persistent_grid(policy, grids[0])] * 2
         argument = np.int64(neighbour)
     _launch(policy, kernels[0], blocks[0], n, (*rows, argument, state.labels, counts))

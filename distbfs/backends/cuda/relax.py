@@ -27,6 +27,7 @@ import numpy as np
 from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from ...graph import DistGraph
 from .buffers import check_graph
+from .compressed import column_args
 from .kernels import get_kernel
 from .launch_policy import PATH_HISTOGRAM_BINS, LaunchPolicy
 
@@ -60,13 +61,36 @@ def weight_args(graph: DistGraph) -> tuple[Any, np.int32]:
     return graph.weights, np.int32(1 if graph.weights.dtype == np.float32 else 2)
 
 
+def relax_kernel(policy: LaunchPolicy, graph: DistGraph, name: str) -> Any:
+    """Kernel ``name`` of ``kernels/relax.cu`` for ``graph``: its ``_varint`` form when the
+    columns are compressed."""
+    bits = 8 * check_graph(graph).itemsize
+    return get_kernel("relax", f"{name}_varint" if graph.compressed else name, policy, bits)
+
+
+def graph_args(graph: DistGraph) -> tuple[Any, ...]:
+    """What the row-reading kernels of ``kernels/relax.cu`` take for ``graph``: row offsets,
+    columns (plain, or the compressed columns' arrays), weights and their kind."""
+    return (graph.row_offsets, *column_args(graph), *weight_args(graph))
+
+
+def piece_slots(policy: LaunchPolicy, graph: DistGraph) -> int:
+    """Slots for the pieces of long rows one step or tree pass may queue: pieces of
+    ``path_piece_edges`` edges, at most two a piece's worth of edges; compressed rows are cut at
+    their decode points (every ``decode_point_edges`` slots), at most three a stretch."""
+    m = graph.num_local_edges
+    if graph.compressed:
+        return 3 * (m // policy.decode_point_edges) + 1024
+    return 2 * (m // policy.path_piece_edges) + 1024
+
+
 def path_start(policy: LaunchPolicy, graph: DistGraph, source: int, grid: int) -> DevicePathState:
     """The state of a search from ``source`` (local = global id on one rank): the source at
     distance 0 in the first near queue, bucket 0 ending at the first delta."""
     ids = check_graph(graph)
     n = graph.n
     far_capacity = max(int(n * policy.path_far_fraction), 1)  # beyond: a scan of every vertex
-    pieces = 2 * (graph.num_local_edges // policy.path_piece_edges) + 1024
+    pieces = piece_slots(policy, graph)
     distances = cupy.full(n, NO_PATH, dtype=PATH_DTYPE)
     distances[source] = 0.0
     queued = cupy.full(n, -1, dtype=np.int32)
@@ -107,18 +131,12 @@ def run_buckets(
     b = state.buffers
     if b["ctl"] is None:
         b["ctl"] = cupy.array([0, 0, np.float64(delta).view(np.int64), 0], dtype=np.int64)
-    weights, kind = weight_args(graph)
-    bits = 8 * check_graph(graph).itemsize
-    kernel = get_kernel("relax", "delta_stepping", policy, bits)
     b["log"].fill(0)
-    kernel(
+    relax_kernel(policy, graph, "delta_stepping")(
         (state.blocks,),
         (policy.path_threads,),
         (
-            graph.row_offsets,
-            graph.column_indices,
-            weights,
-            kind,
+            *graph_args(graph),
             np.int64(graph.n),
             state.distances,
             b["queued"],
@@ -188,20 +206,19 @@ def shortest_path_tree(
         distances < NO_PATH, PREDECESSOR_DTYPE(NO_PARENT), PREDECESSOR_DTYPE(UNREACHED)
     )
     parent[source] = source
-    pieces = 2 * (graph.num_local_edges // policy.path_piece_edges) + 1024
+    pieces = piece_slots(policy, graph)
     piece_vertex = cupy.empty(pieces, dtype=ids)
     piece_start = cupy.empty(pieces, dtype=np.int64)
     piece_count = cupy.zeros(1, dtype=np.int64)
-    weights, kind = weight_args(graph)
-    csr = (graph.row_offsets, graph.column_indices, weights, kind)
+    csr = graph_args(graph)
     piece_args = (piece_vertex, piece_start, np.int64(pieces), np.int64(policy.path_piece_edges))
     block = (policy.path_threads,)
     rows = (max(1, min(grid, -(-n // policy.path_threads))),)
     pass_of = cupy.zeros(1, dtype=np.int32)  # read by the piece kernel only in plateau passes
-    get_kernel("relax", "tight_parents", policy, bits)(
+    relax_kernel(policy, graph, "tight_parents")(
         rows, block, (*csr, np.int64(n), distances, parent, *piece_args, piece_count)
     )
-    get_kernel("relax", "relax_pieces", policy, bits)(
+    relax_kernel(policy, graph, "relax_pieces")(
         (grid,), block, (*csr, distances, parent, pass_of, np.int32(-1), *piece_args, piece_count)
     )
     if not int(cupy.count_nonzero(parent == NO_PARENT)):
@@ -212,12 +229,12 @@ def shortest_path_tree(
     while True:
         piece_count.fill(0)
         resolved.fill(0)
-        get_kernel("relax", "plateau_parents", policy, bits)(
+        relax_kernel(policy, graph, "plateau_parents")(
             rows,
             block,
             (*csr, np.int64(n), distances, parent, pass_of, np.int32(k), *piece_args, piece_count),
         )
-        get_kernel("relax", "relax_pieces", policy, bits)(
+        relax_kernel(policy, graph, "relax_pieces")(
             (grid,),
             block,
             (*csr, distances, parent, pass_of, np.int32(k), *piece_args, piece_count),
