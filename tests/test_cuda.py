@@ -399,6 +399,36 @@ def test_search_matches_numpy_and_scipy(name, queue_sizing):
     ]
 
 
+def test_an_edge_queue_the_device_cannot_hold_is_strip_mined(monkeypatch):
+    """A level whose edge queue does not fit the device (allocations past 2,000 items fail,
+    the free bytes read 10,000) lowers the queue's limit to what fits and is expanded in
+    strips: the same distances and counters as the host reference, a valid tree."""
+    from distbfs.backends.cuda import buffers
+
+    allocate = buffers.allocate
+
+    def short_of_memory(graph, what, length, dtype, total):
+        if what.startswith("edge") and length > 2000:
+            raise DeviceError("out of GPU memory (a test's)")
+        return allocate(graph, what, length, dtype, total)
+
+    case, source = SEARCH_CASES["random-undirected"]
+    want_dist, _, want_levels = _search(case, source, HOST, np)
+    graph, backend = build(case, cupy), CudaBackend(queue_sizing=1.0)
+    monkeypatch.setattr(buffers, "allocate", short_of_memory)
+    monkeypatch.setattr(buffers.cupy.cuda.runtime, "memGetInfo", lambda: (10_000, 1 << 30))
+    monkeypatch.setattr(buffers, "MIN_EDGE_QUEUE", 1)
+    result = graphs.search(
+        graph, source, backend, ONE_RANK, predecessors=True, strategy="two_phase"
+    )
+    dist, pred = backend.to_host(result.distances), backend.to_host(result.predecessors)
+    levels = result.levels
+    assert np.array_equal(dist, want_dist)
+    graphs.check_bfs_tree(case, source, dist, pred)
+    assert [lv.edges_expanded for lv in levels] == [lv.edges_expanded for lv in want_levels]
+    assert max(lv.edges_expanded for lv in levels) > 2000  # a level needed strips
+
+
 def test_search_without_predecessors():
     case, source = SEARCH_CASES["hubs"]
     dist, pred, _ = _search(case, source, CudaBackend(), cupy, predecessors=False)

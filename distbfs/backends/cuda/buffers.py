@@ -36,6 +36,13 @@ UNREACHED_BYTE = 0xFF
 which runs at copy bandwidth (an elementwise fill of the int64 predecessors runs at half)."""
 assert UNREACHED == -1, "UNREACHED_BYTE assumes UNREACHED is -1"
 
+EDGE_QUEUE_FREE_SHARE = 0.8
+"""Share of the device's free bytes an edge queue may take when its limit is lowered to fit
+(``fit_edge_queue``): the rest is left to the level's other queues (kept items, bins)."""
+
+MIN_EDGE_QUEUE = 1 << 16
+"""Fewest items an edge queue is lowered to: below it, strips would cost more than they save."""
+
 MASK_DTYPE = np.dtype(np.uint32)
 """Word of the visited bitmask: bit ``v % 32`` of word ``v // 32`` is vertex v."""
 MASK_WORD_BITS = 32
@@ -298,6 +305,26 @@ def grow_edge_queue(queues: SearchQueues, need: int) -> None:
         edge.parents = allocate(
             queues.graph, "edge parent queue", edge.capacity, queues.vertex_dtype, nbytes
         )
+
+
+def fit_edge_queue(queues: SearchQueues, need: int) -> None:
+    """``grow_edge_queue`` for a level of ``need`` edges; when the device cannot hold that
+    queue beside the graph and the search, its limit is lowered to what it can hold (kept for
+    the graph's later searches), so the level is expanded in more strips rather than refused
+    (``expand.strip_count`` reads the limit after this)."""
+    try:
+        grow_edge_queue(queues, need)
+    except DeviceError:
+        edge = queues.edge
+        keep = queues.keep_parents or edge.parents is not None
+        per_item = queues.vertex_dtype.itemsize * (2 if keep else 1)
+        cupy.get_default_memory_pool().free_all_blocks()
+        free, _ = cupy.cuda.runtime.memGetInfo()
+        fits = int(EDGE_QUEUE_FREE_SHARE * free) // per_item
+        if fits < MIN_EDGE_QUEUE or fits >= min(edge.limit, max(need, 1)):
+            raise
+        edge.limit = fits
+        grow_edge_queue(queues, min(need, fits))
 
 
 def ensure_bin_queue(queues: SearchQueues, nbins: int, keep_parents: bool) -> None:

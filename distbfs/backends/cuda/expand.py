@@ -26,6 +26,7 @@ from .buffers import (
     allocate,
     as_vertices,
     ensure_heavy_pieces,
+    fit_edge_queue,
     grow_edge_queue,
     level_of,
     queues_of,
@@ -73,8 +74,11 @@ class DeviceEdgeFrontier(EdgeFrontier):
 
 def strip_count(state: SearchState, need: int) -> int:
     """Strips an expansion of ``need`` edges (m_f) takes: 1 unless they exceed the edge queue's
-    limit; then as few equal strips as fit it."""
-    return max(1, -(-need // queues_of(state).edge.limit))
+    limit (lowered first where the device cannot hold the queue: ``fit_edge_queue``); then as
+    few equal strips as fit it."""
+    queues = queues_of(state)
+    fit_edge_queue(queues, need)
+    return max(1, -(-need // queues.edge.limit))
 
 
 def expand(
