@@ -590,15 +590,22 @@ def test_a_graph_too_large_for_memory_is_refused_before_building(monkeypatch, ca
     assert "1,073,741,824 are available" in err[0] and "vertices 0..n-1 without gaps" in err[0]
 
 
-@pytest.mark.parametrize("error", [MemoryError(), type("OutOfMemoryError", (Exception,), {})])
-def test_out_of_memory_is_one_line_exit_2(monkeypatch, capsys, error):
+@pytest.mark.parametrize(
+    ("error", "where"),
+    [
+        (MemoryError(), "host"),
+        # CuPy's OutOfMemoryError is a MemoryError of the GPU
+        (type("OutOfMemoryError", (MemoryError,), {}), "device"),
+    ],
+)
+def test_out_of_memory_is_one_line_exit_2(monkeypatch, capsys, error, where):
     def exhausted(ctx):
         raise error("Out of memory allocating 1,024 bytes") if isinstance(error, type) else error
 
     monkeypatch.setitem(cli.COMMANDS, "info", exhausted)
     assert cli.main(["info", "whatever.mtx"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("distbfs: error: out of ")
+    assert len(err) == 1 and err[0].startswith(f"distbfs: error: out of {where} memory")
     assert "Traceback" not in err[0] and "mpiexec -n P" in err[0]
 
 

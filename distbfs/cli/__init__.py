@@ -131,8 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if several():
             comm.abort(EXIT_FAILURE)
         return EXIT_FAILURE
-    except MemoryError as exc:  # past the estimates: this rank's host ran out
-        _print_err(f"{PROG}: error: {out_of_memory('host', exc)}")
+    except MemoryError as exc:  # past the estimates: this rank's host (or, CuPy's, GPU) ran out
+        where = "device" if type(exc).__name__ == "OutOfMemoryError" else "host"
+        _print_err(f"{PROG}: error: {out_of_memory(where, exc)}")
         if several():
             comm.abort(EXIT_INPUT_ERROR)
         return EXIT_INPUT_ERROR
@@ -143,12 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if several():
             comm.abort(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
-    except Exception as exc:
-        if type(exc).__name__ == "OutOfMemoryError":  # CuPy's, past the estimates
-            _print_err(f"{PROG}: error: {out_of_memory('device', exc)}")
-            if several():
-                comm.abort(EXIT_INPUT_ERROR)
-            return EXIT_INPUT_ERROR
+    except Exception:
         sys.stdout.flush()
         prefix = f"[rank {rank()}] " if several() else ""
         print(f"{prefix}{PROG}: internal error (a bug), traceback follows:", file=sys.stderr)

@@ -69,6 +69,20 @@ def require_search(resources: Any, traversal: str, what: str) -> None:
         require(needed, resources.backend.xp, resources.comm, what, SEARCH_FIX)
 
 
+WEIGHT_CHUNK = 1 << 28
+"""Weights ``least_positive`` reads at a time (its temporary: a chunk, not the whole array)."""
+
+
+def least_positive(xp: Any, weights: Any) -> float:
+    """The least positive weight (inf where none), a chunk at a time and without a boolean
+    gather (CuPy counts a gather's items in 32 bits: past 2**31 weights it overflows)."""
+    least = math.inf
+    for start in range(0, weights.shape[0], WEIGHT_CHUNK):
+        part = weights[start : start + WEIGHT_CHUNK]
+        least = min(least, float(xp.where(part > 0, part, math.inf).min()))
+    return least
+
+
 class GraphResources:
     """What the searches of one graph share on this rank, each part built on first need.
 
@@ -101,8 +115,7 @@ class GraphResources:
             elif edges:
                 weights = graph.weights
                 total, largest = float(weights.sum(dtype=np.float64)), float(weights.max())
-                nonzero = weights[weights > 0]
-                positive = float(nonzero.min()) if nonzero.size else math.inf
+                positive = least_positive(self.backend.xp, weights)
             sums = comm.allreduce(np.array([edges, total], dtype=np.float64))
             low = comm.allreduce(np.array([positive, -largest], dtype=np.float64), op="min")
             self._weights = WeightSummary(
