@@ -28,7 +28,7 @@ from ...graph import DistGraph
 from ..base import SearchState, frontier_bitmap_bytes
 from .compressed import DeviceColumns
 from .counters import COUNTER_DTYPE, LevelCounts
-from .kernels import FUSED_SCRATCH_SLOTS, Counter, get_kernel
+from .kernels import FUSED_SCRATCH_SLOTS, Counter, build_modules, get_kernel
 from .launch_policy import QUEUE_REGROWTH, LaunchPolicy, uses_meeting_bins
 
 UNREACHED_BYTE = 0xFF
@@ -150,6 +150,8 @@ def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> Cuda
     local_edges = graph.num_local_edges
     limit = max(1, min(local_edges, int(np.ceil(local_edges * queue_sizing))))
     bits = 8 * vertex_dtype.itemsize
+    roles = KERNELS | VARINT_KERNELS if graph.compressed else KERNELS
+    build_modules(sorted({stage for stage, _ in roles.values()}), policy, (bits,))  # at once
     return CudaGraphResources(
         vertex_dtype=vertex_dtype,
         edge_queue=EdgeQueue(limit=limit),
@@ -157,10 +159,7 @@ def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> Cuda
         hubs=int(heavy.size),
         hub_pieces=pieces,
         kernels={
-            role: get_kernel(stage, name, policy, bits)
-            for role, (stage, name) in (
-                KERNELS | VARINT_KERNELS if graph.compressed else KERNELS
-            ).items()
+            role: get_kernel(stage, name, policy, bits) for role, (stage, name) in roles.items()
         },
     )
 

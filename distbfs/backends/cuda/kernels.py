@@ -161,13 +161,20 @@ def _module(device_id: int, stage: str, options: tuple[str, ...]) -> Any:
     return module
 
 
-def warm_up(
-    policy: LaunchPolicy = DEFAULT_POLICY, widths: tuple[int, ...] = (32, 64), threads: int = 4
+COMPILE_THREADS = 4
+"""Modules compiled at once (NVRTC runs outside the GIL): a first search waits for its slowest
+module rather than for the sum of them."""
+
+
+def build_modules(
+    stages: tuple[str, ...] | list[str],
+    policy: LaunchPolicy = DEFAULT_POLICY,
+    widths: tuple[int, ...] = (32,),
+    threads: int = COMPILE_THREADS,
 ) -> list[tuple[str, int, float]]:
-    """Compile every stage for each vertex width on the current device, ``threads`` modules at
-    a time, into CuPy's on-disk cache (``CUPY_CACHE_DIR``), so that later processes (batch jobs
-    sharing the cache) load them instead of compiling. Returns (stage, width, seconds) per
-    module, in ``STAGES`` order."""
+    """Compile (or load from CuPy's on-disk cache, ``CUPY_CACHE_DIR``) the modules of
+    ``stages`` for each vertex width on the current device, ``threads`` at a time. Returns
+    (stage, width, seconds) per module, in the order asked."""
     import cupy
 
     device = cupy.cuda.Device().id
@@ -178,9 +185,21 @@ def warm_up(
         _module(device, stage, compile_options(policy, bits))
         return stage, bits, time.perf_counter() - start
 
-    jobs = [(stage, bits) for stage in STAGES for bits in widths]
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+    jobs = [(stage, bits) for stage in stages for bits in widths]
+    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(jobs)))) as pool:
         return list(pool.map(build, jobs))
+
+
+def warm_up(
+    policy: LaunchPolicy = DEFAULT_POLICY,
+    widths: tuple[int, ...] = (32, 64),
+    threads: int = COMPILE_THREADS,
+) -> list[tuple[str, int, float]]:
+    """Compile every stage for each vertex width on the current device, ``threads`` modules at
+    a time, into CuPy's on-disk cache (``CUPY_CACHE_DIR``), so that later processes (batch jobs
+    sharing the cache) load them instead of compiling. Returns (stage, width, seconds) per
+    module, in ``STAGES`` order."""
+    return build_modules(STAGES, policy, widths, threads)
 
 
 def get_module(stage: str, policy: LaunchPolicy = DEFAULT_POLICY, vertex_bits: int = 32) -> Any:
