@@ -646,6 +646,16 @@ def test_plot_draws_bfs_levels_only(capsys):
     assert "--plot: draws BFS levels, not --algorithm cc" in capsys.readouterr().err
 
 
+def test_the_warmup_exercise_runs_every_traversal(monkeypatch):
+    """``warmup``'s traversals (on a GPU: what fills CuPy's own kernel cache) run and
+    validate on any backend."""
+    from distbfs.api.warmup import exercise
+    from distbfs.backends.numpy import NumpyBackend
+    from distbfs.comm.single import SingleRankCommunicator
+
+    assert exercise(NumpyBackend(), SingleRankCommunicator(), scale=8) > 0
+
+
 def test_warmup_without_a_gpu_says_so(capsys):
     assert cli.main(["warmup", "--backend", "numpy"]) == 2
     err = capsys.readouterr().err
