@@ -232,4 +232,10 @@ def column_args(graph: Any) -> tuple[Any, ...]:
     return columns.kernel_args() if isinstance(columns, DeviceColumns) else (columns,)
 
 
-__all__ = ["DeviceColumns", "column_args"]
+def kernel_name(name: str, graph: Any) -> str:
+    """Kernel ``name``, or its ``_varint`` form (the same stage over ``VarintColumns``) when
+    ``graph``'s columns are compressed."""
+    return f"{name}_varint" if graph.compressed else name
+
+
+__all__ = ["DeviceColumns", "column_args", "kernel_name"]

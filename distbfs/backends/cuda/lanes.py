@@ -18,7 +18,7 @@ from ...comm.base import Bins
 from ...graph import DistGraph
 from ..arrays.lanes import WORD, LaneState
 from .buffers import check_graph
-from .compressed import column_args
+from .compressed import column_args, kernel_name
 from .kernels import get_kernel
 from .launch_policy import LaunchPolicy
 from .search import ResidentGrids, resident_grid
@@ -41,11 +41,6 @@ def _launch(
     kernel((grid,), (policy.block_threads,), args)
 
 
-def _name(kernel: str, graph: DistGraph) -> str:
-    """``kernel``, or its ``_varint`` form for compressed rows."""
-    return f"{kernel}_varint" if graph.compressed else kernel
-
-
 def push_lanes(
     policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: LaneState
 ) -> None:
@@ -63,7 +58,7 @@ def push_lanes(
         ends, total = cupy.cumsum(end - begin), int(state.frontier_edges)
     args = (rows, ends, np.int64(rows.shape[0]), np.int64(total), offsets, *column_args(graph))
     args += (state.frontier, state.visited, state.found)
-    _launch(policy, grids, graph, _name("push_lanes", graph), total, args)
+    _launch(policy, grids, graph, kernel_name("push_lanes", graph), total, args)
 
 
 def contract_lanes(
@@ -105,7 +100,7 @@ def pull_lanes(
         np.int64(n),
         np.uint64(state.all_lanes),
     )
-    _launch(policy, grids, in_graph, _name("pull_lanes", in_graph), n, args)
+    _launch(policy, grids, in_graph, kernel_name("pull_lanes", in_graph), n, args)
 
 
 def settle_lanes(

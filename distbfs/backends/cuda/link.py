@@ -24,7 +24,7 @@ import numpy as np
 from ...graph import DistGraph
 from ..arrays.components import ComponentState
 from .buffers import check_graph
-from .compressed import column_args
+from .compressed import column_args, kernel_name
 from .kernels import get_kernel
 from .launch_policy import LaunchPolicy
 from .search import ResidentGrids, persistent_grid, resident_grid
@@ -77,16 +77,15 @@ def link_in_place(
     )
     if n == 0:
         return counts
-    coded = "_varint" if graph.compressed else ""
     if neighbour is None:
         if not isinstance(skip, cupy.ndarray):
             skip = cupy.full((), skip, dtype=np.int64)
-        names = (f"link_rows{coded}", "compress")
+        names = (kernel_name("link_rows", graph), "compress")
         kernels = [get_kernel("link", name, policy, bits) for name in names]
         blocks = [resident_grid(policy, grids[1], kernel) for kernel in kernels]
         argument = skip
     else:
-        names = (f"link_neighbour{coded}", "compress")
+        names = (kernel_name("link_neighbour", graph), "compress")
         kernels = [get_kernel("link", name, policy, bits) for name in names]
         blocks = [persistent_grid(policy, grids[0])] * 2
         argument = np.int64(neighbour)

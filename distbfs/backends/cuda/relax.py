@@ -27,7 +27,7 @@ import numpy as np
 from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from ...graph import DistGraph
 from .buffers import check_graph
-from .compressed import column_args
+from .compressed import column_args, kernel_name
 from .kernels import get_kernel
 from .launch_policy import PATH_HISTOGRAM_BINS, LaunchPolicy
 
@@ -65,7 +65,7 @@ def relax_kernel(policy: LaunchPolicy, graph: DistGraph, name: str) -> Any:
     """Kernel ``name`` of ``kernels/relax.cu`` for ``graph``: its ``_varint`` form when the
     columns are compressed."""
     bits = 8 * check_graph(graph).itemsize
-    return get_kernel("relax", f"{name}_varint" if graph.compressed else name, policy, bits)
+    return get_kernel("relax", kernel_name(name, graph), policy, bits)
 
 
 def graph_args(graph: DistGraph) -> tuple[Any, ...]:
