@@ -298,12 +298,15 @@ def test_validator_checks_directed_edges_and_shapes(backend):
 @pytest.mark.mpi
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_any_rank_count(backend, backend_comm, name):
-    """The labels are scipy's and the rounds are those of one rank."""
+    """The labels are scipy's and the rounds are those of one rank linking in striped rounds,
+    as several ranks do (one GPU alone links in place: its passes count links as the threads'
+    races fall, which test_in_place_links_what_the_rounds_link checks)."""
     case = CASES[name]
     labels, search = run(case, backend, backend_comm)
     np.testing.assert_array_equal(labels, reference(case))
-    _, alone = run(case, backend, ONE, in_place=False)
-    assert round_rows(search) == round_rows(alone)
+    if backend_comm.size > 1 or not search_in_place(backend):
+        _, alone = run(case, backend, ONE, in_place=False)
+        assert round_rows(search) == round_rows(alone)
 
 
 @pytest.mark.mpi
