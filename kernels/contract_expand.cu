@@ -8,6 +8,10 @@
  * at once: the host sizes the grid as fused_blocks_per_sm x multiprocessors, capped by the
  * occupancy calculator.
  *
+ * A grid of ONE block (a tiny frontier, such as a road network's) synchronizes with
+ * __syncthreads instead (level_barrier): the host runs such a grid while the frontier fits
+ * LaunchPolicy.fused_block_frontier and the full grid beyond it.
+ *
  * contract_expand_kernel runs on one rank (contract_expand_peers_kernel, below, on several
  * ranks of one node). One rank: the visited bitmask is exact (every labeled vertex has its bit
  * set), so the atomicOr that claims a vertex's bit also decides who labels it, and local ids are
@@ -42,7 +46,9 @@
  * grid.sync() and written only before it (so the decision is the same in every block and every
  * thread leaves the loop at the same level, and every thread of every block reaches every
  * grid.sync()): stop before a level whose frontier is empty, holds more than max_frontier
- * vertices or more than the queue capacity (overflow: the host raises), has more than
+ * vertices (or, after the first level, fewer than min_frontier: the host hands a shrunken
+ * frontier back to a grid of one block) or more than the queue capacity (overflow: the host
+ * raises), has more than
  * fused_max_edges edges, or more heavy vertices than the heavy queue holds (cannot happen when a
  * vertex is labeled once: the capacity is the count of heavy vertices; the two-phase path would
  * take over), or once max_levels levels ran (a search's depth limit: the last level labels
@@ -204,6 +210,17 @@ struct OneRankVisit {
     }
 };
 
+// The level barrier: a grid of one block (a tiny frontier: run_small_levels launches one) needs
+// only __syncthreads (0.12 us, against 1 us for grid.sync; ../shared/DEVICE.md), which also
+// makes the block's global writes visible to its own threads.
+__device__ __forceinline__ void level_barrier(cooperative_groups::grid_group& grid) {
+    if (gridDim.x == 1) {
+        __syncthreads();
+    } else {
+        grid.sync();
+    }
+}
+
 // Level 0's ring slot: the entry frontier's vertices, out-edges and heavy vertices (those go to
 // heavy queue A), every other count zero; the stop rule then applies to the entry frontier as to
 // every later level. Every thread of the grid calls this; it ends with a grid barrier.
@@ -218,7 +235,7 @@ __device__ __forceinline__ void start_ring(FusedStorage& smem,
     if (blockIdx.x == 0 && tid < distbfs::kFusedScratchSlots) {
         scratch[tid] = tid == kRingVertices ? frontier_size : 0;
     }
-    grid.sync();
+    level_barrier(grid);
     size_type edges = 0;
     const size_type entry_size = frontier_size < frontier_capacity ? frontier_size
                                                                    : frontier_capacity;
@@ -235,7 +252,7 @@ __device__ __forceinline__ void start_ring(FusedStorage& smem,
     }
     const size_type block_edges = EdgeReduce(smem.reduce).Sum(edges);
     if (tid == 0 && block_edges > 0) count_add(scratch + kRingEdges, block_edges);
-    grid.sync();
+    level_barrier(grid);
 }
 
 // Expand one level's frontier (`current`, `size` vertices, `heavy_size` of them also in
@@ -299,6 +316,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         size_type frontier_capacity,        // in: capacity of each queue (vertices owned)
         size_type max_frontier,             // in: stop before a level with a larger frontier
         int max_levels,                     // in: stop after this many levels (depth limit)
+        size_type min_frontier,             // in: stop before a later level with a smaller one
         const size_type* __restrict__ row_offsets,    // in: CSR row-offsets array (n + 1)
         const vertex_t* __restrict__ column_indices,  // in: CSR column-indices array
         label_t level,                      // in: label of the vertices in `frontier`
@@ -340,7 +358,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
             labeled_edges += edges;
         }
         if (levels >= max_levels || size == 0 || size > max_frontier ||
-            size > frontier_capacity || edges > kFusedMaxEdges || heavy_size > heavy_capacity) {
+            (levels > 0 && size < min_frontier) || size > frontier_capacity ||
+            edges > kFusedMaxEdges || heavy_size > heavy_capacity) {
             break;  // the same decision in every thread of the grid
         }
         if (blockIdx.x == 0 && tid < kRingFields) {
@@ -362,7 +381,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         // The next frontier's edge count: one atomic per block.
         block_edges = EdgeReduce(smem.reduce).Sum(discovered_edges);
         if (tid == 0 && block_edges > 0) count_add(out.next_counts + kRingEdges, block_edges);
-        grid.sync();  // the level barrier: every append and count of this level is visible
+        level_barrier(grid);  // every append and count of this level is visible
 
         vertex_t* swap = current;
         current = next;

@@ -810,6 +810,27 @@ def test_cooperative_grid_stops_before_a_hub_over_the_edge_budget(policy):
     assert int(cupy.count_nonzero(state.labels != UNREACHED)) == 1
 
 
+@pytest.mark.parametrize("block", [0, 24, 1 << 20], ids=["grid-only", "hand-over", "one-block"])
+def test_fused_levels_hand_over_between_one_block_and_the_grid(monkeypatch, block):
+    """Fused levels run in one block while the frontier holds at most fused_block_frontier
+    vertices, in the full grid beyond it and back in one block below half of it: a grid graph
+    from a corner (its frontier grows to 60 and shrinks) searched alike every way."""
+    backend = CudaBackend(LaunchPolicy(fused_block_frontier=block))
+    sizes = []
+    launch = cuda_fused._launch_small_levels
+
+    def counted(policy, grids, graph, state, *rest):
+        sizes.append(int(state.frontier_size))
+        return launch(policy, grids, graph, state, *rest)
+
+    monkeypatch.setattr(cuda_fused, "_launch_small_levels", counted)
+    _cooperative(graphs.grid(60, 45), 0, backend, "contract_expand")
+    if block == 24:  # one block, then the grid past 24, then one block again below 12
+        assert len(sizes) >= 3 and sizes[0] <= 24 < sizes[1] and sizes[2] < 12
+    else:
+        assert len(sizes) == 1
+
+
 def test_cooperative_grid_fits_the_device():
     """The grid is fused_blocks_per_sm blocks per SM, all resident (the launch bounds hold)."""
     policy = DEFAULT_POLICY

@@ -78,32 +78,70 @@ def run_small_levels(
     ``LaunchPolicy.fused_max_edges`` edges, or ``max_levels`` levels ran (the last labels
     ``level + max_levels``: a search's depth limit); the state is then as after that many
     two-phase levels (labels, predecessors, bitmask, ``vertex_frontier``, ``frontier_size``).
-    One launch and one read of the counters, however many levels run (``grids``: the
-    backend's memo of ``fused_grid``).
+    One launch and one read of the counters however many levels run, or one a hand-over
+    (``grids``: the backend's memo of ``fused_grid``).
+
+    Tiny frontiers run in a grid of one block (``LaunchPolicy.fused_block_frontier``), larger
+    ones in the full grid; a run hands over between the two as the frontier grows and shrinks,
+    one launch each way.
 
     Returns the number of levels run: 0 when the graph is striped over several ranks
     (levels need exchanges), the frontier is empty or too large to start, or
     ``max_levels`` < 1.
     """
-    queues = queues_of(state)
-    size = int(state.frontier_size)
-    if graph.size != 1 or size == 0 or size > max_frontier or max_levels < 1:
+    if graph.size != 1:
         return 0
-    generation, edges = queues.frontier_edges
-    if generation == queues.generation and edges > policy.fused_max_edges:
-        return 0  # m_f is known and over the budget: the grid would stop at once
+    queues = queues_of(state)
+    total = 0
+    while total < max_levels:
+        size = int(state.frontier_size)
+        generation, edges = queues.frontier_edges
+        if size == 0 or size > max_frontier:
+            break
+        if generation == queues.generation and edges > policy.fused_max_edges:
+            break  # m_f is known and over the budget: the grid would stop at once
+        ran = _launch_small_levels(
+            policy, grids, graph, state, queues, level + total, max_frontier, max_levels - total
+        )
+        total += ran
+        if ran == 0:
+            break
+    return total
+
+
+def _launch_small_levels(
+    policy: LaunchPolicy,
+    grids: dict[int, int],
+    graph: DistGraph,
+    state: SearchState,
+    queues: SearchQueues,
+    level: int,
+    max_frontier: int,
+    max_levels: int,
+) -> int:
+    """One launch of the fused kernel from the current frontier (at most ``max_frontier``
+    vertices): a grid of one block while it holds at most ``fused_block_frontier`` (stopping
+    past that), else the full grid (stopping past ``max_frontier``, or below half of
+    ``fused_block_frontier``); returns the levels it ran."""
+    block = policy.fused_block_frontier
+    size = int(state.frontier_size)
     _enter(state, queues)
     kernel = queues.kernels["contract_expand"]
+    if size <= block:
+        blocks, largest, smallest = 1, min(max_frontier, block), 0
+    else:
+        blocks, largest, smallest = fused_grid(policy, grids, kernel), max_frontier, block // 2
     kernel(
-        (fused_grid(policy, grids, kernel),),
+        (blocks,),
         (policy.fused_threads,),
         (
             queues.frontier,
             queues.spare_frontier,
             np.int64(size),
             np.int64(queues.frontier.shape[0]),
-            np.int64(max_frontier),
+            np.int64(largest),
             _kernel_levels(max_levels),
+            np.int64(smallest),
             graph.row_offsets,
             graph.column_indices,
             np.int32(level),

@@ -86,6 +86,11 @@ class LaunchPolicy:
         The hybrid strategy hands a level to the fused grid while its vertex frontier holds at
         most this many vertices, and the grid stops before a larger one (the peer grids of
         several ranks: this many per rank, the whole frontier up to ranks x this).
+    fused_block_frontier : int
+        One rank's fused levels run in a grid of ONE block (block barriers, 0.12 us, instead of
+        grid barriers, 1 us) while the frontier holds at most this many vertices, in the full
+        grid beyond, and back in one block once it shrinks below half of it: a road network's
+        or a mesh's thousands of tiny levels each pay a barrier. 0: always the full grid.
     path_threads : int
         Threads per block of the shortest-path kernels (``kernels/relax.cu``): the persistent
         delta-stepping grid and the tree passes.
@@ -148,6 +153,7 @@ class LaunchPolicy:
     decode_point_edges: int = 128
     fused_max_edges: int = 1 << 20
     fused_max_frontier: int = 1 << 17
+    fused_block_frontier: int = 1024
     path_threads: int = 256
     path_piece_edges: int = 256
     path_one_block_vertices: int = 1 << 19
@@ -191,6 +197,10 @@ class LaunchPolicy:
                 f"LaunchPolicy.block_threads={self.block_threads} x items_per_thread="
                 f"{self.items_per_thread} = {self.tile_items} items a tile: the filter counts a "
                 "tile's survivors per meeting bin in 16 bits, so a tile holds at most 65535"
+            )
+        if self.fused_block_frontier < 0:
+            raise ValueError(
+                f"LaunchPolicy.fused_block_frontier={self.fused_block_frontier}: need at least 0"
             )
         if not 0 < self.path_far_fraction <= 1:
             raise ValueError(
