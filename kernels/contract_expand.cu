@@ -46,10 +46,10 @@
  * grid.sync() and written only before it (so the decision is the same in every block and every
  * thread leaves the loop at the same level, and every thread of every block reaches every
  * grid.sync()): stop before a level whose frontier is empty, holds more than max_frontier
- * vertices (or, after the first level, fewer than min_frontier: the host hands a shrunken
- * frontier back to a grid of one block) or more than the queue capacity (overflow: the host
- * raises), has more than
- * fused_max_edges edges, or more heavy vertices than the heavy queue holds (cannot happen when a
+ * vertices or more than the queue capacity (overflow: the host raises), has more than
+ * max_edges edges (at most fused_max_edges; a grid of one block takes fewer) or, after the
+ * first level, fewer than min_edges (the host hands a shrunken frontier back to a grid of one
+ * block), or more heavy vertices than the heavy queue holds (cannot happen when a
  * vertex is labeled once: the capacity is the count of heavy vertices; the two-phase path would
  * take over), or once max_levels levels ran (a search's depth limit: the last level labels
  * level + max_levels; the count `levels` is the same in every thread). Block 0 then writes
@@ -316,7 +316,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         size_type frontier_capacity,        // in: capacity of each queue (vertices owned)
         size_type max_frontier,             // in: stop before a level with a larger frontier
         int max_levels,                     // in: stop after this many levels (depth limit)
-        size_type min_frontier,             // in: stop before a later level with a smaller one
+        size_type max_edges,                // in: stop before a level with more edges
+        size_type min_edges,                // in: stop before a later level with fewer
         const size_type* __restrict__ row_offsets,    // in: CSR row-offsets array (n + 1)
         const vertex_t* __restrict__ column_indices,  // in: CSR column-indices array
         label_t level,                      // in: label of the vertices in `frontier`
@@ -358,8 +359,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
             labeled_edges += edges;
         }
         if (levels >= max_levels || size == 0 || size > max_frontier ||
-            (levels > 0 && size < min_frontier) || size > frontier_capacity ||
-            edges > kFusedMaxEdges || heavy_size > heavy_capacity) {
+            size > frontier_capacity || edges > max_edges || (levels > 0 && edges < min_edges) ||
+            heavy_size > heavy_capacity) {
             break;  // the same decision in every thread of the grid
         }
         if (blockIdx.x == 0 && tid < kRingFields) {

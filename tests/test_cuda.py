@@ -810,25 +810,29 @@ def test_cooperative_grid_stops_before_a_hub_over_the_edge_budget(policy):
     assert int(cupy.count_nonzero(state.labels != UNREACHED)) == 1
 
 
-@pytest.mark.parametrize("block", [0, 24, 1 << 20], ids=["grid-only", "hand-over", "one-block"])
+@pytest.mark.parametrize("block", [0, 90, 1 << 20], ids=["grid-only", "hand-over", "one-block"])
 def test_fused_levels_hand_over_between_one_block_and_the_grid(monkeypatch, block):
-    """Fused levels run in one block while the frontier holds at most fused_block_frontier
-    vertices, in the full grid beyond it and back in one block below half of it: a grid graph
-    from a corner (its frontier grows to 60 and shrinks) searched alike every way."""
-    backend = CudaBackend(LaunchPolicy(fused_block_frontier=block))
-    sizes = []
+    """On a sparse graph fused levels run in one block while the frontier has at most
+    fused_block_edges edges, in the full grid beyond and back in one block below half of
+    them: a grid graph from a corner (its frontier grows to 45 vertices, about 4 edges each,
+    and shrinks) searched alike every way; a dense graph never takes one block."""
+    backend = CudaBackend(LaunchPolicy(fused_block_edges=block))
+    launches = []
     launch = cuda_fused._launch_small_levels
 
-    def counted(policy, grids, graph, state, *rest):
-        sizes.append(int(state.frontier_size))
-        return launch(policy, grids, graph, state, *rest)
+    def counted(*args):
+        launches.append(args[-1])  # one_block
+        return launch(*args)
 
     monkeypatch.setattr(cuda_fused, "_launch_small_levels", counted)
     _cooperative(graphs.grid(60, 45), 0, backend, "contract_expand")
-    if block == 24:  # one block, then the grid past 24, then one block again below 12
-        assert len(sizes) >= 3 and sizes[0] <= 24 < sizes[1] and sizes[2] < 12
+    if block == 90:  # one block, the grid past 90 edges, one block again below 45
+        assert launches[:3] == [True, False, True]
     else:
-        assert len(sizes) == 1
+        assert launches == [block > 0]
+    launches.clear()
+    _cooperative(graphs.random_graph(1000, 12000, 3, False), 0, backend, "contract_expand")
+    assert launches and not any(launches)  # mean degree 24
 
 
 def test_cooperative_grid_fits_the_device():

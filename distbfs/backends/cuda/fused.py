@@ -81,9 +81,9 @@ def run_small_levels(
     One launch and one read of the counters however many levels run, or one a hand-over
     (``grids``: the backend's memo of ``fused_grid``).
 
-    Tiny frontiers run in a grid of one block (``LaunchPolicy.fused_block_frontier``), larger
-    ones in the full grid; a run hands over between the two as the frontier grows and shrinks,
-    one launch each way.
+    On a sparse graph, frontiers of few edges run in a grid of one block
+    (``LaunchPolicy.fused_block_edges``), larger ones in the full grid; a run hands over
+    between the two as the frontier grows and shrinks, one launch each way.
 
     Returns the number of levels run: 0 when the graph is striped over several ranks
     (levels need exchanges), the frontier is empty or too large to start, or
@@ -96,17 +96,30 @@ def run_small_levels(
     while total < max_levels:
         size = int(state.frontier_size)
         generation, edges = queues.frontier_edges
-        if size == 0 or size > max_frontier:
-            break
-        if generation == queues.generation and edges > policy.fused_max_edges:
-            break  # m_f is known and over the budget: the grid would stop at once
-        ran = _launch_small_levels(
-            policy, grids, graph, state, queues, level + total, max_frontier, max_levels - total
-        )
+        known = generation == queues.generation
+        if size == 0 or size > max_frontier or (known and edges > policy.fused_max_edges):
+            break  # the grid would stop at once
+        launch = (policy, grids, graph, state, queues, level + total, max_frontier)
+        one_block = _takes_one_block(policy, graph, size, edges if known else None)
+        ran = _launch_small_levels(*launch, max_levels - total, one_block)
+        if ran == 0 and one_block:  # more edges than one block takes: the full grid
+            ran = _launch_small_levels(*launch, max_levels - total, False)
         total += ran
         if ran == 0:
             break
     return total
+
+
+def _takes_one_block(policy: LaunchPolicy, graph: DistGraph, size: int, edges: int | None) -> bool:
+    """Whether the frontier (``size`` vertices, ``edges`` out-edges when known) runs in a grid
+    of one block: a sparse graph's frontier of at most ``fused_block_edges`` edges (unknown:
+    counted at the mean degree; the kernel stops at once on more)."""
+    sparse = graph.num_local_edges <= policy.fused_block_degree * max(graph.nlocal, 1)
+    if not sparse or policy.fused_block_edges == 0:
+        return False
+    if edges is None:
+        edges = size * -(-graph.num_local_edges // max(graph.nlocal, 1))
+    return edges <= policy.fused_block_edges
 
 
 def _launch_small_levels(
@@ -118,19 +131,22 @@ def _launch_small_levels(
     level: int,
     max_frontier: int,
     max_levels: int,
+    one_block: bool,
 ) -> int:
-    """One launch of the fused kernel from the current frontier (at most ``max_frontier``
-    vertices): a grid of one block while it holds at most ``fused_block_frontier`` (stopping
-    past that), else the full grid (stopping past ``max_frontier``, or below half of
-    ``fused_block_frontier``); returns the levels it ran."""
-    block = policy.fused_block_frontier
+    """One launch of the fused kernel from the current frontier: a grid of one block, which
+    stops before a level of more than ``fused_block_edges`` edges, or the full grid, which
+    stops before one of more than ``fused_max_edges`` or (on a sparse graph that takes one
+    block) fewer than half of ``fused_block_edges``; returns the levels it ran."""
     size = int(state.frontier_size)
     _enter(state, queues)
     kernel = queues.kernels["contract_expand"]
-    if size <= block:
-        blocks, largest, smallest = 1, min(max_frontier, block), 0
+    block = policy.fused_block_edges
+    if one_block:
+        blocks, largest, smallest = 1, block, 0
     else:
-        blocks, largest, smallest = fused_grid(policy, grids, kernel), max_frontier, block // 2
+        hand_back = _takes_one_block(policy, graph, 1, 0)
+        blocks, largest = fused_grid(policy, grids, kernel), policy.fused_max_edges
+        smallest = block // 2 if hand_back else 0
     kernel(
         (blocks,),
         (policy.fused_threads,),
@@ -139,8 +155,9 @@ def _launch_small_levels(
             queues.spare_frontier,
             np.int64(size),
             np.int64(queues.frontier.shape[0]),
-            np.int64(largest),
+            np.int64(max_frontier),
             _kernel_levels(max_levels),
+            np.int64(largest),
             np.int64(smallest),
             graph.row_offsets,
             graph.column_indices,

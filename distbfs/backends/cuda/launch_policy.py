@@ -86,11 +86,16 @@ class LaunchPolicy:
         The hybrid strategy hands a level to the fused grid while its vertex frontier holds at
         most this many vertices, and the grid stops before a larger one (the peer grids of
         several ranks: this many per rank, the whole frontier up to ranks x this).
-    fused_block_frontier : int
-        One rank's fused levels run in a grid of ONE block (block barriers, 0.12 us, instead of
-        grid barriers, 1 us) while the frontier holds at most this many vertices, in the full
-        grid beyond, and back in one block once it shrinks below half of it: a road network's
-        or a mesh's thousands of tiny levels each pay a barrier. 0: always the full grid.
+    fused_block_edges : int
+        On a sparse graph (``fused_block_degree``), one rank's fused levels run in a grid of ONE
+        block (block barriers, 0.12 us, instead of grid barriers, 1 us) while the frontier has
+        at most this many edges, in the full grid beyond, and back in one block once they fall
+        below half of it: a road network's or a mesh's thousands of tiny levels each pay a
+        barrier. 0: always the full grid.
+    fused_block_degree : int
+        Graphs of a higher mean degree never take the one-block grid: a Kronecker frontier of a
+        few vertices has thousands of edges, and the extra launch at each hand-over costs more
+        than its few levels save.
     path_threads : int
         Threads per block of the shortest-path kernels (``kernels/relax.cu``): the persistent
         delta-stepping grid and the tree passes.
@@ -153,7 +158,8 @@ class LaunchPolicy:
     decode_point_edges: int = 128
     fused_max_edges: int = 1 << 20
     fused_max_frontier: int = 1 << 17
-    fused_block_frontier: int = 1024
+    fused_block_edges: int = 2048
+    fused_block_degree: int = 8
     path_threads: int = 256
     path_piece_edges: int = 256
     path_one_block_vertices: int = 1 << 19
@@ -198,10 +204,9 @@ class LaunchPolicy:
                 f"{self.items_per_thread} = {self.tile_items} items a tile: the filter counts a "
                 "tile's survivors per meeting bin in 16 bits, so a tile holds at most 65535"
             )
-        if self.fused_block_frontier < 0:
-            raise ValueError(
-                f"LaunchPolicy.fused_block_frontier={self.fused_block_frontier}: need at least 0"
-            )
+        for name in ("fused_block_edges", "fused_block_degree"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"LaunchPolicy.{name}={getattr(self, name)}: need at least 0")
         if not 0 < self.path_far_fraction <= 1:
             raise ValueError(
                 f"LaunchPolicy.path_far_fraction={self.path_far_fraction}: need 0 < it <= 1"
