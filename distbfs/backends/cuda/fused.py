@@ -142,7 +142,7 @@ def _launch_small_levels(
     kernel = queues.kernels["contract_expand"]
     block = policy.fused_block_edges
     if one_block:
-        blocks, largest, smallest = 1, block, 0
+        blocks, largest, smallest = 1, min(block, policy.fused_max_edges), 0
     else:
         hand_back = _takes_one_block(policy, graph, 1, 0)
         blocks, largest = fused_grid(policy, grids, kernel), policy.fused_max_edges
