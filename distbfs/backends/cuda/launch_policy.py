@@ -91,7 +91,10 @@ class LaunchPolicy:
         block (block barriers, 0.12 us, instead of grid barriers, 1 us) while the frontier has
         at most this many edges, in the full grid beyond, and back in one block once they fall
         below half of it: a road network's or a mesh's thousands of tiny levels each pay a
-        barrier. 0: always the full grid.
+        barrier. 0: always the full grid. 1024 (one H100, ``benchmarks/tune_fused_block.py``):
+        luxembourg_osm 0.72x the time of the full grid alone; 2048 and more slow the 4096^2
+        grid's middle levels (1.05x, 1.32x), whose frontiers of a few hundred vertices run
+        faster over the grid.
     fused_block_degree : int
         Graphs of a higher mean degree never take the one-block grid: a Kronecker frontier of a
         few vertices has thousands of edges, and the extra launch at each hand-over costs more
@@ -158,7 +161,7 @@ class LaunchPolicy:
     decode_point_edges: int = 128
     fused_max_edges: int = 1 << 20
     fused_max_frontier: int = 1 << 17
-    fused_block_edges: int = 2048
+    fused_block_edges: int = 1024
     fused_block_degree: int = 8
     path_threads: int = 256
     path_piece_edges: int = 256
