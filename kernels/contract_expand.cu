@@ -8,9 +8,9 @@
  * at once: the host sizes the grid as fused_blocks_per_sm x multiprocessors, capped by the
  * occupancy calculator.
  *
- * A grid of ONE block (a tiny frontier, such as a road network's) synchronizes with
- * __syncthreads instead (level_barrier): the host runs such a grid while the frontier fits
- * LaunchPolicy.fused_block_frontier and the full grid beyond it.
+ * block_levels_kernel (below) runs the same levels in ONE block, with block barriers and its
+ * frontiers in shared memory, while a sparse graph's frontier has at most
+ * LaunchPolicy.fused_block_edges edges; the host hands over between the two.
  *
  * contract_expand_kernel runs on one rank (contract_expand_peers_kernel, below, on several
  * ranks of one node). One rank: the visited bitmask is exact (every labeled vertex has its bit
@@ -210,17 +210,6 @@ struct OneRankVisit {
     }
 };
 
-// The level barrier: a grid of one block (a tiny frontier: run_small_levels launches one) needs
-// only __syncthreads (0.12 us, against 1 us for grid.sync; ../shared/DEVICE.md), which also
-// makes the block's global writes visible to its own threads.
-__device__ __forceinline__ void level_barrier(cooperative_groups::grid_group& grid) {
-    if (gridDim.x == 1) {
-        __syncthreads();
-    } else {
-        grid.sync();
-    }
-}
-
 // Level 0's ring slot: the entry frontier's vertices, out-edges and heavy vertices (those go to
 // heavy queue A), every other count zero; the stop rule then applies to the entry frontier as to
 // every later level. Every thread of the grid calls this; it ends with a grid barrier.
@@ -235,7 +224,7 @@ __device__ __forceinline__ void start_ring(FusedStorage& smem,
     if (blockIdx.x == 0 && tid < distbfs::kFusedScratchSlots) {
         scratch[tid] = tid == kRingVertices ? frontier_size : 0;
     }
-    level_barrier(grid);
+    grid.sync();
     size_type edges = 0;
     const size_type entry_size = frontier_size < frontier_capacity ? frontier_size
                                                                    : frontier_capacity;
@@ -252,7 +241,7 @@ __device__ __forceinline__ void start_ring(FusedStorage& smem,
     }
     const size_type block_edges = EdgeReduce(smem.reduce).Sum(edges);
     if (tid == 0 && block_edges > 0) count_add(scratch + kRingEdges, block_edges);
-    level_barrier(grid);
+    grid.sync();
 }
 
 // Expand one level's frontier (`current`, `size` vertices, `heavy_size` of them also in
@@ -382,7 +371,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         // The next frontier's edge count: one atomic per block.
         block_edges = EdgeReduce(smem.reduce).Sum(discovered_edges);
         if (tid == 0 && block_edges > 0) count_add(out.next_counts + kRingEdges, block_edges);
-        level_barrier(grid);  // every append and count of this level is visible
+        grid.sync();  // the level barrier: every append and count of this level is visible
 
         vertex_t* swap = current;
         current = next;
@@ -393,6 +382,144 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     }
 
     if (blockIdx.x == 0 && tid == 0) {
+        counters[distbfs::kCounterFusedLevels] = levels;
+        counters[distbfs::kCounterFrontier] = size;
+        counters[distbfs::kCounterFrontierEdges] = edges;
+        counters[distbfs::kCounterFusedLabeled] = labeled;
+        counters[distbfs::kCounterFusedLabeledEdges] = labeled_edges;
+    }
+}
+
+/*
+ * block_levels_kernel: the fused levels of one rank in ONE block with its frontiers in shared
+ * memory, for the tiny frontiers of road networks and meshes (a level there is a chain of
+ * dependent memory reads: a grid barrier and the ring's global counts would double it). Per
+ * level L (frontier F of S <= kBlockQueue vertices in shared queue L % 2):
+ *   each thread reads its vertices' row offsets (kBlockPerThread at most) and the block sums
+ *   their degrees: the stop rule (as the grid kernel's, on max_frontier and max_edges) needs
+ *   no count from the level before, and the offsets are then at hand for the expansion (a
+ *   frontier past the shared queue is counted from the global one, for the host);
+ *   rows of more than a warp's width are expanded by the whole warp, the others by their
+ *   thread; each edge's head v is tested and claimed in the visited bitmask as in the grid
+ *   kernel, and its one claimer labels v, sets its predecessor and appends v to the next shared
+ *   queue (a shared-memory atomic) and to the global queue of level L (the grid kernel's
+ *   ping-pong pair, so the host finds the final frontier where it would), then a block barrier.
+ * The next-queue counts alternate between two shared words; each is zeroed after the block's
+ * reduce of the following level, which every thread reaches only after it read the count.
+ * counters[] as the grid kernel writes them.
+ */
+constexpr int kBlockPerThread = 8;
+constexpr int kBlockQueue = kFusedThreads * kBlockPerThread;
+
+extern "C" __global__ void __launch_bounds__(kFusedThreads)
+    block_levels_kernel(
+        vertex_t* frontier,                 // in/out: current frontier on entry; queue A
+        vertex_t* spare_frontier,           // out: queue B of the ping-pong pair
+        size_type frontier_size,            // in: vertices in `frontier` on entry
+        size_type max_frontier,             // in: stop before a level with a larger frontier
+                                            //     (at most kBlockQueue)
+        int max_levels,                     // in: stop after this many levels (depth limit)
+        size_type max_edges,                // in: stop before a level with more edges
+        const size_type* __restrict__ row_offsets,    // in: CSR row-offsets array (n + 1)
+        const vertex_t* __restrict__ column_indices,  // in: CSR column-indices array
+        label_t level,                      // in: label of the vertices in `frontier`
+        label_t* __restrict__ labels,       // in/out: label of every vertex
+        pred_t* __restrict__ preds,         // out: parent of each discovered vertex, or null
+        mask_word_t* visited_mask,          // in/out: visited bitmask (exact: one rank)
+        size_type* __restrict__ counters)   // out: as contract_expand_kernel's
+{
+    __shared__ vertex_t queue[2][kBlockQueue];
+    __shared__ size_type appended[2];
+    __shared__ size_type level_edges;
+    __shared__ typename EdgeReduce::TempStorage reduce;
+    const int tid = threadIdx.x;
+    const int lane = tid % distbfs::kWarpThreads;
+    if (max_frontier > kBlockQueue) max_frontier = kBlockQueue;
+    const size_type entry = frontier_size < kBlockQueue ? frontier_size : kBlockQueue;
+    for (size_type i = tid; i < entry; i += kFusedThreads) queue[0][i] = frontier[i];
+    if (tid == 0) appended[0] = 0;
+    size_type size = frontier_size;
+    size_type edges = 0;
+    size_type labeled = 0;
+    size_type labeled_edges = 0;
+    int levels = 0;
+    __syncthreads();
+    for (;; ++levels) {
+        const vertex_t* current = queue[levels & 1];
+        vertex_t* next = queue[(levels + 1) & 1];
+        const vertex_t* global_current = (levels & 1) ? spare_frontier : frontier;
+        vertex_t* global_next = (levels & 1) ? frontier : spare_frontier;
+        size_type begin[kBlockPerThread];
+        size_type end[kBlockPerThread];
+        vertex_t mine[kBlockPerThread];
+        size_type degrees = 0;
+        const bool fits = size <= max_frontier;
+#pragma unroll
+        for (int k = 0; k < kBlockPerThread; ++k) {
+            const size_type i = tid + static_cast<size_type>(k) * kFusedThreads;
+            mine[k] = 0;
+            begin[k] = end[k] = 0;
+            if (fits && i < size) {
+                mine[k] = current[i];
+                begin[k] = row_offsets[mine[k]];
+                end[k] = row_offsets[mine[k] + 1];
+                degrees += end[k] - begin[k];
+            }
+        }
+        for (size_type i = tid; !fits && i < size; i += kFusedThreads) {  // the final frontier's
+            const vertex_t u = global_current[i];                          // edges, counted
+            degrees += row_offsets[u + 1] - row_offsets[u];
+        }
+        const size_type sum = EdgeReduce(reduce).Sum(degrees);
+        if (tid == 0) {
+            level_edges = sum;
+            appended[(levels + 1) & 1] = 0;  // read by every thread before the reduce
+        }
+        __syncthreads();
+        edges = level_edges;
+        if (levels > 0) {
+            labeled += size;
+            labeled_edges += edges;
+        }
+        if (levels >= max_levels || size == 0 || !fits || edges > max_edges) {
+            break;  // the same decision in every thread
+        }
+        const label_t label = static_cast<label_t>(level + levels + 1);
+        size_type* count = &appended[levels & 1];
+        auto visit = [&](vertex_t u, vertex_t v) {
+            if (distbfs::mask_test(visited_mask, v) || !distbfs::mask_claim(visited_mask, v)) {
+                return;
+            }
+            labels[v] = label;
+            if (preds != nullptr) preds[v] = static_cast<pred_t>(u);
+            const size_type slot = static_cast<size_type>(
+                atomicAdd(reinterpret_cast<unsigned long long*>(count), 1ull));
+            if (slot < kBlockQueue) next[slot] = v;
+            global_next[slot] = v;
+        };
+#pragma unroll
+        for (int k = 0; k < kBlockPerThread; ++k) {
+            // rows longer than a warp: the whole warp, one row at a time
+            unsigned int wide = __ballot_sync(distbfs::kFullWarp,
+                                              end[k] - begin[k] > distbfs::kWarpThreads);
+            while (wide) {
+                const int leader = __ffs(wide) - 1;
+                wide &= wide - 1;
+                const vertex_t u = __shfl_sync(distbfs::kFullWarp, mine[k], leader);
+                const size_type first = __shfl_sync(distbfs::kFullWarp, begin[k], leader);
+                const size_type last = __shfl_sync(distbfs::kFullWarp, end[k], leader);
+                for (size_type e = first + lane; e < last; e += distbfs::kWarpThreads) {
+                    visit(u, column_indices[e]);
+                }
+            }
+            if (end[k] - begin[k] <= distbfs::kWarpThreads) {
+                for (size_type e = begin[k]; e < end[k]; ++e) visit(mine[k], column_indices[e]);
+            }
+        }
+        __syncthreads();
+        size = *count;
+    }
+    if (tid == 0) {
         counters[distbfs::kCounterFusedLevels] = levels;
         counters[distbfs::kCounterFrontier] = size;
         counters[distbfs::kCounterFrontierEdges] = edges;

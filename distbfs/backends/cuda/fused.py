@@ -133,22 +133,39 @@ def _launch_small_levels(
     max_levels: int,
     one_block: bool,
 ) -> int:
-    """One launch of the fused kernel from the current frontier: a grid of one block, which
-    stops before a level of more than ``fused_block_edges`` edges, or the full grid, which
-    stops before one of more than ``fused_max_edges`` or (on a sparse graph that takes one
-    block) fewer than half of ``fused_block_edges``; returns the levels it ran."""
+    """One launch of fused levels from the current frontier: ONE block with the frontiers in
+    shared memory (``block_levels_kernel``), which stops before a level of more than
+    ``fused_block_edges`` edges, or the full cooperative grid (``contract_expand_kernel``),
+    which stops before one of more than ``fused_max_edges`` or (on a sparse graph that takes
+    one block) fewer than half of ``fused_block_edges``; returns the levels it ran."""
     size = int(state.frontier_size)
     _enter(state, queues)
-    kernel = queues.kernels["contract_expand"]
     block = policy.fused_block_edges
     if one_block:
-        blocks, largest, smallest = 1, min(block, policy.fused_max_edges), 0
-    else:
-        hand_back = _takes_one_block(policy, graph, 1, 0)
-        blocks, largest = fused_grid(policy, grids, kernel), policy.fused_max_edges
-        smallest = block // 2 if hand_back else 0
+        queues.kernels["block_levels"](
+            (1,),
+            (policy.fused_threads,),
+            (
+                queues.frontier,
+                queues.spare_frontier,
+                np.int64(size),
+                np.int64(max_frontier),
+                _kernel_levels(max_levels),
+                np.int64(min(block, policy.fused_max_edges)),
+                graph.row_offsets,
+                graph.column_indices,
+                np.int32(level),
+                state.labels,
+                state.preds,
+                state.visited_mask,
+                queues.counters,
+            ),
+        )
+        return _leave(state, queues, level_of(queues).read(int(Counter.BINS)))
+    kernel = queues.kernels["contract_expand"]
+    smallest = block // 2 if _takes_one_block(policy, graph, 1, 0) else 0
     kernel(
-        (blocks,),
+        (fused_grid(policy, grids, kernel),),
         (policy.fused_threads,),
         (
             queues.frontier,
@@ -157,7 +174,7 @@ def _launch_small_levels(
             np.int64(queues.frontier.shape[0]),
             np.int64(max_frontier),
             _kernel_levels(max_levels),
-            np.int64(largest),
+            np.int64(policy.fused_max_edges),
             np.int64(smallest),
             graph.row_offsets,
             graph.column_indices,
