@@ -390,13 +390,38 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     }
 }
 
+constexpr int kBlockPerThread = 8;  // frontier vertices a thread holds at most
+constexpr unsigned int kBlockQueueSlots = kFusedThreads * kBlockPerThread;
+constexpr size_type kBlockQueue = kBlockQueueSlots;
+
+namespace {
+
+// An edge (u, v) of block_levels_kernel: the one thread that claims v labels it, records u as
+// its predecessor and appends it to the next frontier, in shared memory while it fits and in
+// the global queue always.
+__device__ __forceinline__ void block_visit(vertex_t u, vertex_t v, label_t label,
+                                            label_t* __restrict__ labels,
+                                            pred_t* __restrict__ preds, mask_word_t* visited_mask,
+                                            unsigned int* count, vertex_t* next,
+                                            vertex_t* global_next) {
+    if (distbfs::mask_test(visited_mask, v) || !distbfs::mask_claim(visited_mask, v)) return;
+    labels[v] = label;
+    if (preds != nullptr) preds[v] = static_cast<pred_t>(u);
+    const unsigned int slot = atomicAdd(count, 1u);
+    if (slot < kBlockQueueSlots) next[slot] = v;
+    global_next[slot] = v;
+}
+
+}  // namespace
+
 /*
  * block_levels_kernel: the fused levels of one rank in ONE block with its frontiers in shared
  * memory, for the tiny frontiers of road networks and meshes (a level there is a chain of
  * dependent memory reads: a grid barrier and the ring's global counts would double it). Per
- * level L (frontier F of S <= kBlockQueue vertices in shared queue L % 2):
- *   each thread reads its vertices' row offsets (kBlockPerThread at most) and the block sums
- *   their degrees: the stop rule (as the grid kernel's, on max_frontier and max_edges) needs
+ * level L (frontier F of S <= kBlockQueue vertices in shared queue L % 2; the counts and the
+ * shared atomics are 32-bit, a level appending at most max_edges vertices):
+ *   each thread reads the row offsets of its strided share of F and the block sums their
+ *   degrees: the stop rule (as the grid kernel's, on max_frontier and max_edges) needs
  *   no count from the level before, and the offsets are then at hand for the expansion (a
  *   frontier past the shared queue is counted from the global one, for the host);
  *   rows of more than a warp's width are expanded by the whole warp, the others by their
@@ -408,10 +433,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
  * reduce of the following level, which every thread reaches only after it read the count.
  * counters[] as the grid kernel writes them.
  */
-constexpr int kBlockPerThread = 8;
-constexpr int kBlockQueue = kFusedThreads * kBlockPerThread;
-
-extern "C" __global__ void __launch_bounds__(kFusedThreads)
+extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
     block_levels_kernel(
         vertex_t* frontier,                 // in/out: current frontier on entry; queue A
         vertex_t* spare_frontier,           // out: queue B of the ping-pong pair
@@ -419,7 +441,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads)
         size_type max_frontier,             // in: stop before a level with a larger frontier
                                             //     (at most kBlockQueue)
         int max_levels,                     // in: stop after this many levels (depth limit)
-        size_type max_edges,                // in: stop before a level with more edges
+        size_type max_edges,                // in: stop before a level with more edges (at most
+                                            //     2**31: a level appends at most that many)
         const size_type* __restrict__ row_offsets,    // in: CSR row-offsets array (n + 1)
         const vertex_t* __restrict__ column_indices,  // in: CSR column-indices array
         label_t level,                      // in: label of the vertices in `frontier`
@@ -429,7 +452,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads)
         size_type* __restrict__ counters)   // out: as contract_expand_kernel's
 {
     __shared__ vertex_t queue[2][kBlockQueue];
-    __shared__ size_type appended[2];
+    __shared__ unsigned int appended[2];
     __shared__ size_type level_edges;
     __shared__ typename EdgeReduce::TempStorage reduce;
     const int tid = threadIdx.x;
@@ -449,25 +472,10 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads)
         vertex_t* next = queue[(levels + 1) & 1];
         const vertex_t* global_current = (levels & 1) ? spare_frontier : frontier;
         vertex_t* global_next = (levels & 1) ? frontier : spare_frontier;
-        size_type begin[kBlockPerThread];
-        size_type end[kBlockPerThread];
-        vertex_t mine[kBlockPerThread];
-        size_type degrees = 0;
         const bool fits = size <= max_frontier;
-#pragma unroll
-        for (int k = 0; k < kBlockPerThread; ++k) {
-            const size_type i = tid + static_cast<size_type>(k) * kFusedThreads;
-            mine[k] = 0;
-            begin[k] = end[k] = 0;
-            if (fits && i < size) {
-                mine[k] = current[i];
-                begin[k] = row_offsets[mine[k]];
-                end[k] = row_offsets[mine[k] + 1];
-                degrees += end[k] - begin[k];
-            }
-        }
-        for (size_type i = tid; !fits && i < size; i += kFusedThreads) {  // the final frontier's
-            const vertex_t u = global_current[i];                          // edges, counted
+        size_type degrees = 0;
+        for (size_type i = tid; i < size; i += kFusedThreads) {
+            const vertex_t u = fits ? current[i] : global_current[i];
             degrees += row_offsets[u + 1] - row_offsets[u];
         }
         const size_type sum = EdgeReduce(reduce).Sum(degrees);
@@ -485,35 +493,34 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads)
             break;  // the same decision in every thread
         }
         const label_t label = static_cast<label_t>(level + levels + 1);
-        size_type* count = &appended[levels & 1];
-        auto visit = [&](vertex_t u, vertex_t v) {
-            if (distbfs::mask_test(visited_mask, v) || !distbfs::mask_claim(visited_mask, v)) {
-                return;
+        unsigned int* count = &appended[levels & 1];
+        // Warp-uniform trip count: every lane reaches the ballot of each round together.
+        for (size_type base = tid - lane; base < size; base += kFusedThreads) {
+            const size_type i = base + lane;
+            vertex_t u = 0;
+            size_type begin = 0;
+            size_type end = 0;
+            if (i < size) {
+                u = current[i];
+                begin = row_offsets[u];  // read above: an L1 hit
+                end = row_offsets[u + 1];
             }
-            labels[v] = label;
-            if (preds != nullptr) preds[v] = static_cast<pred_t>(u);
-            const size_type slot = static_cast<size_type>(
-                atomicAdd(reinterpret_cast<unsigned long long*>(count), 1ull));
-            if (slot < kBlockQueue) next[slot] = v;
-            global_next[slot] = v;
-        };
-#pragma unroll
-        for (int k = 0; k < kBlockPerThread; ++k) {
-            // rows longer than a warp: the whole warp, one row at a time
-            unsigned int wide = __ballot_sync(distbfs::kFullWarp,
-                                              end[k] - begin[k] > distbfs::kWarpThreads);
-            while (wide) {
-                const int leader = __ffs(wide) - 1;
-                wide &= wide - 1;
-                const vertex_t u = __shfl_sync(distbfs::kFullWarp, mine[k], leader);
-                const size_type first = __shfl_sync(distbfs::kFullWarp, begin[k], leader);
-                const size_type last = __shfl_sync(distbfs::kFullWarp, end[k], leader);
+            const bool wide = end - begin > distbfs::kWarpThreads;
+            unsigned int rows = __ballot_sync(distbfs::kFullWarp, wide);
+            while (rows) {  // rows longer than a warp: the whole warp, one row at a time
+                const int leader = __ffs(rows) - 1;
+                rows &= rows - 1;
+                const vertex_t w = __shfl_sync(distbfs::kFullWarp, u, leader);
+                const size_type first = __shfl_sync(distbfs::kFullWarp, begin, leader);
+                const size_type last = __shfl_sync(distbfs::kFullWarp, end, leader);
                 for (size_type e = first + lane; e < last; e += distbfs::kWarpThreads) {
-                    visit(u, column_indices[e]);
+                    block_visit(w, column_indices[e], label, labels, preds, visited_mask,
+                                count, next, global_next);
                 }
             }
-            if (end[k] - begin[k] <= distbfs::kWarpThreads) {
-                for (size_type e = begin[k]; e < end[k]; ++e) visit(mine[k], column_indices[e]);
+            for (size_type e = begin; !wide && e < end; ++e) {
+                block_visit(u, column_indices[e], label, labels, preds, visited_mask, count,
+                            next, global_next);
             }
         }
         __syncthreads();
