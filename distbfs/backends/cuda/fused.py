@@ -78,8 +78,8 @@ def run_small_levels(
     ``LaunchPolicy.fused_max_edges`` edges, or ``max_levels`` levels ran (the last labels
     ``level + max_levels``: a search's depth limit); the state is then as after that many
     two-phase levels (labels, predecessors, bitmask, ``vertex_frontier``, ``frontier_size``).
-    One launch and one read of the counters however many levels run, or one a hand-over
-    (``grids``: the backend's memo of ``fused_grid``).
+    One launch and one read of the counters for the whole run, one more at each hand-over
+    between one block and the full grid (``grids``: the backend's memo of ``fused_grid``).
 
     On a sparse graph, frontiers of few edges run in a grid of one block
     (``LaunchPolicy.fused_block_edges``), larger ones in the full grid; a run hands over
