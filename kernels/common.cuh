@@ -31,6 +31,7 @@
     !defined(DISTBFS_FUSED_MAX_EDGES) || !defined(DISTBFS_VERTEX_BITS) ||               \
     !defined(DISTBFS_FUSED_BLOCKS_PER_SM) || !defined(DISTBFS_HEAVY_DEGREE) ||    \
     !defined(DISTBFS_FUSED_SCRATCH_SLOTS) || !defined(DISTBFS_PATH_THREADS) ||         \
+    !defined(DISTBFS_FUSED_LOG_FIELDS) ||                                               \
     !defined(DISTBFS_UNREACHED) || !defined(DISTBFS_COUNTER_EDGES) ||                   \
     !defined(DISTBFS_COUNTER_FILTERED) || !defined(DISTBFS_COUNTER_FRONTIER) ||         \
     !defined(DISTBFS_COUNTER_FUSED_LEVELS) || !defined(DISTBFS_COUNTER_BINS) ||         \

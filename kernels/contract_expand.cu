@@ -55,7 +55,8 @@
  * level + max_levels; the count `levels` is the same in every thread). Block 0 then writes
  * counters[fused_levels] = levels run and counters[frontier] = the final frontier's length; the
  * frontier is in `frontier` after an even number of levels, in `spare_frontier` after an odd
- * number.
+ * number. At the top of every level, the one it stops before included, thread 0 of block 0
+ * writes the level's row of `level_log` (log_level: its frontier's vertices and edges).
  *
  * Memory visibility: queues and counts written by other blocks are read with __ldcg (L2, never a
  * stale L1 line nor the read-only path) after the barrier that follows the writes; the CSR is
@@ -111,6 +112,34 @@ struct LevelOutput {
     size_type heavy_capacity;     // its capacity
     size_type* next_counts;       // ring slot of the next frontier (vertices, edges, heavy)
 };
+
+// A row of the per-level log (level_log, when not null) of a fused run: for the frontier of
+// its level `levels`, the vertices over all ranks, this rank's vertices and their out-edges.
+// Written at the top of every level, the one the run stops before included: the host leaves
+// room for max_levels + 1 rows.
+constexpr int kLogFields = DISTBFS_FUSED_LOG_FIELDS;
+static_assert(kLogFields == 3, "a log row: all vertices, this rank's vertices, its edges");
+
+__device__ __forceinline__ void log_level(size_type* level_log, int levels, size_type vertices,
+                                          size_type own_vertices, size_type own_edges) {
+    if (level_log == nullptr) return;
+    size_type* row = level_log + static_cast<size_type>(kLogFields) * levels;
+    row[0] = vertices;
+    row[1] = own_vertices;
+    row[2] = own_edges;
+}
+
+// What every fused kernel leaves in counters[] when it stops (one thread writes).
+__device__ __forceinline__ void write_fused_counters(size_type* counters, int levels,
+                                                     size_type size, size_type edges,
+                                                     size_type labeled,
+                                                     size_type labeled_edges) {
+    counters[distbfs::kCounterFusedLevels] = levels;
+    counters[distbfs::kCounterFrontier] = size;
+    counters[distbfs::kCounterFrontierEdges] = edges;
+    counters[distbfs::kCounterFusedLabeled] = labeled;
+    counters[distbfs::kCounterFusedLabeledEdges] = labeled_edges;
+}
 
 // Add `value` to a ring count (the old value is not needed: a fire-and-forget reduction).
 __device__ __forceinline__ void count_add(size_type* count, size_type value) {
@@ -317,6 +346,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         vertex_t* spare_heavy,              // scratch: heavy queue B
         size_type heavy_capacity,           // in: capacity of each heavy queue
         size_type* scratch,                 // scratch: the ring of per-level counts
+        size_type* __restrict__ level_log,  // out: a row per level (log_level), or null
         size_type* __restrict__ counters)   // out: [fused_levels] = levels run; [frontier] =
                                             //     length of the final frontier
 {
@@ -343,6 +373,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         size = __ldcg(counts + kRingVertices);
         edges = __ldcg(counts + kRingEdges);
         const size_type heavy_size = __ldcg(counts + kRingHeavy);
+        if (blockIdx.x == 0 && tid == 0) log_level(level_log, levels, size, size, edges);
         if (levels > 0) {
             labeled += size;
             labeled_edges += edges;
@@ -382,129 +413,211 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     }
 
     if (blockIdx.x == 0 && tid == 0) {
-        counters[distbfs::kCounterFusedLevels] = levels;
-        counters[distbfs::kCounterFrontier] = size;
-        counters[distbfs::kCounterFrontierEdges] = edges;
-        counters[distbfs::kCounterFusedLabeled] = labeled;
-        counters[distbfs::kCounterFusedLabeledEdges] = labeled_edges;
+        write_fused_counters(counters, levels, size, edges, labeled, labeled_edges);
     }
 }
 
-constexpr int kBlockPerThread = 8;  // frontier vertices a thread holds at most
-constexpr unsigned int kBlockQueueSlots = kFusedThreads * kBlockPerThread;
-constexpr size_type kBlockQueue = kBlockQueueSlots;
-
 namespace {
 
-// An edge (u, v) of block_levels_kernel: the one thread that claims v labels it, records u as
-// its predecessor and appends it to the next frontier, in shared memory while it fits and in
-// the global queue always.
-__device__ __forceinline__ void block_visit(vertex_t u, vertex_t v, label_t label,
-                                            label_t* __restrict__ labels,
-                                            pred_t* __restrict__ preds, mask_word_t* visited_mask,
-                                            unsigned int* count, vertex_t* next,
-                                            vertex_t* global_next) {
-    if (distbfs::mask_test(visited_mask, v) || !distbfs::mask_claim(visited_mask, v)) return;
-    labels[v] = label;
-    if (preds != nullptr) preds[v] = static_cast<pred_t>(u);
-    const unsigned int slot = atomicAdd(count, 1u);
-    if (slot < kBlockQueueSlots) next[slot] = v;
-    global_next[slot] = v;
+constexpr int kBlockBatch = 4;  // columns of a row block_levels_kernel loads before claiming
+
+// block_levels_kernel's frontier queues, in dynamic shared memory: two of `capacity` vertices,
+// each with its row (first and one-past-last column position, read when it was claimed).
+struct BlockQueues {
+    size_type* begin;   // [2][capacity]
+    size_type* end;     // [2][capacity]
+    vertex_t* vertex;   // [2][capacity]
+    size_type capacity;
+};
+
+// What every thread of block_levels_kernel needs to visit edges in one level.
+struct BlockLevel {
+    const size_type* __restrict__ row_offsets;
+    const vertex_t* __restrict__ column_indices;
+    label_t* __restrict__ labels;
+    pred_t* __restrict__ preds;
+    mask_word_t* mask;         // the visited bitmask the claims go to: shared or global
+    mask_word_t* global_mask;  // the global bitmask (== mask when it is not copied)
+    BlockQueues queues;
+    int next;                  // shared queue of the next frontier (0 or 1)
+    label_t label;             // label of the vertices this level discovers
+    unsigned int* appended;    // the next frontier's count (shared)
+    unsigned long long* edges; // and its out-edges (shared)
+    vertex_t* global_next;     // the global queue of the next frontier
+};
+
+// Claim v: true for the one thread that sets its bit. A bitmask in shared memory is copied
+// from the global one at entry; the global bit follows through a fire-and-forget atomic.
+__device__ __forceinline__ bool block_claim(const BlockLevel& lv, vertex_t v) {
+    if (distbfs::mask_test(lv.mask, v) || !distbfs::mask_claim(lv.mask, v)) return false;
+    if (lv.mask != lv.global_mask) atomicOr(&lv.global_mask[v >> 5], 1u << (v & 31));
+    return true;
+}
+
+// The claimer of v (reached from u; its row [begin, end)) labels it and appends it with its row
+// to the next shared queue and to the global one; the next level's edges are counted here.
+__device__ __forceinline__ void block_append(const BlockLevel& lv, vertex_t u, vertex_t v,
+                                             size_type begin, size_type end) {
+    lv.labels[v] = lv.label;
+    if (lv.preds != nullptr) lv.preds[v] = static_cast<pred_t>(u);
+    const unsigned int slot = atomicAdd(lv.appended, 1u);
+    atomicAdd(lv.edges, static_cast<unsigned long long>(end - begin));
+    const size_type at = lv.next * lv.queues.capacity + slot;
+    lv.queues.vertex[at] = v;
+    lv.queues.begin[at] = begin;
+    lv.queues.end[at] = end;
+    lv.global_next[slot] = v;
+}
+
+// Visit the columns first, first + step, ... below `last` of u's row, kBlockBatch at a time:
+// their loads, then their claims, then the rows of the claimed ones are each issued together,
+// so a level waits for about one memory round trip per stage, not one per edge.
+__device__ __forceinline__ void block_visit_row(const BlockLevel& lv, vertex_t u,
+                                                size_type first, size_type last,
+                                                size_type step) {
+    for (size_type e = first; e < last; e += kBlockBatch * step) {
+        vertex_t v[kBlockBatch];
+        bool won[kBlockBatch];
+        size_type begin[kBlockBatch];
+        size_type end[kBlockBatch];
+#pragma unroll
+        for (int k = 0; k < kBlockBatch; ++k) {
+            won[k] = e + k * step < last;
+            v[k] = won[k] ? lv.column_indices[e + k * step] : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < kBlockBatch; ++k) won[k] = won[k] && block_claim(lv, v[k]);
+#pragma unroll
+        for (int k = 0; k < kBlockBatch; ++k) {
+            begin[k] = won[k] ? lv.row_offsets[v[k]] : 0;
+            end[k] = won[k] ? lv.row_offsets[v[k] + 1] : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < kBlockBatch; ++k) {
+            if (won[k]) block_append(lv, u, v[k], begin[k], end[k]);
+        }
+    }
 }
 
 }  // namespace
 
 /*
- * block_levels_kernel: the fused levels of one rank in ONE block with its frontiers in shared
- * memory, for the tiny frontiers of road networks and meshes (a level there is a chain of
- * dependent memory reads: a grid barrier and the ring's global counts would double it). Per
- * level L (frontier F of S <= kBlockQueue vertices in shared queue L % 2; the counts and the
- * shared atomics are 32-bit, a level appending at most max_edges vertices):
- *   each thread reads the row offsets of its strided share of F and the block sums their
- *   degrees: the stop rule (as the grid kernel's, on max_frontier and max_edges) needs
- *   no count from the level before, and the offsets are then at hand for the expansion (a
- *   frontier past the shared queue is counted from the global one, for the host);
- *   rows of more than a warp's width are expanded by the whole warp, the others by their
- *   thread; each edge's head v is tested and claimed in the visited bitmask as in the grid
- *   kernel, and its one claimer labels v, sets its predecessor and appends v to the next shared
- *   queue (a shared-memory atomic) and to the global queue of level L (the grid kernel's
- *   ping-pong pair, so the host finds the final frontier where it would), then a block barrier.
- * The next-queue counts alternate between two shared words; each is zeroed after the block's
- * reduce of the following level, which every thread reaches only after it read the count.
- * counters[] as the grid kernel writes them.
+ * block_levels_kernel: the fused levels of one rank in ONE block, for the tiny frontiers of road
+ * networks and meshes, where a level is a chain of dependent memory reads that a grid barrier
+ * and the ring's global counts would double. Everything a level reads lives in shared memory
+ * (dynamic: the host sizes it, block_shared_bytes in fused.py):
+ *   two frontier queues of queue_capacity vertices, each with its row, read by the thread that
+ *   claimed the vertex, so a level starts on its edges at once;
+ *   the visited bitmask, copied from the global one at entry when it fits (mask_words > 0;
+ *   else the claims go to the global one); a claim then costs a shared atomic, and the global
+ *   bit follows through a fire-and-forget atomicOr.
+ * Per level L (frontier F of S <= queue_capacity vertices in shared queue L % 2): rows of more
+ * than a warp's width are visited by the whole warp, the others by their thread, kBlockBatch
+ * columns at a time; each edge's head v is tested and claimed, and its one claimer labels v,
+ * records its predecessor, reads its row and appends v to the next shared queue and to the
+ * global queue of level L (the grid kernel's ping-pong pair, so the host finds the final
+ * frontier where it would), adding its degree to the next level's edge count; one block barrier.
+ * A level appends at most its edge count of vertices, and the stop rule (as the grid kernel's,
+ * on max_frontier and max_edges, both at most queue_capacity) keeps that within a queue.
+ * Counts of level L's frontier (vertices, edges) are in slot L % 3 of a shared ring: level L
+ * appends to slot (L + 1) % 3 and thread 0 zeroes slot (L + 2) % 3, last read at the top of
+ * level L - 1, before that level's barrier: one barrier a level, as the grid kernel's ring.
+ * level_log and counters[] as the grid kernel writes them.
  */
 extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
     block_levels_kernel(
         vertex_t* frontier,                 // in/out: current frontier on entry; queue A
         vertex_t* spare_frontier,           // out: queue B of the ping-pong pair
         size_type frontier_size,            // in: vertices in `frontier` on entry
+        size_type queue_capacity,           // in: vertices a shared queue holds
+        size_type mask_words,               // in: words of the bitmask copied to shared
+                                            //     memory (0: claims go to the global one)
         size_type max_frontier,             // in: stop before a level with a larger frontier
-                                            //     (at most kBlockQueue)
         int max_levels,                     // in: stop after this many levels (depth limit)
-        size_type max_edges,                // in: stop before a level with more edges (at most
-                                            //     2**31: a level appends at most that many)
+        size_type max_edges,                // in: stop before a level with more edges
         const size_type* __restrict__ row_offsets,    // in: CSR row-offsets array (n + 1)
         const vertex_t* __restrict__ column_indices,  // in: CSR column-indices array
         label_t level,                      // in: label of the vertices in `frontier`
         label_t* __restrict__ labels,       // in/out: label of every vertex
         pred_t* __restrict__ preds,         // out: parent of each discovered vertex, or null
         mask_word_t* visited_mask,          // in/out: visited bitmask (exact: one rank)
+        size_type* __restrict__ level_log,  // out: a row per level (fused_log_row), or null
         size_type* __restrict__ counters)   // out: as contract_expand_kernel's
 {
-    __shared__ vertex_t queue[2][kBlockQueue];
-    __shared__ unsigned int appended[2];
-    __shared__ size_type level_edges;
-    __shared__ typename EdgeReduce::TempStorage reduce;
+    extern __shared__ __align__(16) unsigned char block_shared[];
+    __shared__ unsigned int appended[kRingSlots];
+    __shared__ unsigned long long ring_edges[kRingSlots];
     const int tid = threadIdx.x;
     const int lane = tid % distbfs::kWarpThreads;
-    if (max_frontier > kBlockQueue) max_frontier = kBlockQueue;
-    const size_type entry = frontier_size < kBlockQueue ? frontier_size : kBlockQueue;
-    for (size_type i = tid; i < entry; i += kFusedThreads) queue[0][i] = frontier[i];
-    if (tid == 0) appended[0] = 0;
+    const size_type capacity = queue_capacity;
+    BlockQueues queues;
+    queues.begin = reinterpret_cast<size_type*>(block_shared);
+    queues.end = queues.begin + 2 * capacity;
+    queues.vertex = reinterpret_cast<vertex_t*>(queues.end + 2 * capacity);
+    queues.capacity = capacity;
+    mask_word_t* shared_mask = reinterpret_cast<mask_word_t*>(queues.vertex + 2 * capacity);
+    if (max_frontier > capacity) max_frontier = capacity;
+    if (max_edges > capacity) max_edges = capacity;
+
+    for (size_type i = tid; i < mask_words; i += kFusedThreads) shared_mask[i] = visited_mask[i];
+    if (tid < kRingSlots) {
+        appended[tid] = 0;
+        ring_edges[tid] = 0;
+    }
+    __syncthreads();
+    // The entry frontier with its rows into shared queue 0 (as far as it fits) and its edges
+    // counted, all of them: the host reads the count of a frontier the block does not take.
+    unsigned long long entry_edges = 0;
+    for (size_type i = tid; i < frontier_size; i += kFusedThreads) {
+        const vertex_t u = frontier[i];
+        const size_type begin = row_offsets[u];
+        const size_type end = row_offsets[u + 1];
+        entry_edges += end - begin;
+        if (i < capacity) {
+            queues.vertex[i] = u;
+            queues.begin[i] = begin;
+            queues.end[i] = end;
+        }
+    }
+    if (entry_edges > 0) atomicAdd(&ring_edges[0], entry_edges);
+    __syncthreads();
+
+    BlockLevel lv = {row_offsets, column_indices, labels, preds,
+                     mask_words > 0 ? shared_mask : visited_mask, visited_mask, queues};
     size_type size = frontier_size;
     size_type edges = 0;
     size_type labeled = 0;
     size_type labeled_edges = 0;
     int levels = 0;
-    __syncthreads();
     for (;; ++levels) {
-        const vertex_t* current = queue[levels & 1];
-        vertex_t* next = queue[(levels + 1) & 1];
-        const vertex_t* global_current = (levels & 1) ? spare_frontier : frontier;
-        vertex_t* global_next = (levels & 1) ? frontier : spare_frontier;
-        const bool fits = size <= max_frontier;
-        size_type degrees = 0;
-        for (size_type i = tid; i < size; i += kFusedThreads) {
-            const vertex_t u = fits ? current[i] : global_current[i];
-            degrees += row_offsets[u + 1] - row_offsets[u];
-        }
-        const size_type sum = EdgeReduce(reduce).Sum(degrees);
-        if (tid == 0) {
-            level_edges = sum;
-            appended[(levels + 1) & 1] = 0;  // read by every thread before the reduce
-        }
-        __syncthreads();
-        edges = level_edges;
+        const int slot = levels % kRingSlots;
+        if (levels > 0) size = appended[slot];
+        edges = static_cast<size_type>(ring_edges[slot]);
+        if (tid == 0) log_level(level_log, levels, size, size, edges);
         if (levels > 0) {
             labeled += size;
             labeled_edges += edges;
         }
-        if (levels >= max_levels || size == 0 || !fits || edges > max_edges) {
+        if (levels >= max_levels || size == 0 || size > max_frontier || edges > max_edges) {
             break;  // the same decision in every thread
         }
-        const label_t label = static_cast<label_t>(level + levels + 1);
-        unsigned int* count = &appended[levels & 1];
+        if (tid == 0) {
+            appended[(levels + 2) % kRingSlots] = 0;
+            ring_edges[(levels + 2) % kRingSlots] = 0;
+        }
+        const int current = levels & 1;
+        lv.next = current ^ 1;
+        lv.label = static_cast<label_t>(level + levels + 1);
+        lv.appended = &appended[(levels + 1) % kRingSlots];
+        lv.edges = &ring_edges[(levels + 1) % kRingSlots];
+        lv.global_next = current ? frontier : spare_frontier;
         // Warp-uniform trip count: every lane reaches the ballot of each round together.
         for (size_type base = tid - lane; base < size; base += kFusedThreads) {
             const size_type i = base + lane;
-            vertex_t u = 0;
-            size_type begin = 0;
-            size_type end = 0;
-            if (i < size) {
-                u = current[i];
-                begin = row_offsets[u];  // read above: an L1 hit
-                end = row_offsets[u + 1];
-            }
+            const size_type at = current * capacity + i;
+            const vertex_t u = i < size ? queues.vertex[at] : 0;
+            const size_type begin = i < size ? queues.begin[at] : 0;
+            const size_type end = i < size ? queues.end[at] : 0;
             const bool wide = end - begin > distbfs::kWarpThreads;
             unsigned int rows = __ballot_sync(distbfs::kFullWarp, wide);
             while (rows) {  // rows longer than a warp: the whole warp, one row at a time
@@ -513,26 +626,13 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
                 const vertex_t w = __shfl_sync(distbfs::kFullWarp, u, leader);
                 const size_type first = __shfl_sync(distbfs::kFullWarp, begin, leader);
                 const size_type last = __shfl_sync(distbfs::kFullWarp, end, leader);
-                for (size_type e = first + lane; e < last; e += distbfs::kWarpThreads) {
-                    block_visit(w, column_indices[e], label, labels, preds, visited_mask,
-                                count, next, global_next);
-                }
+                block_visit_row(lv, w, first + lane, last, distbfs::kWarpThreads);
             }
-            for (size_type e = begin; !wide && e < end; ++e) {
-                block_visit(u, column_indices[e], label, labels, preds, visited_mask, count,
-                            next, global_next);
-            }
+            if (!wide) block_visit_row(lv, u, begin, end, 1);
         }
         __syncthreads();
-        size = *count;
     }
-    if (tid == 0) {
-        counters[distbfs::kCounterFusedLevels] = levels;
-        counters[distbfs::kCounterFrontier] = size;
-        counters[distbfs::kCounterFrontierEdges] = edges;
-        counters[distbfs::kCounterFusedLabeled] = labeled;
-        counters[distbfs::kCounterFusedLabeledEdges] = labeled_edges;
-    }
+    if (tid == 0) write_fused_counters(counters, levels, size, edges, labeled, labeled_edges);
 }
 
 /*
@@ -696,6 +796,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         size_type segment_capacity,         // in: pairs per sender segment of a mailbox
         size_type epoch,                    // in: last epoch used (same on every rank)
         size_type timeout_ns,               // in: longest wait for a peer
+        size_type* __restrict__ level_log,  // out: a row per level (log_level), or null
         size_type* __restrict__ counters)   // out: as contract_expand_kernel, + [peer_failure]
 {
     __shared__ FusedStorage smem;
@@ -747,6 +848,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
                 trouble += __ldcg(posted + kPeerTrouble);
             }
         }
+        if (leader) log_level(level_log, levels, all_vertices, size_here, edges_here);
         if (levels >= max_levels || all_vertices == 0 || all_vertices > max_frontier ||
             all_edges > kFusedMaxEdges || all_edges > segment_capacity || trouble > 0) {
             break;  // the same decision on every rank, in every thread
@@ -856,11 +958,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     }
 
     if (leader) {
-        counters[distbfs::kCounterFusedLevels] = levels;
-        counters[distbfs::kCounterFrontier] = size_here;
-        counters[distbfs::kCounterFrontierEdges] = edges_here;
-        counters[distbfs::kCounterFusedLabeled] = labeled;
-        counters[distbfs::kCounterFusedLabeledEdges] = labeled_edges;
+        write_fused_counters(counters, levels, size_here, edges_here, labeled, labeled_edges);
         counters[distbfs::kCounterPeerFailure] = failure != 0 ? failure : (*abort != 0 ? 1 : 0);
     }
 }

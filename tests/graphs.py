@@ -126,6 +126,20 @@ def check_bfs_tree(case, source: int, distances, preds=None) -> np.ndarray:
     return expected
 
 
+def check_level_rows(case, expected: np.ndarray, levels) -> None:
+    """A search's level table (``LevelStats`` rows of a search to the end, from one source):
+    a row per level (fused levels included), each with the level's frontier, the vertices it
+    discovered and, top-down, the out-edges of its frontier as edges expanded."""
+    tails, _ = unique_edges(*case)
+    degrees = np.bincount(tails, minlength=case[2])
+    assert [lv.level for lv in levels] == list(range(int(expected.max()) + 1))
+    for lv in levels:
+        assert lv.span == 1 and lv.frontier == np.count_nonzero(expected == lv.level)
+        assert lv.discovered == np.count_nonzero(expected == lv.level + 1)
+        if lv.direction == "top_down":
+            assert lv.edges_expanded == degrees[expected == lv.level].sum()
+
+
 def gather_global(comm, local, n: int) -> np.ndarray:
     """Global array in vertex order from every rank's striped local part (numpy)."""
     parts = comm.allgather_object(host(local))

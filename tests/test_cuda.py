@@ -663,7 +663,7 @@ def _cooperative(case, source, backend, strategy, predecessors=True):
         graphs.check_bfs_tree(case, source, dist, cupy.asnumpy(result.predecessors))
     else:
         assert result.predecessors is None
-    assert sum(row.span for row in result.levels) == int(want.max()) + 1
+    graphs.check_level_rows(case, want, result.levels)
     return result
 
 
@@ -680,7 +680,7 @@ def test_cooperative_grid_runs_every_level_in_one_launch(name, strategy):
     want = graphs.reference_distances(*case, source)
     assert backend.fused_levels == int(want.max()) + 1
     assert backend.calls == 1
-    assert len(result.levels) == 1 and result.levels[0].span == backend.fused_levels
+    assert len(result.levels) == backend.fused_levels and all(lv.fused for lv in result.levels)
 
 
 @pytest.mark.parametrize("strategy", ["contract_expand", "hybrid", "direction_optimizing"])
@@ -727,15 +727,12 @@ def test_cooperative_grid_alternates_with_two_phase_levels():
     backend = FusedCounting(TIGHT_LIMITS)
     result = _cooperative(case, source, backend, "hybrid")
     assert len(backend.runs) >= 2
-    fused = dict(backend.runs)
-    assert fused[0] > 1  # the first levels, from one vertex, are small
-    want = graphs.reference_distances(*case, source)
-    for row in result.levels:
-        assert row.frontier == int(np.count_nonzero(want == row.level))
-        if row.level in fused:
-            assert row.span == fused[row.level]
-        else:  # a two-phase level: a large frontier, or one with too many edges
-            assert row.span == 1 and row.edges_expanded > 0
+    assert dict(backend.runs)[0] > 1  # the first levels, from one vertex, are small
+    fused = {first + j for first, span in backend.runs for j in range(span)}
+    for row in result.levels:  # counts checked by _cooperative
+        assert row.fused == (row.level in fused)
+        if not row.fused:  # a two-phase level: a large frontier, or one with too many edges
+            assert row.edges_expanded > 0
 
 
 @pytest.mark.parametrize("predecessors", [False, True])

@@ -260,7 +260,7 @@ def test_fused_path_stops_at_the_depth_limit(where, comm, strategy):
         check_levels(result, expected, limit)
         if int(expected.max()) == limit:  # the limit stopped the run, at level D
             assert backend.runs == [(0, limit)]
-            assert [lv.span for lv in result.levels] == [limit, 1]
+            assert [lv.fused for lv in result.levels] == [True] * limit + [False]
         else:  # the run went on until the frontier was empty
             assert backend.runs == [(0, int(expected.max()) + 1)]
 

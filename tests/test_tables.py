@@ -71,6 +71,21 @@ def test_runs_keep_their_direction_unless_directions_alternate_too_often():
     assert " mix " in format_level_table(flipping)
 
 
+def test_fused_levels_merge_among_themselves():
+    """A road-network-like search: fused runs between two-phase levels; each merged row is all
+    fused (F) or all two-phase (TD), and the summary still adds up."""
+    levels = [level(k, 3) for k in range(1000)]
+    for k, row in enumerate(levels):
+        row.fused = not 300 <= k < 320
+    rows = summarize_levels(levels)
+    assert totals(rows) == totals(levels)
+    for row in rows:
+        kinds = {lv.fused for lv in levels[row.level : row.level + row.span]}
+        assert kinds == {row.fused}
+    directions = [line.split()[1] for line in format_level_table(levels).splitlines()[1:-1]]
+    assert set(directions) == {"F", "TD"}
+
+
 @pytest.mark.parametrize("every_level", [False, True])
 def test_table_of_a_real_search(every_level):
     """A numpy search of a 200 x 200 grid: 399 levels, summarized to the bound."""

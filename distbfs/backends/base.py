@@ -150,6 +150,11 @@ class Relaxations:
         return (self.distances, self.passes, self.parents)
 
 
+FUSED_LOG_COLUMNS = ("vertices", "own_vertices", "own_edges")
+"""Columns of a row of the fused levels' log (``Backend.fused_level_log``), one row per level: its
+frontier's vertices over all ranks, this rank's vertices of it and their out-edges."""
+
+
 @dataclass
 class Replica:
     """The whole graph as one rank's CSR, kept by every rank of a job (graphs small enough:
@@ -288,6 +293,13 @@ class Backend(Protocol):
         CSR), at most ``max_levels`` levels, then give ``state`` this rank's part of the result
         (labels, predecessors, visited mask, its vertices of the frontier); return how many
         levels ran. Every rank runs the same levels and gets the same labels."""
+        ...
+
+    def fused_level_log(self, state: SearchState) -> Any:
+        """The log of the levels this search ran fused (host int64 rows of
+        ``FUSED_LOG_COLUMNS``, read once, after the search): a row per level of every fused run
+        in order, each run's rows followed by one for the frontier it stopped before. None when
+        none ran fused or the backend keeps no log (the level table then has one row per run)."""
         ...
 
     def make_peer_mailbox(self, graph: DistGraph) -> Any:

@@ -40,8 +40,8 @@ DEFAULT_SSSP_WEIGHTS = "uniform:1:255"
 """Weights of a generated graph for ``bench --algorithm sssp`` when none are given (GAP's)."""
 
 LEVEL_TABLES = ("summary", "all")
-"""``--levels``: the per-level table bounded (fused spans and runs of small levels merged) or
-every level."""
+"""``--levels``: the per-level table bounded (runs of small levels merged) or every level,
+fused ones included."""
 
 
 class ParserExit(Exception):
@@ -317,8 +317,8 @@ def _add_levels(parser: argparse.ArgumentParser) -> None:
         "--levels",
         choices=LEVEL_TABLES,
         default="summary",
-        help="the per-level table: summary = at most about 40 rows (fused spans and runs of "
-        "small levels merged), all = every level (default: %(default)s; -q prints none)",
+        help="the per-level table: summary = at most about 40 rows (runs of small levels "
+        "merged), all = every level (default: %(default)s; -q prints none)",
     )
 
 

@@ -1,6 +1,6 @@
 """``--plot FILE.png``: a search's levels as a picture, after Merrill et al.'s figure 3: per
 level the vertex frontier and the edges the level read (expanded top-down, inspected bottom-up),
-on a log scale, the levels that went bottom-up shaded and fused spans marked. matplotlib is the
+on a log scale, the levels that went bottom-up shaded and fused levels marked. matplotlib is the
 optional extra ``[plot]``; without it ``--plot`` is refused before any work."""
 
 from __future__ import annotations
@@ -62,10 +62,10 @@ def draw(axes: Any, levels: Sequence[Any], title: str) -> None:
     axes.plot(x, [row.frontier or None for row in levels], "o-", label="vertex frontier")
     edges = [row.edges_inspected if row in bottom_up else row.edges_expanded for row in levels]
     axes.plot(x, [e or None for e in edges], "s--", label="edges read (expanded / inspected)")
-    fused = [row for row in levels if row.span > 1]
+    fused = [row for row in levels if row.fused]
     if fused:
-        firsts = [row.frontier or None for row in fused]
-        axes.plot([row.level for row in fused], firsts, "D", mfc="none", ms=10, label="fused span")
+        frontiers = [row.frontier or None for row in fused]
+        axes.plot([row.level for row in fused], frontiers, "D", mfc="none", label="fused level")
     handles, _ = axes.get_legend_handles_labels()
     if bottom_up:
         handles.append(Patch(color="0.9", label="bottom-up level"))

@@ -3,9 +3,10 @@
 A search of a road network or a mesh has thousands of levels; printed one a row, the table
 buries everything else. The summary keeps the levels that carry the work (the most edges
 inspected, else the largest frontiers) as rows of their own and merges each run of the other
-levels, consecutive and of one direction, into one row; fused spans are rows of several levels
-already. A row of several levels (``a-b``) sums their counters and phase times and shows its
-first level's frontier. ``every_level`` prints every row the search returned.
+levels, consecutive, of one direction and all fused or none, into one row. A row of several
+levels (``a-b``) sums their counters and phase times and shows its first level's frontier. The
+direction column reads TD (top-down), BU (bottom-up) or F (top-down, in a fused run, whose
+time is on its first level). ``every_level`` prints every row the search returned.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def format_level_table(
     cells = [
         [
             str(lv.level) if lv.span == 1 else f"{lv.level}-{lv.level + lv.span - 1}",
-            {"bottom_up": "BU", "top_down": "TD"}.get(lv.direction, "mix"),
+            "F" if lv.fused else {"bottom_up": "BU", "top_down": "TD"}.get(lv.direction, "mix"),
             f"{lv.frontier:,}",
             f"{lv.edges_expanded:,}",
             f"{lv.edges_inspected:,}",
@@ -97,12 +98,13 @@ def _heaviest(levels: Sequence[LevelStats], count: int) -> set[int]:
 
 
 def _merge_runs(levels: Sequence[LevelStats], alone: set[int]) -> list[LevelStats]:
-    """Every level in ``alone`` as its own row; each run of the others that are consecutive
-    and of one direction merged into one row."""
+    """Every level in ``alone`` as its own row; each run of the others that are consecutive,
+    of one direction and alike fused or not merged into one row."""
     rows: list[LevelStats] = []
     run: list[LevelStats] = []
     for i, level in enumerate(levels):
-        if run and (i in alone or level.direction != run[-1].direction):
+        kind = (level.direction, level.fused)
+        if run and (i in alone or kind != (run[-1].direction, run[-1].fused)):
             rows.append(_merged(run))
             run = []
         if i in alone:
@@ -126,4 +128,5 @@ def _merged(run: Sequence[LevelStats]) -> LevelStats:
     directions = {lv.direction for lv in run}
     direction = run[0].direction if len(directions) == 1 else MIXED
     span = sum(lv.span for lv in run)
-    return replace(run[0], span=span, seconds=seconds, direction=direction, **counts)
+    fused = all(lv.fused for lv in run)
+    return replace(run[0], span=span, seconds=seconds, direction=direction, fused=fused, **counts)

@@ -94,8 +94,9 @@ def bfs_levels(
         level, frontier_size = level + 1, next_size
     if frontier_size > 0:  # the depth limit: level D labeled, its frontier not expanded
         log.at_limit(level, frontier_size)
+    fused = plan.backend.fused_level_log(state)
     release_queues(plan, state)
-    levels = log.stats(plan.comm, timer)
+    levels = log.stats(plan.comm, timer, fused)
     return SearchResult(sources, state.labels, state.preds, levels, state)
 
 

@@ -212,6 +212,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         fused.replica_share(graph, state, whole)
         return levels
 
+    def fused_level_log(self, state: SearchState) -> np.ndarray | None:
+        return fused.level_log(state)
+
     def place_graph(self, graph: DistGraph, memory: str) -> DistGraph:
         """``graph`` with its columns and weights in ``memory``: "host" (mapped pinned host
         memory the kernels read over the link, ``host_memory``) or "device"; the row offsets,

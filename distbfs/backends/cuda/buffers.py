@@ -28,7 +28,13 @@ from ...graph import DistGraph
 from ..base import SearchState, frontier_bitmap_bytes
 from .compressed import DeviceColumns
 from .counters import COUNTER_DTYPE, LevelCounts
-from .kernels import FUSED_SCRATCH_SLOTS, Counter, build_modules, get_kernel
+from .kernels import (
+    FUSED_LOG_FIELDS,
+    FUSED_SCRATCH_SLOTS,
+    Counter,
+    build_modules,
+    get_kernel,
+)
 from .launch_policy import QUEUE_REGROWTH, LaunchPolicy, uses_meeting_bins
 
 UNREACHED_BYTE = 0xFF
@@ -42,6 +48,11 @@ EDGE_QUEUE_FREE_SHARE = 0.8
 
 MIN_EDGE_QUEUE = 1 << 16
 """Fewest items an edge queue is lowered to: below it, strips would cost more than they save."""
+
+FUSED_LOG_ROWS = 1024
+"""Rows the fused levels' per-level log of a search starts with (a row a level); a launch is
+given at least this many free rows (or what it may run), the log doubling when fewer are left
+(``fused._log_room``)."""
 
 MASK_DTYPE = np.dtype(np.uint32)
 """Word of the visited bitmask: bit ``v % 32`` of word ``v // 32`` is vertex v."""
@@ -197,6 +208,9 @@ class SearchQueues:
     heavy_pieces: int = 0
     frontier_ends: Any | None = None  # strips: end of each frontier list in the edge sequence
     fused_scratch: Any | None = None  # fused levels: the kernel's ring of per-level counts
+    fused_log: Any | None = None  # fused levels: a row per level (FUSED_LOG_FIELDS int64)
+    fused_log_rows: int = 0  # rows of fused_log the search's fused runs filled
+    block_layout: tuple[int, int, int] | None = None  # block_levels_kernel's shared memory
     level: LevelCounts | None = None
     # Direction-optimizing searches only (allocated on first use):
     bitmaps: list[Any] | None = None  # this rank's frontier bitmap words: [current, next]
@@ -372,7 +386,7 @@ def ensure_fused_queues(queues: SearchQueues) -> None:
     length = queues.frontier.shape[0]
     heavy = queues.resources.hubs
     nbytes = (length + 2 * max(1, heavy)) * dtype.itemsize
-    nbytes += FUSED_SCRATCH_SLOTS * COUNTER_DTYPE.itemsize
+    nbytes += (FUSED_SCRATCH_SLOTS + FUSED_LOG_ROWS * FUSED_LOG_FIELDS) * COUNTER_DTYPE.itemsize
     queues.spare_frontier = allocate(graph, "spare vertex frontier", length, dtype, nbytes)
     queues.heavy_vertices = allocate(graph, "heavy queue", max(1, heavy), dtype, nbytes)
     queues.spare_heavy = allocate(graph, "spare heavy queue", max(1, heavy), dtype, nbytes)
@@ -380,6 +394,8 @@ def ensure_fused_queues(queues: SearchQueues) -> None:
     queues.fused_scratch = allocate(
         graph, "fused level counts", FUSED_SCRATCH_SLOTS, COUNTER_DTYPE, nbytes
     )
+    log = FUSED_LOG_ROWS * FUSED_LOG_FIELDS
+    queues.fused_log = allocate(graph, "fused level log", log, COUNTER_DTYPE, nbytes)
 
 
 def ensure_heavy_pieces(queues: SearchQueues) -> int:

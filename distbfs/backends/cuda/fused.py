@@ -9,6 +9,10 @@ gives each rank its own vertices' part); and ``run_peer_levels`` (several ranks 
 grid on each GPU, the items and the level barrier going through peer memory, ``PeerMailbox``,
 mapped by the communicator over CUDA IPC).
 
+Every fused level is logged: the kernels write a row per level (its frontier's vertices over all
+ranks, this rank's vertices and their out-edges) into the search's log on the device, which the
+level table reads once, after the search (``level_log``).
+
 Invariants: a fused run stops before a level whose frontier holds more than ``max_frontier``
 vertices or more than ``fused_max_edges`` edges, or once it ran ``max_levels`` levels (a
 search's depth limit: the kernels' ``max_levels`` parameter), and leaves the state exactly as
@@ -30,7 +34,9 @@ from ...errors import DeviceError
 from ...graph import DistGraph
 from ..base import SearchState
 from .buffers import (
+    FUSED_LOG_ROWS,
     SearchQueues,
+    allocate,
     as_vertices,
     check_graph,
     ensure_fused_queues,
@@ -39,7 +45,7 @@ from .buffers import (
     queues_of,
 )
 from .counters import COUNTER_DTYPE
-from .kernels import PEER_HEADER_WORDS, Counter
+from .kernels import FUSED_LOG_FIELDS, PEER_HEADER_WORDS, Counter
 from .launch_policy import PEER_TIMEOUT_SECONDS, LaunchPolicy
 
 KERNEL_LEVELS_LIMIT = 2**31 - 1
@@ -92,34 +98,100 @@ def run_small_levels(
     if graph.size != 1:
         return 0
     queues = queues_of(state)
-    total = 0
+    ensure_fused_queues(queues)
+    first, total = queues.fused_log_rows, 0
     while total < max_levels:
         size = int(state.frontier_size)
         generation, edges = queues.frontier_edges
         known = generation == queues.generation
         if size == 0 or size > max_frontier or (known and edges > policy.fused_max_edges):
             break  # the grid would stop at once
+        levels = _log_room(queues, first + total, max_levels - total)
         launch = (policy, grids, graph, state, queues, level + total, max_frontier)
+        launch += (levels, first + total)
         one_block = _takes_one_block(policy, graph, size, edges if known else None)
-        ran = _launch_small_levels(*launch, max_levels - total, one_block)
+        ran = _launch_small_levels(*launch, one_block)
         if ran == 0 and one_block:  # more edges than one block takes: the full grid
-            ran = _launch_small_levels(*launch, max_levels - total, False)
-        total += ran
+            ran = _launch_small_levels(*launch, False)
+        total += ran  # the next launch's first row overwrites this one's last
         if ran == 0:
             break
+    if total:
+        queues.fused_log_rows = first + total + 1
     return total
+
+
+def _sparse(policy: LaunchPolicy, graph: DistGraph) -> bool:
+    """Whether the graph's small frontiers run in one block at all: a mean degree of at most
+    ``fused_block_degree`` (and ``fused_block_edges`` not 0)."""
+    mean_bound = policy.fused_block_degree * max(graph.nlocal, 1)
+    return policy.fused_block_edges > 0 and graph.num_local_edges <= mean_bound
 
 
 def _takes_one_block(policy: LaunchPolicy, graph: DistGraph, size: int, edges: int | None) -> bool:
     """Whether the frontier (``size`` vertices, ``edges`` out-edges when known) runs in a grid
     of one block: a sparse graph's frontier of at most ``fused_block_edges`` edges (unknown:
     counted at the mean degree; the kernel stops at once on more)."""
-    sparse = graph.num_local_edges <= policy.fused_block_degree * max(graph.nlocal, 1)
-    if not sparse or policy.fused_block_edges == 0:
+    if not _sparse(policy, graph):
         return False
     if edges is None:
         edges = size * -(-graph.num_local_edges // max(graph.nlocal, 1))
     return edges <= policy.fused_block_edges
+
+
+def _log_room(queues: SearchQueues, row: int, wanted: int) -> int:
+    """The levels a launch whose log starts at ``row`` may run, at most ``wanted``: the log
+    rows left after ``row``, less the one for the frontier it stops before; the log doubles
+    first when fewer than ``min(wanted, FUSED_LOG_ROWS)`` are left (its rows so far kept)."""
+    rows = queues.fused_log.shape[0] // FUSED_LOG_FIELDS
+    need = row + min(wanted, FUSED_LOG_ROWS) + 1
+    if need > rows:
+        length = max(need, 2 * rows) * FUSED_LOG_FIELDS
+        nbytes = length * COUNTER_DTYPE.itemsize
+        grown = allocate(queues.graph, "fused level log", length, COUNTER_DTYPE, nbytes)
+        grown[: row * FUSED_LOG_FIELDS] = queues.fused_log[: row * FUSED_LOG_FIELDS]
+        queues.fused_log, rows = grown, length // FUSED_LOG_FIELDS
+    return min(wanted, rows - row - 1)
+
+
+def _log_at(queues: SearchQueues, row: int) -> Any:
+    """The log from ``row`` on: where a launch writes its rows."""
+    return queues.fused_log[row * FUSED_LOG_FIELDS :]
+
+
+def level_log(state: SearchState) -> np.ndarray | None:
+    """The rows the fused runs of a search logged (``Backend.fused_level_log``)."""
+    queues = state.scratch.get("cuda")
+    if not isinstance(queues, SearchQueues) or queues.fused_log_rows == 0:
+        return None
+    rows = queues.fused_log[: queues.fused_log_rows * FUSED_LOG_FIELDS].get()
+    return rows.reshape(-1, FUSED_LOG_FIELDS)
+
+
+def _block_layout(policy: LaunchPolicy, queues: SearchQueues, state: SearchState) -> tuple:
+    """(queue capacity, bitmask words copied to shared memory, dynamic shared bytes) of
+    ``block_levels_kernel`` for this search: two queues of ``fused_block_edges`` vertices with
+    their rows (a level appends at most its edges), and the visited bitmask when it fits the
+    rest of a block's shared memory (the kernel's attribute is raised to match)."""
+    if queues.block_layout is None:
+        kernel = queues.kernels["block_levels"]
+        capacity = min(policy.fused_block_edges, policy.fused_max_edges)
+        entry = 2 * COUNTER_DTYPE.itemsize + queues.vertex_dtype.itemsize
+        queue_bytes = 2 * capacity * entry
+        limit = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
+        limit -= kernel.shared_size_bytes
+        if queue_bytes > limit:
+            raise DeviceError(
+                f"LaunchPolicy.fused_block_edges={policy.fused_block_edges} needs "
+                f"{queue_bytes} bytes of shared memory in one block ({limit} available); lower it"
+            )
+        mask = state.visited_mask
+        words = mask.size if queue_bytes + mask.nbytes <= limit else 0
+        nbytes = queue_bytes + words * mask.itemsize
+        if kernel.max_dynamic_shared_size_bytes < nbytes:
+            kernel.max_dynamic_shared_size_bytes = nbytes
+        queues.block_layout = (capacity, words, nbytes)
+    return queues.block_layout
 
 
 def _launch_small_levels(
@@ -131,64 +203,34 @@ def _launch_small_levels(
     level: int,
     max_frontier: int,
     max_levels: int,
+    log_row: int,
     one_block: bool,
 ) -> int:
-    """One launch of fused levels from the current frontier: ONE block with the frontiers in
-    shared memory (``block_levels_kernel``), which stops before a level of more than
-    ``fused_block_edges`` edges, or the full cooperative grid (``contract_expand_kernel``),
-    which stops before one of more than ``fused_max_edges`` or (on a sparse graph that takes
-    one block) fewer than half of ``fused_block_edges``; returns the levels it ran."""
-    size = int(state.frontier_size)
+    """One launch of fused levels from the current frontier, its log from row ``log_row`` on:
+    ONE block with the frontiers and (when it fits) the visited bitmask in shared memory
+    (``block_levels_kernel``), which stops before a level of more than ``fused_block_edges``
+    edges, or the full cooperative grid (``contract_expand_kernel``), which stops before one of
+    more than ``fused_max_edges`` or (on a sparse graph that takes one block) fewer than half of
+    ``fused_block_edges``; returns the levels it ran."""
     _enter(state, queues)
-    block = policy.fused_block_edges
+    entry = (queues.frontier, queues.spare_frontier, np.int64(state.frontier_size))
+    csr = (graph.row_offsets, graph.column_indices, np.int32(level), state.labels, state.preds)
+    log = (_log_at(queues, log_row), queues.counters)
+    levels = _kernel_levels(max_levels)
     if one_block:
-        queues.kernels["block_levels"](
-            (1,),
-            (policy.fused_threads,),
-            (
-                queues.frontier,
-                queues.spare_frontier,
-                np.int64(size),
-                np.int64(max_frontier),
-                _kernel_levels(max_levels),
-                np.int64(min(block, policy.fused_max_edges)),
-                graph.row_offsets,
-                graph.column_indices,
-                np.int32(level),
-                state.labels,
-                state.preds,
-                state.visited_mask,
-                queues.counters,
-            ),
-        )
+        capacity, words, nbytes = _block_layout(policy, queues, state)
+        shape = (np.int64(capacity), np.int64(words), np.int64(max_frontier))
+        limits = (levels, np.int64(policy.fused_block_edges))
+        args = (*entry, *shape, *limits, *csr, state.visited_mask, *log)
+        queues.kernels["block_levels"]((1,), (policy.fused_threads,), args, shared_mem=nbytes)
         return _leave(state, queues, level_of(queues).read(int(Counter.BINS)))
     kernel = queues.kernels["contract_expand"]
-    smallest = block // 2 if _takes_one_block(policy, graph, 1, 0) else 0
-    kernel(
-        (fused_grid(policy, grids, kernel),),
-        (policy.fused_threads,),
-        (
-            queues.frontier,
-            queues.spare_frontier,
-            np.int64(size),
-            np.int64(queues.frontier.shape[0]),
-            np.int64(max_frontier),
-            _kernel_levels(max_levels),
-            np.int64(policy.fused_max_edges),
-            np.int64(smallest),
-            graph.row_offsets,
-            graph.column_indices,
-            np.int32(level),
-            state.labels,
-            state.preds,
-            state.visited_mask,
-            queues.heavy_vertices,
-            queues.spare_heavy,
-            np.int64(queues.heavy_capacity),
-            queues.fused_scratch,
-            queues.counters,
-        ),
-    )
+    smallest = policy.fused_block_edges // 2 if _sparse(policy, graph) else 0
+    limits = (np.int64(queues.frontier.shape[0]), np.int64(max_frontier), levels)
+    limits += (np.int64(policy.fused_max_edges), np.int64(smallest))
+    heavy = (queues.heavy_vertices, queues.spare_heavy, np.int64(queues.heavy_capacity))
+    args = (*entry, *limits, *csr, state.visited_mask, *heavy, queues.fused_scratch, *log)
+    kernel((fused_grid(policy, grids, kernel),), (policy.fused_threads,), args)
     return _leave(state, queues, level_of(queues).read(int(Counter.BINS)))
 
 
@@ -217,6 +259,24 @@ def replica_share(graph: DistGraph, state: SearchState, whole: SearchState) -> N
         state.frontier_size = int(mine.shape[0])
     state.vertex_frontier = queues.frontier[: state.frontier_size]
     queues.advance(0, None)  # n_u, m_u: recounted when asked
+    _share_log(graph, queues, queues_of(whole))
+
+
+def _share_log(graph: DistGraph, queues: SearchQueues, whole: SearchQueues) -> None:
+    """The log of the replica's run appended to this rank's: every rank keeps its frontiers
+    (the whole graph's), rank 0 alone its counts, so that the level table's sum over ranks
+    counts each level's work once."""
+    rows = whole.fused_log_rows
+    if rows == 0:
+        return
+    ensure_fused_queues(queues)
+    first = queues.fused_log_rows
+    _log_room(queues, first, rows)
+    log = _log_at(queues, first)[: rows * FUSED_LOG_FIELDS].reshape(rows, FUSED_LOG_FIELDS)
+    log[:] = whole.fused_log[: rows * FUSED_LOG_FIELDS].reshape(rows, FUSED_LOG_FIELDS)
+    if graph.rank != 0:
+        log[:, 1:] = 0
+    queues.fused_log_rows = first + rows
 
 
 def make_peer_mailbox(policy: LaunchPolicy, graph: DistGraph) -> PeerMailbox:
@@ -270,6 +330,8 @@ def run_peer_levels(
     queues = queues_of(state)
     size = int(state.frontier_size)
     _enter(state, queues)
+    first = queues.fused_log_rows
+    max_levels = _log_room(queues, first, max_levels)  # the same on every rank: so are the logs
     kernel = queues.kernels["contract_expand_peers"]
     kernel(
         (fused_grid(policy, grids, kernel),),
@@ -299,6 +361,7 @@ def run_peer_levels(
             np.int64(mailbox.capacity),
             np.int64(mailbox.epoch),
             np.int64(int(PEER_TIMEOUT_SECONDS * 1e9)),
+            _log_at(queues, first),
             queues.counters,
         ),
     )
@@ -306,6 +369,8 @@ def run_peer_levels(
     _check_peers(graph, host)
     levels = _leave(state, queues, host)
     mailbox.epoch += 2 * levels
+    if levels:
+        queues.fused_log_rows = first + levels + 1
     return levels
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from ...constants import UNREACHED
 from ...errors import DeviceError
+from ..base import FUSED_LOG_COLUMNS
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
 STAGES = (
@@ -63,6 +64,10 @@ FUSED_STAGE = "contract_expand"
 FUSED_SCRATCH_SLOTS = 9
 """int64 words of the fused kernel's scratch array: its ring of per-level counts (three levels
 of vertices, edges and heavy vertices; ``kernels/contract_expand.cu``)."""
+
+FUSED_LOG_FIELDS = len(FUSED_LOG_COLUMNS)
+"""int64 words of a row of the fused kernels' per-level log (``log_level`` in
+``kernels/contract_expand.cu``)."""
 
 PEER_HEADER_WORDS = 8
 """int64 words per rank in the header of a peer mailbox (flags, counts; the fused peer kernel in
@@ -127,6 +132,7 @@ def compile_options(policy: LaunchPolicy, vertex_bits: int) -> tuple[str, ...]:
         *layout,
         f"-DDISTBFS_COUNTER_CURSORS={counter_cursors(policy)}",
         f"-DDISTBFS_FUSED_SCRATCH_SLOTS={FUSED_SCRATCH_SLOTS}",
+        f"-DDISTBFS_FUSED_LOG_FIELDS={FUSED_LOG_FIELDS}",
         f"-DDISTBFS_PEER_HEADER_WORDS={PEER_HEADER_WORDS}",
         f"-DDISTBFS_UNREACHED={UNREACHED}",
         f"-DDISTBFS_VERTEX_BITS={vertex_bits}",

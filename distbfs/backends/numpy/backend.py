@@ -121,6 +121,9 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     ) -> int:
         return 0
 
+    def fused_level_log(self, state: SearchState) -> None:
+        return None  # no fused levels
+
     # -- shortest paths (delta-stepping): numpy's scatter-mins where the array stages sort ------
 
     def path_start(
