@@ -436,32 +436,41 @@ struct BlockLevel {
     const vertex_t* __restrict__ column_indices;
     label_t* __restrict__ labels;
     pred_t* __restrict__ preds;
-    mask_word_t* mask;         // the visited bitmask the claims go to: shared or global
-    mask_word_t* global_mask;  // the global bitmask (== mask when it is not copied)
+    mask_word_t* shared_mask;  // the visited bitmask in shared memory, when
+    bool in_shared;            //   it is there (then the claims go to it)
+    mask_word_t* global_mask;  // the global visited bitmask
     BlockQueues queues;
     int next;                  // shared queue of the next frontier (0 or 1)
     label_t label;             // label of the vertices this level discovers
     unsigned int* appended;    // the next frontier's count (shared)
-    unsigned long long* edges; // and its out-edges (shared)
     vertex_t* global_next;     // the global queue of the next frontier
 };
 
 // Claim v: true for the one thread that sets its bit. A bitmask in shared memory is copied
 // from the global one at entry; the global bit follows through a fire-and-forget atomic.
 __device__ __forceinline__ bool block_claim(const BlockLevel& lv, vertex_t v) {
-    if (distbfs::mask_test(lv.mask, v) || !distbfs::mask_claim(lv.mask, v)) return false;
-    if (lv.mask != lv.global_mask) atomicOr(&lv.global_mask[v >> 5], 1u << (v & 31));
+    if (!lv.in_shared) {
+        return !distbfs::mask_test(lv.global_mask, v) && distbfs::mask_claim(lv.global_mask, v);
+    }
+    if (distbfs::mask_test(lv.shared_mask, v) || !distbfs::mask_claim(lv.shared_mask, v)) {
+        return false;
+    }
+    atomicOr(&lv.global_mask[v >> 5], 1u << (v & 31));
     return true;
 }
 
 // The claimer of v (reached from u; its row [begin, end)) labels it and appends it with its row
-// to the next shared queue and to the global one; the next level's edges are counted here.
+// to the next shared queue and to the global one (one shared atomic per warp for the slots of
+// the lanes appending together); its degree is added to `edges`, the thread's count.
 __device__ __forceinline__ void block_append(const BlockLevel& lv, vertex_t u, vertex_t v,
-                                             size_type begin, size_type end) {
+                                             size_type begin, size_type end, size_type& edges) {
     lv.labels[v] = lv.label;
     if (lv.preds != nullptr) lv.preds[v] = static_cast<pred_t>(u);
-    const unsigned int slot = atomicAdd(lv.appended, 1u);
-    atomicAdd(lv.edges, static_cast<unsigned long long>(end - begin));
+    const cooperative_groups::coalesced_group lanes = cooperative_groups::coalesced_threads();
+    unsigned int slot = 0;
+    if (lanes.thread_rank() == 0) slot = atomicAdd(lv.appended, lanes.size());
+    slot = lanes.shfl(slot, 0) + lanes.thread_rank();
+    edges += end - begin;
     const size_type at = lv.next * lv.queues.capacity + slot;
     lv.queues.vertex[at] = v;
     lv.queues.begin[at] = begin;
@@ -474,7 +483,7 @@ __device__ __forceinline__ void block_append(const BlockLevel& lv, vertex_t u, v
 // so a level waits for about one memory round trip per stage, not one per edge.
 __device__ __forceinline__ void block_visit_row(const BlockLevel& lv, vertex_t u,
                                                 size_type first, size_type last,
-                                                size_type step) {
+                                                size_type step, size_type& edges) {
     for (size_type e = first; e < last; e += kBlockBatch * step) {
         vertex_t v[kBlockBatch];
         bool won[kBlockBatch];
@@ -494,7 +503,7 @@ __device__ __forceinline__ void block_visit_row(const BlockLevel& lv, vertex_t u
         }
 #pragma unroll
         for (int k = 0; k < kBlockBatch; ++k) {
-            if (won[k]) block_append(lv, u, v[k], begin[k], end[k]);
+            if (won[k]) block_append(lv, u, v[k], begin[k], end[k], edges);
         }
     }
 }
@@ -516,7 +525,8 @@ __device__ __forceinline__ void block_visit_row(const BlockLevel& lv, vertex_t u
  * columns at a time; each edge's head v is tested and claimed, and its one claimer labels v,
  * records its predecessor, reads its row and appends v to the next shared queue and to the
  * global queue of level L (the grid kernel's ping-pong pair, so the host finds the final
- * frontier where it would), adding its degree to the next level's edge count; one block barrier.
+ * frontier where it would); each warp adds its appended vertices' degrees to the next level's
+ * edge count; one block barrier.
  * A level appends at most its edge count of vertices, and the stop rule (as the grid kernel's,
  * on max_frontier and max_edges, both at most queue_capacity) keeps that within a queue.
  * Counts of level L's frontier (vertices, edges) are in slot L % 3 of a shared ring: level L
@@ -582,8 +592,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
     if (entry_edges > 0) atomicAdd(&ring_edges[0], entry_edges);
     __syncthreads();
 
-    BlockLevel lv = {row_offsets, column_indices, labels, preds,
-                     mask_words > 0 ? shared_mask : visited_mask, visited_mask, queues};
+    BlockLevel lv = {row_offsets, column_indices, labels,      preds,
+                     shared_mask, mask_words > 0,  visited_mask, queues};
     size_type size = frontier_size;
     size_type edges = 0;
     size_type labeled = 0;
@@ -609,8 +619,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
         lv.next = current ^ 1;
         lv.label = static_cast<label_t>(level + levels + 1);
         lv.appended = &appended[(levels + 1) % kRingSlots];
-        lv.edges = &ring_edges[(levels + 1) % kRingSlots];
         lv.global_next = current ? frontier : spare_frontier;
+        size_type next_edges = 0;  // out-edges of the vertices this thread appends
         // Warp-uniform trip count: every lane reaches the ballot of each round together.
         for (size_type base = tid - lane; base < size; base += kFusedThreads) {
             const size_type i = base + lane;
@@ -626,9 +636,14 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
                 const vertex_t w = __shfl_sync(distbfs::kFullWarp, u, leader);
                 const size_type first = __shfl_sync(distbfs::kFullWarp, begin, leader);
                 const size_type last = __shfl_sync(distbfs::kFullWarp, end, leader);
-                block_visit_row(lv, w, first + lane, last, distbfs::kWarpThreads);
+                block_visit_row(lv, w, first + lane, last, distbfs::kWarpThreads, next_edges);
             }
-            if (!wide) block_visit_row(lv, u, begin, end, 1);
+            if (!wide) block_visit_row(lv, u, begin, end, 1, next_edges);
+        }
+        next_edges = distbfs::warp_sum(next_edges);  // every lane is here: the loop is uniform
+        if (lane == 0 && next_edges > 0) {
+            atomicAdd(&ring_edges[(levels + 1) % kRingSlots],
+                      static_cast<unsigned long long>(next_edges));
         }
         __syncthreads();
     }

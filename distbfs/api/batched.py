@@ -6,6 +6,7 @@ distances, row i the BFS from ``sources[i]``."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +53,7 @@ class BatchedBFSResult:
     distances: Any
     local_distances: Any
     local_vertices: Any
-    batches: list[list[LevelStats]] = field(default_factory=list)
+    batches: list[Sequence[LevelStats]] = field(default_factory=list)
     seconds: float = 0.0
     edges_traversed: int = 0
     validated: bool = False

@@ -48,8 +48,9 @@ class BFSResult:
         requested).
     local_vertices : array of int64
         Global ids of the owned vertices (``rank, rank + size, ...``).
-    levels : list of LevelStats
-        Per-level counters summed over ranks (and per-phase seconds with ``timing=True``).
+    levels : sequence of LevelStats
+        Per-level counters summed over ranks, a row per level (and per-phase seconds with
+        ``timing=True``; a fused run's on its first level).
     seconds : float
         Wall time of the search (slowest rank), from just before the root is visited until the
         labels are in memory; gathering and validation are not included.
@@ -69,7 +70,7 @@ class BFSResult:
     local_distances: Any
     local_predecessors: Any
     local_vertices: Any
-    levels: list[LevelStats] = field(default_factory=list)
+    levels: Sequence[LevelStats] = field(default_factory=list)
     seconds: float = 0.0
     edges_traversed: int = 0
     num_reached: int = 0

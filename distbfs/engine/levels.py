@@ -3,8 +3,9 @@ ranks once, after it (one all-reduce), with the slowest rank's phase times."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -75,60 +76,91 @@ class LevelLog:
         plus one, as after a search that ran out of frontier."""
         self.rows.append([level, frontier, 1, 0, 0] + [0] * len(COUNTERS))
 
-    def stats(self, comm: Any, timer: Any, fused: Any = None) -> list[LevelStats]:
+    def stats(self, comm: Any, timer: Any, fused: Any = None) -> LevelTable:
         """Sum the counters over ranks (one all-reduce) and take the slowest phase times (a row
         without phases, ``at_limit``'s, has none); each fused run becomes a row per level from
         ``fused``, the backend's log (``Backend.fused_level_log``), when it keeps one."""
-        rows, timed = self._per_level(fused)
-        local = np.array(rows, dtype=np.int64).reshape(-1, _KEYS + len(COUNTERS))
+        local, timed = self._per_level(fused)
         totals = comm.allreduce(local[:, _KEYS:])
         phases = timer.per_level()
         names = sorted({name for level in phases for name in level})
         seconds = np.array([[lv.get(k, 0.0) for k in names] for lv in phases], dtype=np.float64)
         if seconds.size:
             seconds = comm.allreduce(seconds, op="max")
-        stats = []
-        keys = local[:, :_KEYS].tolist()
-        for i, (level, frontier, span, direction, in_run) in enumerate(keys):
-            counts = dict(zip(COUNTERS, (int(x) for x in totals[i]), strict=True))
-            row = timed[i]
-            has_time = seconds.size and 0 <= row < seconds.shape[0]
-            times = dict(zip(names, seconds[row].tolist(), strict=True)) if has_time else {}
-            way = _DIRECTIONS[direction].value
-            stats.append(
-                LevelStats(
-                    level,
-                    frontier,
-                    span=span,
-                    seconds=times,
-                    direction=way,
-                    fused=bool(in_run),
-                    **counts,
-                )
-            )
-        return stats
+        seconds = seconds.reshape(len(phases), len(names))
+        return LevelTable(local[:, :_KEYS], totals, names, seconds, timed)
 
-    def _per_level(self, fused: Any) -> tuple[list[list[int]], list[int]]:
-        """The rows with every fused run spread over a row per level from the log (each run's
-        rows there followed by the row of the frontier it stopped before: the last level's
-        discoveries), and for each row the timer entry of its time (-1: none)."""
-        rows: list[list[int]] = []
-        timed: list[int] = []
-        used = 0
-        for index, row in enumerate(self.rows):
-            level, _, span, _, in_run = row[:_KEYS]
-            if not in_run or fused is None:
-                rows.append(row)
-                timed.append(index)
+    def _per_level(self, fused: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The rows (an int64 table) with every fused run spread over a row per level from the
+        log (each run's rows there followed by the row of the frontier it stopped before: the
+        last level's discoveries), and for each row the timer entry of its time (-1: none)."""
+        table = np.array(self.rows, dtype=np.int64).reshape(-1, _KEYS + len(COUNTERS))
+        timed = np.arange(table.shape[0])
+        if fused is None:
+            return table, timed
+        blocks, times, used = [], [], 0
+        for index, row in enumerate(table):
+            level, span, in_run = int(row[0]), int(row[2]), bool(row[4])
+            if not in_run:
+                blocks.append(row[None, :])
+                times.append(timed[index : index + 1])
                 continue
-            run = fused[used : used + span + 1].tolist()
+            run = fused[used : used + span + 1]
             used += span + 1
-            for j in range(span):
-                vertices, _, edges = run[j]
-                counts = {name: 0 for name in COUNTERS}
-                counts.update(edges_expanded=edges, edges_inspected=edges, discovered=run[j + 1][1])
-                rows.append([level + j, vertices, 1, 0, 1, *counts.values()])
-                timed.append(index if j == 0 else -1)
-        if fused is not None and used != len(fused):
+            block = np.zeros((span, table.shape[1]), dtype=np.int64)
+            block[:, :_KEYS] = [0, 0, 1, 0, 1]
+            block[:, 0] = level + np.arange(span)
+            block[:, 1] = run[:-1, 0]
+            for name, column in (("edges_expanded", 2), ("edges_inspected", 2)):
+                block[:, _KEYS + COUNTERS.index(name)] = run[:-1, column]
+            block[:, _KEYS + COUNTERS.index("discovered")] = run[1:, 1]
+            blocks.append(block)
+            times.append(np.r_[index, np.full(span - 1, -1)])
+        if used != len(fused):
             raise RuntimeError(f"the fused level log has {len(fused)} rows, its runs {used}")
-        return rows, timed
+        return np.concatenate(blocks), np.concatenate(times)
+
+
+class LevelTable(Sequence[LevelStats]):
+    """The ``LevelStats`` rows of a search, kept as arrays and made into rows when read (a road
+    network's search has thousands of levels: building them all would cost more than the
+    search)."""
+
+    def __init__(
+        self, keys: np.ndarray, counts: np.ndarray, names: list[str], seconds: np.ndarray, timed
+    ) -> None:
+        self._keys, self._counts = keys.tolist(), counts.tolist()
+        self._names, self._seconds, self._timed = names, seconds, timed.tolist()
+        self._rows: list[LevelStats | None] = [None] * len(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @overload
+    def __getitem__(self, index: int) -> LevelStats: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[LevelStats]: ...
+
+    def __getitem__(self, index: int | slice) -> LevelStats | list[LevelStats]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"level row {index} of {len(self)}")
+        row = self._rows[index]
+        if row is None:
+            row = self._rows[index] = self._make(index)
+        return row
+
+    def _make(self, i: int) -> LevelStats:
+        level, frontier, span, direction, in_run = self._keys[i]
+        counts = dict(zip(COUNTERS, self._counts[i], strict=True))
+        entry = self._timed[i]
+        timed = 0 <= entry < self._seconds.shape[0]
+        times = dict(zip(self._names, self._seconds[entry].tolist(), strict=True)) if timed else {}
+        way = _DIRECTIONS[direction].value
+        return LevelStats(
+            level, frontier, span=span, seconds=times, direction=way, fused=bool(in_run), **counts
+        )

@@ -22,6 +22,7 @@ module imports neither cupy nor mpi4py.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +45,7 @@ class BatchSearch:
 
     sources: np.ndarray
     distances: Any
-    levels: list[LevelStats]
+    levels: Sequence[LevelStats]
     state: Any
 
 

@@ -43,7 +43,7 @@ class SearchResult:
     sources: Any
     distances: Any
     predecessors: Any | None
-    levels: list[LevelStats]
+    levels: Sequence[LevelStats]
     state: Any
 
     @property

@@ -171,20 +171,16 @@ def level_log(state: SearchState) -> np.ndarray | None:
 def _block_layout(policy: LaunchPolicy, queues: SearchQueues, state: SearchState) -> tuple:
     """(queue capacity, bitmask words copied to shared memory, dynamic shared bytes) of
     ``block_levels_kernel`` for this search: two queues of ``fused_block_edges`` vertices with
-    their rows (a level appends at most its edges), and the visited bitmask when it fits the
-    rest of a block's shared memory (the kernel's attribute is raised to match)."""
+    their rows (a level appends at most its edges; fewer if a block's shared memory holds
+    fewer: the kernel stops before a level of more edges), and the visited bitmask when it fits
+    the rest (the kernel's attribute is raised to match)."""
     if queues.block_layout is None:
         kernel = queues.kernels["block_levels"]
-        capacity = min(policy.fused_block_edges, policy.fused_max_edges)
-        entry = 2 * COUNTER_DTYPE.itemsize + queues.vertex_dtype.itemsize
-        queue_bytes = 2 * capacity * entry
         limit = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
         limit -= kernel.shared_size_bytes
-        if queue_bytes > limit:
-            raise DeviceError(
-                f"LaunchPolicy.fused_block_edges={policy.fused_block_edges} needs "
-                f"{queue_bytes} bytes of shared memory in one block ({limit} available); lower it"
-            )
+        entry = 2 * COUNTER_DTYPE.itemsize + queues.vertex_dtype.itemsize
+        capacity = min(policy.fused_block_edges, policy.fused_max_edges, limit // (2 * entry))
+        queue_bytes = 2 * capacity * entry
         mask = state.visited_mask
         words = mask.size if queue_bytes + mask.nbytes <= limit else 0
         nbytes = queue_bytes + words * mask.itemsize
