@@ -129,12 +129,12 @@ class LevelTable(Sequence[LevelStats]):
     def __init__(
         self, keys: np.ndarray, counts: np.ndarray, names: list[str], seconds: np.ndarray, timed
     ) -> None:
-        self._keys, self._counts = keys.tolist(), counts.tolist()
-        self._names, self._seconds, self._timed = names, seconds, timed.tolist()
-        self._rows: list[LevelStats | None] = [None] * len(self._keys)
+        self._keys, self._counts, self._names, self._seconds = keys, counts, names, seconds
+        self._timed = timed
+        self._rows: list[LevelStats | None] = [None] * keys.shape[0]
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self._rows)
 
     @overload
     def __getitem__(self, index: int) -> LevelStats: ...
@@ -155,9 +155,9 @@ class LevelTable(Sequence[LevelStats]):
         return row
 
     def _make(self, i: int) -> LevelStats:
-        level, frontier, span, direction, in_run = self._keys[i]
-        counts = dict(zip(COUNTERS, self._counts[i], strict=True))
-        entry = self._timed[i]
+        level, frontier, span, direction, in_run = self._keys[i].tolist()
+        counts = dict(zip(COUNTERS, self._counts[i].tolist(), strict=True))
+        entry = int(self._timed[i])
         timed = 0 <= entry < self._seconds.shape[0]
         times = dict(zip(self._names, self._seconds[entry].tolist(), strict=True)) if timed else {}
         way = _DIRECTIONS[direction].value

@@ -49,10 +49,10 @@ EDGE_QUEUE_FREE_SHARE = 0.8
 MIN_EDGE_QUEUE = 1 << 16
 """Fewest items an edge queue is lowered to: below it, strips would cost more than they save."""
 
-FUSED_LOG_ROWS = 1024
-"""Rows the fused levels' per-level log of a search starts with (a row a level); a launch is
-given at least this many free rows (or what it may run), the log doubling when fewer are left
-(``fused._log_room``)."""
+FUSED_LOG_ROWS = 4096
+"""Rows the fused levels' log of a graph starts with (a row a level, ``CudaGraphResources``); a
+launch is given at least a quarter of that many free rows (or what it may run), the log
+doubling when fewer are left (``fused._log_room``)."""
 
 MASK_DTYPE = np.dtype(np.uint32)
 """Word of the visited bitmask: bit ``v % 32`` of word ``v // 32`` is vertex v."""
@@ -141,7 +141,10 @@ class CudaGraphResources:
     queue (empty at first), the largest out-degree, the hubs (vertices of more than
     ``heavy_degree`` neighbours: capacity of the fused kernel's heavy queues) and their lists
     cut into pieces of ``heavy_degree`` (capacity of expansion's hub pieces), and the compiled
-    kernels by role (``KERNELS``) on the process's device, for the graph's column width."""
+    kernels by role (``KERNELS``) on the process's device, for the graph's column width. The
+    fused levels' log (made by the first fused run, grown as needed) and the one-block kernel's
+    shared-memory layout (``fused._block_layout``) are kept here too: searches of a graph run
+    one at a time, and each reads its rows of the log before the next begins."""
 
     vertex_dtype: np.dtype
     edge_queue: EdgeQueue
@@ -149,6 +152,8 @@ class CudaGraphResources:
     hubs: int
     hub_pieces: int
     kernels: dict[str, Any]
+    fused_log: Any | None = None  # a row per fused level (FUSED_LOG_FIELDS int64)
+    block_layout: tuple[int, int, int] | None = None
 
 
 def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> CudaGraphResources:
@@ -208,9 +213,7 @@ class SearchQueues:
     heavy_pieces: int = 0
     frontier_ends: Any | None = None  # strips: end of each frontier list in the edge sequence
     fused_scratch: Any | None = None  # fused levels: the kernel's ring of per-level counts
-    fused_log: Any | None = None  # fused levels: a row per level (FUSED_LOG_FIELDS int64)
-    fused_log_rows: int = 0  # rows of fused_log the search's fused runs filled
-    block_layout: tuple[int, int, int] | None = None  # block_levels_kernel's shared memory
+    fused_log_rows: int = 0  # rows of the graph's fused level log this search's runs filled
     level: LevelCounts | None = None
     # Direction-optimizing searches only (allocated on first use):
     bitmaps: list[Any] | None = None  # this rank's frontier bitmap words: [current, next]
@@ -394,8 +397,9 @@ def ensure_fused_queues(queues: SearchQueues) -> None:
     queues.fused_scratch = allocate(
         graph, "fused level counts", FUSED_SCRATCH_SLOTS, COUNTER_DTYPE, nbytes
     )
-    log = FUSED_LOG_ROWS * FUSED_LOG_FIELDS
-    queues.fused_log = allocate(graph, "fused level log", log, COUNTER_DTYPE, nbytes)
+    if queues.resources.fused_log is None:
+        log = FUSED_LOG_ROWS * FUSED_LOG_FIELDS
+        queues.resources.fused_log = allocate(graph, "fused level log", log, COUNTER_DTYPE, nbytes)
 
 
 def ensure_heavy_pieces(queues: SearchQueues) -> int:

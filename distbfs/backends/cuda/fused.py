@@ -141,22 +141,29 @@ def _takes_one_block(policy: LaunchPolicy, graph: DistGraph, size: int, edges: i
 
 def _log_room(queues: SearchQueues, row: int, wanted: int) -> int:
     """The levels a launch whose log starts at ``row`` may run, at most ``wanted``: the log
-    rows left after ``row``, less the one for the frontier it stops before; the log doubles
-    first when fewer than ``min(wanted, FUSED_LOG_ROWS)`` are left (its rows so far kept)."""
-    rows = queues.fused_log.shape[0] // FUSED_LOG_FIELDS
-    need = row + min(wanted, FUSED_LOG_ROWS) + 1
+    rows left after ``row``, less the one for the frontier it stops before; the log grows
+    first when fewer than ``min(wanted, FUSED_LOG_ROWS // 4)`` are left."""
+    rows = _grow_log(queues, row + min(wanted, FUSED_LOG_ROWS // 4) + 1)
+    return min(wanted, rows - row - 1)
+
+
+def _grow_log(queues: SearchQueues, need: int) -> int:
+    """Make the graph's log hold at least ``need`` rows (doubling, its rows kept); returns the
+    rows it holds."""
+    resources = queues.resources
+    rows = resources.fused_log.shape[0] // FUSED_LOG_FIELDS
     if need > rows:
         length = max(need, 2 * rows) * FUSED_LOG_FIELDS
         nbytes = length * COUNTER_DTYPE.itemsize
         grown = allocate(queues.graph, "fused level log", length, COUNTER_DTYPE, nbytes)
-        grown[: row * FUSED_LOG_FIELDS] = queues.fused_log[: row * FUSED_LOG_FIELDS]
-        queues.fused_log, rows = grown, length // FUSED_LOG_FIELDS
-    return min(wanted, rows - row - 1)
+        grown[: resources.fused_log.shape[0]] = resources.fused_log
+        resources.fused_log, rows = grown, length // FUSED_LOG_FIELDS
+    return rows
 
 
 def _log_at(queues: SearchQueues, row: int) -> Any:
     """The log from ``row`` on: where a launch writes its rows."""
-    return queues.fused_log[row * FUSED_LOG_FIELDS :]
+    return queues.resources.fused_log[row * FUSED_LOG_FIELDS :]
 
 
 def level_log(state: SearchState) -> np.ndarray | None:
@@ -164,19 +171,23 @@ def level_log(state: SearchState) -> np.ndarray | None:
     queues = state.scratch.get("cuda")
     if not isinstance(queues, SearchQueues) or queues.fused_log_rows == 0:
         return None
-    rows = queues.fused_log[: queues.fused_log_rows * FUSED_LOG_FIELDS].get()
+    rows = _log_at(queues, 0)[: queues.fused_log_rows * FUSED_LOG_FIELDS].get()
     return rows.reshape(-1, FUSED_LOG_FIELDS)
 
 
 def _block_layout(policy: LaunchPolicy, queues: SearchQueues, state: SearchState) -> tuple:
     """(queue capacity, bitmask words copied to shared memory, dynamic shared bytes) of
-    ``block_levels_kernel`` for this search: two queues of ``fused_block_edges`` vertices with
-    their rows (a level appends at most its edges; fewer if a block's shared memory holds
-    fewer: the kernel stops before a level of more edges), and the visited bitmask when it fits
-    the rest (the kernel's attribute is raised to match)."""
-    if queues.block_layout is None:
+    ``block_levels_kernel`` for the searches of this graph (memoized in its resources): two
+    queues of ``fused_block_edges`` vertices with their rows (a level appends at most its
+    edges; fewer if a block's shared memory holds fewer: the kernel stops before a level of
+    more edges), and the visited bitmask when it fits the rest (the kernel's attribute is
+    raised to match)."""
+    resources = queues.resources
+    if resources.block_layout is None:
         kernel = queues.kernels["block_levels"]
-        limit = cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
+        runtime = cupy.cuda.runtime
+        optin = runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin
+        limit = runtime.deviceGetAttribute(optin, cupy.cuda.Device().id)
         limit -= kernel.shared_size_bytes
         entry = 2 * COUNTER_DTYPE.itemsize + queues.vertex_dtype.itemsize
         capacity = min(policy.fused_block_edges, policy.fused_max_edges, limit // (2 * entry))
@@ -186,8 +197,8 @@ def _block_layout(policy: LaunchPolicy, queues: SearchQueues, state: SearchState
         nbytes = queue_bytes + words * mask.itemsize
         if kernel.max_dynamic_shared_size_bytes < nbytes:
             kernel.max_dynamic_shared_size_bytes = nbytes
-        queues.block_layout = (capacity, words, nbytes)
-    return queues.block_layout
+        resources.block_layout = (capacity, words, nbytes)
+    return resources.block_layout
 
 
 def _launch_small_levels(
@@ -267,9 +278,9 @@ def _share_log(graph: DistGraph, queues: SearchQueues, whole: SearchQueues) -> N
         return
     ensure_fused_queues(queues)
     first = queues.fused_log_rows
-    _log_room(queues, first, rows)
+    _grow_log(queues, first + rows)
     log = _log_at(queues, first)[: rows * FUSED_LOG_FIELDS].reshape(rows, FUSED_LOG_FIELDS)
-    log[:] = whole.fused_log[: rows * FUSED_LOG_FIELDS].reshape(rows, FUSED_LOG_FIELDS)
+    log[:] = _log_at(whole, 0)[: rows * FUSED_LOG_FIELDS].reshape(rows, FUSED_LOG_FIELDS)
     if graph.rank != 0:
         log[:, 1:] = 0
     queues.fused_log_rows = first + rows
