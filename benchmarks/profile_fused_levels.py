@@ -1,7 +1,8 @@
 """Fused levels alone on one GPU: a whole fused run from vertex 0 of a high-diameter graph
 (luxembourg_osm, the 4096^2 grid), timed around ``run_small_levels`` (no level table, no
 validation), for several launch policies and with the visited bitmask kept in global memory
-instead of shared (``--global-mask``), interleaved search by search.
+instead of shared (``--global-mask``) or the cooperative grid at other sizes
+(``--blocks-per-sm``), interleaved search by search.
 
     python benchmarks/profile_fused_levels.py --graphs luxembourg grid2d --repeat 8
 
@@ -49,8 +50,16 @@ def main() -> int:
     p.add_argument("--graphs", nargs="+", default=["luxembourg", "grid2d"])
     p.add_argument("--repeat", type=int, default=8)
     p.add_argument("--global-mask", action="store_true", help="also: one block, global bitmask")
+    p.add_argument(
+        "--blocks-per-sm", type=int, nargs="*", default=[], help="also: grids of these sizes"
+    )
     args = p.parse_args()
     configs = dict(CONFIGS)
+    for blocks in args.blocks_per_sm:
+        configs[f"grid only, {blocks} a multiprocessor"] = {
+            "fused_block_edges": 0,
+            "fused_blocks_per_sm": blocks,
+        }
     if args.global_mask and hasattr(fused, "_block_layout"):
         configs["one block, global mask"] = {}
     print("| graph | configuration | levels | mean ms | us / level |")
