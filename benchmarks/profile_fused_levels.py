@@ -1,10 +1,11 @@
 """Fused levels alone on one GPU: a whole fused run from vertex 0 of a high-diameter graph
 (luxembourg_osm, the 4096^2 grid), timed around ``run_small_levels`` (no level table, no
 validation), for several launch policies and with the visited bitmask kept in global memory
-instead of shared (``--global-mask``) or the cooperative grid at other sizes
-(``--blocks-per-sm``), interleaved search by search.
+instead of shared (``--global-mask``), with other small grids (``--small-grids``),
+interleaved search by search.
 
-    python benchmarks/profile_fused_levels.py --graphs luxembourg grid2d --repeat 8
+    python benchmarks/profile_fused_levels.py --graphs luxembourg grid2d --repeat 8 \\
+        --small-grids 16384:16 32768:32 65536:64
 
 Prints one table row per graph and configuration: levels run, mean milliseconds, microseconds
 a level. Runs with whatever distbfs is importable (PYTHONPATH), so two versions compare by
@@ -30,8 +31,9 @@ from distbfs.backends.cuda.launch_policy import LaunchPolicy
 from distbfs.engine import SearchPlan
 
 CONFIGS = {
-    "grid only": {"fused_block_edges": 0},
-    "one block": {},
+    "full grid alone": {"fused_block_edges": 0, "fused_small_grid_edges": 0},
+    "one block, full grid": {"fused_small_grid_edges": 0},
+    "default": {},
 }
 
 
@@ -50,18 +52,17 @@ def main() -> int:
     p.add_argument("--graphs", nargs="+", default=["luxembourg", "grid2d"])
     p.add_argument("--repeat", type=int, default=8)
     p.add_argument("--global-mask", action="store_true", help="also: one block, global bitmask")
-    p.add_argument(
-        "--blocks-per-sm", type=int, nargs="*", default=[], help="also: grids of these sizes"
-    )
+    p.add_argument("--small-grids", nargs="*", default=[], help="also: EDGES:BLOCKS small grids")
     args = p.parse_args()
     configs = dict(CONFIGS)
-    for blocks in args.blocks_per_sm:
-        configs[f"grid only, {blocks} a multiprocessor"] = {
-            "fused_block_edges": 0,
-            "fused_blocks_per_sm": blocks,
+    for spec in args.small_grids:
+        edges, blocks = (int(x) for x in spec.split(":"))
+        configs[f"small grid of {blocks} blocks to {edges} edges"] = {
+            "fused_small_grid_edges": edges,
+            "fused_small_grid_blocks": blocks,
         }
     if args.global_mask and hasattr(fused, "_block_layout"):
-        configs["one block, global mask"] = {}
+        configs["default, global mask"] = {}
     print("| graph | configuration | levels | mean ms | us / level |")
     print("| --- | --- | ---: | ---: | ---: |")
     layout = getattr(fused, "_block_layout", None)

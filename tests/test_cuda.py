@@ -807,29 +807,42 @@ def test_cooperative_grid_stops_before_a_hub_over_the_edge_budget(policy):
     assert int(cupy.count_nonzero(state.labels != UNREACHED)) == 1
 
 
-@pytest.mark.parametrize("block", [0, 90, 1 << 20], ids=["grid-only", "hand-over", "one-block"])
-def test_fused_levels_hand_over_between_one_block_and_the_grid(monkeypatch, block):
+@pytest.mark.parametrize(
+    "block, small, tiers",
+    [
+        (0, 0, ["grid"]),
+        (1 << 20, 0, ["block"]),
+        (90, 0, ["block", "grid", "block"]),
+        (0, 1 << 20, ["small"]),
+        (40, 90, ["block", "small", "grid", "small", "block"]),
+    ],
+    ids=["grid-only", "one-block", "block-grid", "small-grid", "three-tiers"],
+)
+def test_fused_levels_hand_over_between_tiers(monkeypatch, block, small, tiers):
     """On a sparse graph fused levels run in one block while the frontier has at most
-    fused_block_edges edges, in the full grid beyond and back in one block below half of
-    them: a grid graph from a corner (its frontier grows to 45 vertices, about 4 edges each,
-    and shrinks) searched alike every way; a dense graph never takes one block."""
-    backend = CudaBackend(LaunchPolicy(fused_block_edges=block))
+    fused_block_edges edges, in a small grid up to fused_small_grid_edges, in the full grid
+    beyond, and each grid hands back below half the tier under it: a grid graph from a corner
+    (its frontier grows to 45 vertices, about 4 edges each, and shrinks) searched alike every
+    way; a dense graph takes the full grid alone."""
+    policy = LaunchPolicy(fused_block_edges=block, fused_small_grid_edges=small)
+    backend = CudaBackend(policy)
     launches = []
     launch = cuda_fused._launch_small_levels
 
     def counted(*args):
-        launches.append(args[-1])  # one_block
-        return launch(*args)
+        ran = launch(*args)
+        tier = args[-1]
+        kind = "block" if tier.one_block else "grid" if tier.blocks is None else "small"
+        if ran and (not launches or launches[-1] != kind):
+            launches.append(kind)
+        return ran
 
     monkeypatch.setattr(cuda_fused, "_launch_small_levels", counted)
     _cooperative(graphs.grid(60, 45), 0, backend, "contract_expand")
-    if block == 90:  # one block, the grid past 90 edges, one block again below 45
-        assert launches[:3] == [True, False, True]
-    else:
-        assert launches == [block > 0]
+    assert launches == tiers
     launches.clear()
     _cooperative(graphs.random_graph(1000, 12000, 3, False), 0, backend, "contract_expand")
-    assert launches and not any(launches)  # mean degree 24
+    assert launches == ["grid"]  # mean degree 24
 
 
 def test_cooperative_grid_fits_the_device():

@@ -137,7 +137,7 @@ def test_fused_and_replicated_levels(comm, name, strategy):
         for source in sorted({0, n // 2, n - 1}):
             backend = FusedNumpy(small_frontier_limit=limit)
             _, result = search(comm, case, source, backend, strategy)
-            expected = check(comm, case, source, result)
+            check(comm, case, source, result)
             if limit > n:
                 assert all(lv.fused for lv in result.levels)
             if comm.size > 1 and backend.runs:  # only from the source, only once

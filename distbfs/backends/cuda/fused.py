@@ -24,7 +24,7 @@ that many two-phase levels would (labels, predecessors, visited mask, frontier i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import cupy
 import numpy as np
@@ -85,11 +85,12 @@ def run_small_levels(
     ``level + max_levels``: a search's depth limit); the state is then as after that many
     two-phase levels (labels, predecessors, bitmask, ``vertex_frontier``, ``frontier_size``).
     One launch and one read of the counters for the whole run, one more at each hand-over
-    between one block and the full grid (``grids``: the backend's memo of ``fused_grid``).
+    between tiers (``grids``: the backend's memo of ``fused_grid``).
 
     On a sparse graph, frontiers of few edges run in a grid of one block
-    (``LaunchPolicy.fused_block_edges``), larger ones in the full grid; a run hands over
-    between the two as the frontier grows and shrinks, one launch each way.
+    (``LaunchPolicy.fused_block_edges``), larger ones in a small grid
+    (``fused_small_grid_edges``), the largest in the full grid (``_tiers``); a run hands over
+    between them as the frontier grows and shrinks, one launch each time.
 
     Returns the number of levels run: 0 when the graph is striped over several ranks
     (levels need exchanges), the frontier is empty or too large to start, or
@@ -99,6 +100,8 @@ def run_small_levels(
         return 0
     queues = queues_of(state)
     ensure_fused_queues(queues)
+    tiers = _tiers(policy, graph)
+    mean_degree = -(-graph.num_local_edges // max(graph.nlocal, 1))
     first, total = queues.fused_log_rows, 0
     while total < max_levels:
         size = int(state.frontier_size)
@@ -109,10 +112,13 @@ def run_small_levels(
         levels = _log_room(queues, first + total, max_levels - total)
         launch = (policy, grids, graph, state, queues, level + total, max_frontier)
         launch += (levels, first + total)
-        one_block = _takes_one_block(policy, graph, size, edges if known else None)
-        ran = _launch_small_levels(*launch, one_block)
-        if ran == 0 and one_block:  # more edges than one block takes: the full grid
-            ran = _launch_small_levels(*launch, False)
+        estimate = edges if known else size * mean_degree  # unknown: the kernel stops on more
+        start = next((i for i, tier in enumerate(tiers) if estimate <= tier.max_edges), -1)
+        ran = 0
+        for tier in tiers[start:]:  # a tier that stops at once: the next one
+            ran = _launch_small_levels(*launch, tier)
+            if ran:
+                break
         total += ran  # the next launch's first row overwrites this one's last
         if ran == 0:
             break
@@ -121,22 +127,34 @@ def run_small_levels(
     return total
 
 
-def _sparse(policy: LaunchPolicy, graph: DistGraph) -> bool:
-    """Whether the graph's small frontiers run in one block at all: a mean degree of at most
-    ``fused_block_degree`` (and ``fused_block_edges`` not 0)."""
-    mean_bound = policy.fused_block_degree * max(graph.nlocal, 1)
-    return policy.fused_block_edges > 0 and graph.num_local_edges <= mean_bound
+class Tier(NamedTuple):
+    """A kind of launch of fused levels: the one-block kernel (``one_block``), or the
+    cooperative grid of at most ``blocks`` blocks (None: every resident one, ``fused_grid``);
+    it takes a frontier of at most ``max_edges`` edges and, after its first level, of at
+    least ``min_edges``."""
+
+    one_block: bool
+    blocks: int | None
+    max_edges: int
+    min_edges: int
 
 
-def _takes_one_block(policy: LaunchPolicy, graph: DistGraph, size: int, edges: int | None) -> bool:
-    """Whether the frontier (``size`` vertices, ``edges`` out-edges when known) runs in a grid
-    of one block: a sparse graph's frontier of at most ``fused_block_edges`` edges (unknown:
-    counted at the mean degree; the kernel stops at once on more)."""
-    if not _sparse(policy, graph):
-        return False
-    if edges is None:
-        edges = size * -(-graph.num_local_edges // max(graph.nlocal, 1))
-    return edges <= policy.fused_block_edges
+def _tiers(policy: LaunchPolicy, graph: DistGraph) -> list[Tier]:
+    """The launches a run of fused levels chooses from, smallest first. On a sparse graph (a
+    mean degree of at most ``fused_block_degree``): one block up to ``fused_block_edges``, a
+    small grid up to ``fused_small_grid_edges``, the full grid beyond, each grid handing a
+    frontier back below half the tier under it (0 in either policy field: no such tier); a
+    denser graph: the full grid alone."""
+    sparse = graph.num_local_edges <= policy.fused_block_degree * max(graph.nlocal, 1)
+    tiers, below = [], 0
+    if sparse and policy.fused_block_edges:
+        tiers.append(Tier(True, 1, policy.fused_block_edges, 0))
+        below = policy.fused_block_edges
+    if sparse and policy.fused_small_grid_edges > below:
+        small = policy.fused_small_grid_edges
+        tiers.append(Tier(False, policy.fused_small_grid_blocks, small, below // 2))
+        below = small
+    return [*tiers, Tier(False, None, policy.fused_max_edges, below // 2)]
 
 
 def _log_room(queues: SearchQueues, row: int, wanted: int) -> int:
@@ -211,33 +229,31 @@ def _launch_small_levels(
     max_frontier: int,
     max_levels: int,
     log_row: int,
-    one_block: bool,
+    tier: Tier,
 ) -> int:
-    """One launch of fused levels from the current frontier, its log from row ``log_row`` on:
-    ONE block with the frontiers and (when it fits) the visited bitmask in shared memory
-    (``block_levels_kernel``), which stops before a level of more than ``fused_block_edges``
-    edges, or the full cooperative grid (``contract_expand_kernel``), which stops before one of
-    more than ``fused_max_edges`` or (on a sparse graph that takes one block) fewer than half of
-    ``fused_block_edges``; returns the levels it ran."""
+    """One launch of fused levels from the current frontier, its log from row ``log_row`` on,
+    in ``tier``: ONE block with the frontiers and (when it fits) the visited bitmask in shared
+    memory (``block_levels_kernel``), or a cooperative grid (``contract_expand_kernel``); it
+    stops before a level outside the tier's edges; returns the levels it ran."""
     _enter(state, queues)
     entry = (queues.frontier, queues.spare_frontier, np.int64(state.frontier_size))
     csr = (graph.row_offsets, graph.column_indices, np.int32(level), state.labels, state.preds)
     log = (_log_at(queues, log_row), queues.counters)
     levels = _kernel_levels(max_levels)
-    if one_block:
+    if tier.one_block:
         capacity, words, nbytes = _block_layout(policy, queues, state)
         shape = (np.int64(capacity), np.int64(words), np.int64(max_frontier))
-        limits = (levels, np.int64(policy.fused_block_edges))
-        args = (*entry, *shape, *limits, *csr, state.visited_mask, *log)
+        args = (*entry, *shape, levels, np.int64(tier.max_edges), *csr, state.visited_mask, *log)
         queues.kernels["block_levels"]((1,), (policy.fused_threads,), args, shared_mem=nbytes)
         return _leave(state, queues, level_of(queues).read(int(Counter.BINS)))
     kernel = queues.kernels["contract_expand"]
-    smallest = policy.fused_block_edges // 2 if _sparse(policy, graph) else 0
+    blocks = fused_grid(policy, grids, kernel)
+    blocks = blocks if tier.blocks is None else min(blocks, tier.blocks)
     limits = (np.int64(queues.frontier.shape[0]), np.int64(max_frontier), levels)
-    limits += (np.int64(policy.fused_max_edges), np.int64(smallest))
+    limits += (np.int64(tier.max_edges), np.int64(tier.min_edges))
     heavy = (queues.heavy_vertices, queues.spare_heavy, np.int64(queues.heavy_capacity))
     args = (*entry, *limits, *csr, state.visited_mask, *heavy, queues.fused_scratch, *log)
-    kernel((fused_grid(policy, grids, kernel),), (policy.fused_threads,), args)
+    kernel((blocks,), (policy.fused_threads,), args)
     return _leave(state, queues, level_of(queues).read(int(Counter.BINS)))
 
 

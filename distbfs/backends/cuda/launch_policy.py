@@ -95,10 +95,17 @@ class LaunchPolicy:
         luxembourg_osm 0.72x the time of the full grid alone; 2048 and more slow the 4096^2
         grid's middle levels (1.05x, 1.32x), whose frontiers of a few hundred vertices run
         faster over the grid.
+    fused_small_grid_edges : int
+        On a sparse graph, frontiers of more than ``fused_block_edges`` edges and at most this
+        many run in a grid of ``fused_small_grid_blocks`` blocks, larger ones in the full grid
+        (which hands back below half of this): a grid barrier costs less over fewer blocks,
+        and a mesh's frontier of a few thousand edges has work for few. 0: no small grid.
+    fused_small_grid_blocks : int
+        Blocks of that small grid (at most the full grid's).
     fused_block_degree : int
-        Graphs of a higher mean degree never take the one-block grid: a Kronecker frontier of a
-        few vertices has thousands of edges, and the extra launch at each hand-over costs more
-        than its few levels save.
+        Graphs of a higher mean degree never take the one-block grid or the small grid: a
+        Kronecker frontier of a few vertices has thousands of edges, and the extra launch at
+        each hand-over costs more than its few levels save.
     path_threads : int
         Threads per block of the shortest-path kernels (``kernels/relax.cu``): the persistent
         delta-stepping grid and the tree passes.
@@ -162,6 +169,8 @@ class LaunchPolicy:
     fused_max_edges: int = 1 << 20
     fused_max_frontier: int = 1 << 17
     fused_block_edges: int = 1024
+    fused_small_grid_edges: int = 1 << 15
+    fused_small_grid_blocks: int = 32
     fused_block_degree: int = 8
     path_threads: int = 256
     path_piece_edges: int = 256
@@ -191,6 +200,7 @@ class LaunchPolicy:
             "decode_point_edges",
             "fused_max_edges",
             "fused_max_frontier",
+            "fused_small_grid_blocks",
             "path_piece_edges",
             "path_split_divisor",
             "path_bucket_bins",
@@ -207,7 +217,7 @@ class LaunchPolicy:
                 f"{self.items_per_thread} = {self.tile_items} items a tile: the filter counts a "
                 "tile's survivors per meeting bin in 16 bits, so a tile holds at most 65535"
             )
-        for name in ("fused_block_edges", "fused_block_degree"):
+        for name in ("fused_block_edges", "fused_small_grid_edges", "fused_block_degree"):
             if getattr(self, name) < 0:
                 raise ValueError(f"LaunchPolicy.{name}={getattr(self, name)}: need at least 0")
         if not 0 < self.path_far_fraction <= 1:
