@@ -144,17 +144,18 @@ def _tiers(policy: LaunchPolicy, graph: DistGraph) -> list[Tier]:
     mean degree of at most ``fused_block_degree``): one block up to ``fused_block_edges``, a
     small grid up to ``fused_small_grid_edges``, the full grid beyond, each grid handing a
     frontier back below half the tier under it (0 in either policy field: no such tier); a
-    denser graph: the full grid alone."""
+    denser graph: the full grid alone. No tier takes more than ``fused_max_edges``."""
+    most = policy.fused_max_edges
     sparse = graph.num_local_edges <= policy.fused_block_degree * max(graph.nlocal, 1)
     tiers, below = [], 0
     if sparse and policy.fused_block_edges:
-        tiers.append(Tier(True, 1, policy.fused_block_edges, 0))
-        below = policy.fused_block_edges
-    if sparse and policy.fused_small_grid_edges > below:
-        small = policy.fused_small_grid_edges
+        below = min(policy.fused_block_edges, most)
+        tiers.append(Tier(True, 1, below, 0))
+    if sparse and min(policy.fused_small_grid_edges, most) > below:
+        small = min(policy.fused_small_grid_edges, most)
         tiers.append(Tier(False, policy.fused_small_grid_blocks, small, below // 2))
         below = small
-    return [*tiers, Tier(False, None, policy.fused_max_edges, below // 2)]
+    return [*tiers, Tier(False, None, most, below // 2)]
 
 
 def _log_room(queues: SearchQueues, row: int, wanted: int) -> int:

@@ -101,7 +101,10 @@ class LaunchPolicy:
         (which hands back below half of this): a grid barrier costs less over fewer blocks,
         and a mesh's frontier of a few thousand edges has work for few. 0: no small grid.
     fused_small_grid_blocks : int
-        Blocks of that small grid (at most the full grid's).
+        Blocks of that small grid (at most the full grid's). 65536 edges, 64 blocks (one H200,
+        ``benchmarks/profile_fused_levels.py``): the 4096^2 grid 0.74x the time of the full
+        grid alone; 8192 to 32768 edges with 16 or 32 blocks: 0.90-0.95x, 132 blocks 0.78x;
+        luxembourg_osm and the 300^3 grid unchanged.
     fused_block_degree : int
         Graphs of a higher mean degree never take the one-block grid or the small grid: a
         Kronecker frontier of a few vertices has thousands of edges, and the extra launch at
@@ -169,8 +172,8 @@ class LaunchPolicy:
     fused_max_edges: int = 1 << 20
     fused_max_frontier: int = 1 << 17
     fused_block_edges: int = 1024
-    fused_small_grid_edges: int = 1 << 15
-    fused_small_grid_blocks: int = 32
+    fused_small_grid_edges: int = 1 << 16
+    fused_small_grid_blocks: int = 64
     fused_block_degree: int = 8
     path_threads: int = 256
     path_piece_edges: int = 256
