@@ -28,6 +28,7 @@ from ...graph import DistGraph
 from ..base import SearchState, frontier_bitmap_bytes
 from .compressed import DeviceColumns
 from .counters import COUNTER_DTYPE, LevelCounts
+from .host_memory import host_empty, host_view
 from .kernels import (
     FUSED_LOG_FIELDS,
     FUSED_SCRATCH_SLOTS,
@@ -152,7 +153,8 @@ class CudaGraphResources:
     hubs: int
     hub_pieces: int
     kernels: dict[str, Any]
-    fused_log: Any | None = None  # a row per fused level (FUSED_LOG_FIELDS int64)
+    fused_log: Any | None = None  # a row per fused level (FUSED_LOG_FIELDS int64), mapped
+    fused_log_host: np.ndarray | None = None  # the same memory, as the host reads it
     block_layout: tuple[int, int, int] | None = None
 
 
@@ -389,7 +391,7 @@ def ensure_fused_queues(queues: SearchQueues) -> None:
     length = queues.frontier.shape[0]
     heavy = queues.resources.hubs
     nbytes = (length + 2 * max(1, heavy)) * dtype.itemsize
-    nbytes += (FUSED_SCRATCH_SLOTS + FUSED_LOG_ROWS * FUSED_LOG_FIELDS) * COUNTER_DTYPE.itemsize
+    nbytes += FUSED_SCRATCH_SLOTS * COUNTER_DTYPE.itemsize
     queues.spare_frontier = allocate(graph, "spare vertex frontier", length, dtype, nbytes)
     queues.heavy_vertices = allocate(graph, "heavy queue", max(1, heavy), dtype, nbytes)
     queues.spare_heavy = allocate(graph, "spare heavy queue", max(1, heavy), dtype, nbytes)
@@ -398,8 +400,18 @@ def ensure_fused_queues(queues: SearchQueues) -> None:
         graph, "fused level counts", FUSED_SCRATCH_SLOTS, COUNTER_DTYPE, nbytes
     )
     if queues.resources.fused_log is None:
-        log = FUSED_LOG_ROWS * FUSED_LOG_FIELDS
-        queues.resources.fused_log = allocate(graph, "fused level log", log, COUNTER_DTYPE, nbytes)
+        allocate_fused_log(queues.resources, FUSED_LOG_ROWS)
+
+
+def allocate_fused_log(resources: CudaGraphResources, rows: int) -> None:
+    """A fused level log of ``rows`` rows for the graph, in mapped host memory (the kernels
+    write a row a level over the link, fire-and-forget; the host reads it with no copy once the
+    launch is done), keeping the rows of the one it replaces."""
+    log = host_empty(rows * FUSED_LOG_FIELDS, COUNTER_DTYPE)
+    view = host_view(log)
+    if resources.fused_log_host is not None:
+        view[: resources.fused_log_host.shape[0]] = resources.fused_log_host
+    resources.fused_log, resources.fused_log_host = log, view
 
 
 def ensure_heavy_pieces(queues: SearchQueues) -> int:

@@ -36,7 +36,7 @@ from ..base import SearchState
 from .buffers import (
     FUSED_LOG_ROWS,
     SearchQueues,
-    allocate,
+    allocate_fused_log,
     as_vertices,
     check_graph,
     ensure_fused_queues,
@@ -169,14 +169,10 @@ def _log_room(queues: SearchQueues, row: int, wanted: int) -> int:
 def _grow_log(queues: SearchQueues, need: int) -> int:
     """Make the graph's log hold at least ``need`` rows (doubling, its rows kept); returns the
     rows it holds."""
-    resources = queues.resources
-    rows = resources.fused_log.shape[0] // FUSED_LOG_FIELDS
+    rows = queues.resources.fused_log_host.shape[0] // FUSED_LOG_FIELDS
     if need > rows:
-        length = max(need, 2 * rows) * FUSED_LOG_FIELDS
-        nbytes = length * COUNTER_DTYPE.itemsize
-        grown = allocate(queues.graph, "fused level log", length, COUNTER_DTYPE, nbytes)
-        grown[: resources.fused_log.shape[0]] = resources.fused_log
-        resources.fused_log, rows = grown, length // FUSED_LOG_FIELDS
+        rows = max(need, 2 * rows)
+        allocate_fused_log(queues.resources, rows)
     return rows
 
 
@@ -186,12 +182,13 @@ def _log_at(queues: SearchQueues, row: int) -> Any:
 
 
 def level_log(state: SearchState) -> np.ndarray | None:
-    """The rows the fused runs of a search logged (``Backend.fused_level_log``)."""
+    """The rows the fused runs of a search logged (``Backend.fused_level_log``): read from
+    the mapped log, whose last rows a launch wrote before the host read its counters."""
     queues = state.scratch.get("cuda")
     if not isinstance(queues, SearchQueues) or queues.fused_log_rows == 0:
         return None
-    rows = _log_at(queues, 0)[: queues.fused_log_rows * FUSED_LOG_FIELDS].get()
-    return rows.reshape(-1, FUSED_LOG_FIELDS)
+    rows = queues.resources.fused_log_host[: queues.fused_log_rows * FUSED_LOG_FIELDS]
+    return rows.reshape(-1, FUSED_LOG_FIELDS).copy()
 
 
 def _block_layout(policy: LaunchPolicy, queues: SearchQueues, state: SearchState) -> tuple:
@@ -296,10 +293,10 @@ def _share_log(graph: DistGraph, queues: SearchQueues, whole: SearchQueues) -> N
     ensure_fused_queues(queues)
     first = queues.fused_log_rows
     _grow_log(queues, first + rows)
-    log = _log_at(queues, first)[: rows * FUSED_LOG_FIELDS].reshape(rows, FUSED_LOG_FIELDS)
-    log[:] = _log_at(whole, 0)[: rows * FUSED_LOG_FIELDS].reshape(rows, FUSED_LOG_FIELDS)
+    log = queues.resources.fused_log_host[first * FUSED_LOG_FIELDS :][: rows * FUSED_LOG_FIELDS]
+    log[:] = whole.resources.fused_log_host[: rows * FUSED_LOG_FIELDS]
     if graph.rank != 0:
-        log[:, 1:] = 0
+        log.reshape(rows, FUSED_LOG_FIELDS)[:, 1:] = 0
     queues.fused_log_rows = first + rows
 
 

@@ -11,9 +11,11 @@ when the last array viewing it is gone.
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 import cupy
+import numpy as np
 
 from ...errors import DeviceError
 
@@ -53,6 +55,16 @@ def host_empty(length: int, dtype: Any) -> Any:
     return cupy.ndarray((length,), dtype, cupy.cuda.MemoryPointer(unowned, 0))
 
 
+def host_view(array: Any) -> np.ndarray:
+    """A numpy view of a ``host_empty`` array (the same memory, read and written by the host;
+    under unified addressing its device address is the host's). The view does not keep the
+    memory alive: hold ``array`` as long as the view is used."""
+    if array.size == 0:
+        return np.empty(0, dtype=array.dtype)
+    words = ctypes.c_byte * array.nbytes
+    return np.frombuffer(words.from_address(array.data.ptr), dtype=array.dtype)
+
+
 def to_host_memory(array: Any) -> Any:
     """A copy of the device array ``array`` in mapped host memory, as a ``cupy.ndarray`` the
     kernels read over the link."""
@@ -77,4 +89,4 @@ def in_host_memory(array: Any) -> bool:
     return kind == runtime.memoryTypeHost
 
 
-__all__ = ["MappedHostMemory", "host_empty", "in_host_memory", "to_host_memory"]
+__all__ = ["MappedHostMemory", "host_empty", "host_view", "in_host_memory", "to_host_memory"]
