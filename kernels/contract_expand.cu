@@ -10,7 +10,9 @@
  *
  * block_levels_kernel (below) runs the same levels in ONE block, with block barriers and its
  * frontiers in shared memory, while a sparse graph's frontier has at most
- * LaunchPolicy.fused_block_edges edges; the host hands over between the two.
+ * LaunchPolicy.fused_block_edges edges; beyond that this kernel runs them, launched as a small
+ * grid (fused_small_grid_blocks blocks) up to fused_small_grid_edges edges, as the full grid
+ * past that: the host hands over between the three (fused.py, _tiers).
  *
  * contract_expand_kernel runs on one rank (contract_expand_peers_kernel, below, on several
  * ranks of one node). One rank: the visited bitmask is exact (every labeled vertex has its bit
@@ -514,7 +516,7 @@ __device__ __forceinline__ void block_visit_row(const BlockLevel& lv, vertex_t u
  * block_levels_kernel: the fused levels of one rank in ONE block, for the tiny frontiers of road
  * networks and meshes, where a level is a chain of dependent memory reads that a grid barrier
  * and the ring's global counts would double. Everything a level reads lives in shared memory
- * (dynamic: the host sizes it, block_shared_bytes in fused.py):
+ * (dynamic: the host sizes it, _block_layout in fused.py):
  *   two frontier queues of queue_capacity vertices, each with its row, read by the thread that
  *   claimed the vertex, so a level starts on its edges at once;
  *   the visited bitmask, copied from the global one at entry when it fits (mask_words > 0;
@@ -551,7 +553,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
         label_t* __restrict__ labels,       // in/out: label of every vertex
         pred_t* __restrict__ preds,         // out: parent of each discovered vertex, or null
         mask_word_t* visited_mask,          // in/out: visited bitmask (exact: one rank)
-        size_type* __restrict__ level_log,  // out: a row per level (fused_log_row), or null
+        size_type* __restrict__ level_log,  // out: a row per level (log_level), or null
         size_type* __restrict__ counters)   // out: as contract_expand_kernel's
 {
     extern __shared__ __align__(16) unsigned char block_shared[];
@@ -592,8 +594,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
     if (entry_edges > 0) atomicAdd(&ring_edges[0], entry_edges);
     __syncthreads();
 
-    BlockLevel lv = {row_offsets, column_indices, labels,      preds,
-                     shared_mask, mask_words > 0,  visited_mask, queues};
+    BlockLevel lv = {row_offsets, column_indices, labels, preds,
+                     shared_mask, mask_words > 0, visited_mask, queues};
     size_type size = frontier_size;
     size_type edges = 0;
     size_type labeled = 0;

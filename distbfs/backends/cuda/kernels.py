@@ -61,6 +61,10 @@ which guarantees every block is resident at once (and refuses a grid larger than
 FUSED_STAGE = "contract_expand"
 """The stage of the fused BFS grid, whose blocks ``cooperative_fit`` checks against the policy."""
 
+COOPERATIVE_GRID_KERNELS = frozenset({"contract_expand_kernel", "contract_expand_peers_kernel"})
+"""The kernels of ``FUSED_STAGE`` launched as a grid of ``fused_blocks_per_sm`` blocks a
+multiprocessor, all resident."""
+
 FUSED_SCRATCH_SLOTS = 9
 """int64 words of the fused kernel's scratch array: its ring of per-level counts (three levels
 of vertices, edges and heavy vertices; ``kernels/contract_expand.cu``)."""
@@ -313,12 +317,20 @@ def cooperative_fit(ptxas_report: str, policy: LaunchPolicy) -> tuple[str | None
     refuses a grid larger than what is resident at once, and the backend sizes the grid with the
     occupancy calculator, so this is the static view of what the device will say.
     """
-    registers = re.findall(r"Used (\d+) registers", ptxas_report)
-    shared = re.findall(r"(\d+) bytes smem", ptxas_report)
-    spills = re.findall(r"(\d+) bytes spill stores", ptxas_report)
+    # ptxas reports each entry as "Function properties for NAME" then its resources; only the
+    # cooperative grids count (block_levels_kernel runs as one block of its own).
+    entries = re.split(r"Function properties for (\w+)", ptxas_report)
+    report = "".join(
+        text
+        for name, text in zip(entries[1::2], entries[2::2], strict=True)
+        if name in COOPERATIVE_GRID_KERNELS
+    )
+    registers = re.findall(r"Used (\d+) registers", report)
+    shared = re.findall(r"(\d+) bytes smem", report)
+    spills = re.findall(r"(\d+) bytes spill stores", report)
     if not registers or not shared:
         return "no ptxas resource report for the cooperative kernel", ptxas_report
-    # the module's largest kernel decides (the one-rank and the peer kernel share the policy)
+    # the larger grid kernel decides (the one-rank and the peer kernel share the policy)
     regs, smem = max(map(int, registers)), max(map(int, shared))
     warps = policy.fused_threads // 32
     per_warp = -(-regs * 32 // 256) * 256  # registers are allocated 256 to a warp
