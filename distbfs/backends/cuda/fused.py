@@ -10,8 +10,8 @@ grid on each GPU, the items and the level barrier going through peer memory, ``P
 mapped by the communicator over CUDA IPC).
 
 Every fused level is logged: the kernels write a row per level (its frontier's vertices over all
-ranks, this rank's vertices and their out-edges) into the search's log on the device, which the
-level table reads once, after the search (``level_log``).
+ranks, this rank's vertices and their out-edges) into the graph's log in mapped host memory,
+which the level table reads after the search with no copy (``level_log``).
 
 Invariants: a fused run stops before a level whose frontier holds more than ``max_frontier``
 vertices or more than ``fused_max_edges`` edges, or once it ran ``max_levels`` levels (a
@@ -191,7 +191,9 @@ def level_log(state: SearchState) -> np.ndarray | None:
     return rows.reshape(-1, FUSED_LOG_FIELDS).copy()
 
 
-def _block_layout(policy: LaunchPolicy, queues: SearchQueues, state: SearchState) -> tuple:
+def _block_layout(
+    policy: LaunchPolicy, queues: SearchQueues, state: SearchState
+) -> tuple[int, int, int]:
     """(queue capacity, bitmask words copied to shared memory, dynamic shared bytes) of
     ``block_levels_kernel`` for the searches of this graph (memoized in its resources): two
     queues of ``fused_block_edges`` vertices with their rows (a level appends at most its

@@ -88,13 +88,12 @@ class LaunchPolicy:
         several ranks: this many per rank, the whole frontier up to ranks x this).
     fused_block_edges : int
         On a sparse graph (``fused_block_degree``), one rank's fused levels run in a grid of ONE
-        block (block barriers, 0.12 us, instead of grid barriers, 1 us) while the frontier has
-        at most this many edges, in the full grid beyond, and back in one block once they fall
-        below half of it: a road network's or a mesh's thousands of tiny levels each pay a
-        barrier. 0: always the full grid. 1024 (one H100, ``benchmarks/tune_fused_block.py``):
-        luxembourg_osm 0.72x the time of the full grid alone; 2048 and more slow the 4096^2
-        grid's middle levels (1.05x, 1.32x), whose frontiers of a few hundred vertices run
-        faster over the grid.
+        block (block barriers, 0.12 us, instead of grid barriers, 1 us; the frontiers and the
+        visited bitmask in shared memory) while the frontier has at most this many edges, in a
+        grid beyond, and back in one block once they fall below half of it: a road network's
+        or a mesh's thousands of tiny levels each pay a barrier. 0: never one block. 1024 (one
+        H100, ``benchmarks/tune_fused_block.py``; one H200 with the bitmask in shared memory:
+        1024 to 4096 alike on luxembourg_osm, none of whose frontiers has more edges).
     fused_small_grid_edges : int
         On a sparse graph, frontiers of more than ``fused_block_edges`` edges and at most this
         many run in a grid of ``fused_small_grid_blocks`` blocks, larger ones in the full grid
