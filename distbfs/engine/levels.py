@@ -127,8 +127,16 @@ class LevelTable(Sequence[LevelStats]):
     search)."""
 
     def __init__(
-        self, keys: np.ndarray, counts: np.ndarray, names: list[str], seconds: np.ndarray, timed
+        self,
+        keys: np.ndarray,
+        counts: np.ndarray,
+        names: list[str],
+        seconds: np.ndarray,
+        timed: np.ndarray,
     ) -> None:
+        """``keys``/``counts``: a row's keys and counters summed over ranks; ``seconds``: per
+        timer entry, the slowest rank's seconds of each phase in ``names``; ``timed``: each
+        row's timer entry (-1: none)."""
         self._keys, self._counts, self._names, self._seconds = keys, counts, names, seconds
         self._timed = timed
         self._rows: list[LevelStats | None] = [None] * keys.shape[0]
