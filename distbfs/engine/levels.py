@@ -53,6 +53,9 @@ class LevelStats:
 
 
 _KEYS = 5  # a row's keys: level, frontier, span, direction, fused
+_EXPANDED, _INSPECTED, _DISCOVERED = (
+    _KEYS + COUNTERS.index(name) for name in ("edges_expanded", "edges_inspected", "discovered")
+)
 
 
 class LevelLog:
@@ -99,23 +102,23 @@ class LevelLog:
         if fused is None:
             return table, timed
         blocks, times, used = [], [], 0
-        for index, row in enumerate(table):
-            level, span, in_run = int(row[0]), int(row[2]), bool(row[4])
+        for index, (level, _, span, _, in_run) in enumerate(table[:, :_KEYS].tolist()):
             if not in_run:
-                blocks.append(row[None, :])
+                blocks.append(table[index : index + 1])
                 times.append(timed[index : index + 1])
                 continue
             run = fused[used : used + span + 1]
             used += span + 1
             block = np.zeros((span, table.shape[1]), dtype=np.int64)
-            block[:, :_KEYS] = [0, 0, 1, 0, 1]
-            block[:, 0] = level + np.arange(span)
+            block[:, 0] = np.arange(level, level + span)
             block[:, 1] = run[:-1, 0]
-            for name, column in (("edges_expanded", 2), ("edges_inspected", 2)):
-                block[:, _KEYS + COUNTERS.index(name)] = run[:-1, column]
-            block[:, _KEYS + COUNTERS.index("discovered")] = run[1:, 1]
+            block[:, 2] = block[:, 4] = 1  # span, fused (direction 0: top-down)
+            block[:, _EXPANDED] = block[:, _INSPECTED] = run[:-1, 2]
+            block[:, _DISCOVERED] = run[1:, 1]
             blocks.append(block)
-            times.append(np.r_[index, np.full(span - 1, -1)])
+            untimed = np.full(span, -1)
+            untimed[0] = index
+            times.append(untimed)
         if used != len(fused):
             raise RuntimeError(f"the fused level log has {len(fused)} rows, its runs {used}")
         return np.concatenate(blocks), np.concatenate(times)
