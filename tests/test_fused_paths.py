@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from distbfs.backends.base import Replica, SearchState
+from distbfs.backends.base import FUSED_LOG_COLUMNS, Replica, SearchState
 from distbfs.backends.numpy import NumpyBackend
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import UNLIMITED
@@ -65,7 +65,7 @@ class FusedNumpy(NumpyBackend):
 
     def fused_level_log(self, state: SearchState) -> np.ndarray | None:
         log = state.scratch.get("fused_log")
-        return np.array(log, dtype=np.int64).reshape(-1, 3) if log else None
+        return np.array(log, dtype=np.int64).reshape(-1, len(FUSED_LOG_COLUMNS)) if log else None
 
     def run_replicated_levels(
         self,
