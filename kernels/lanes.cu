@@ -1,23 +1,34 @@
 /*
  * lanes.cu: batched BFS from up to 64 sources as bit lanes (Then et al., VLDB 2015, "The More
- * the Merrier"; Liu & Huang, SIGMOD 2016, "iBFS"): one 64-bit word per owned vertex in each of
- * visited, frontier and found (bit i: the search from source i). distbfs/backends/arrays/lanes.py
- * describes the state; these are the stages that need atomics or a loop per vertex.
+ * the Merrier"; Liu & Huang, SIGMOD 2016, "iBFS"): one 64-bit word per owned vertex (bit i: the
+ * search from source i) in visited, found, and in each level's frontier, held in a ring of
+ * levels (distbfs/backends/cuda/lanes.py describes the state). A level's frontier word of a
+ * vertex is exactly the lanes that reached it at that level, so the ring is also the record
+ * the distances are written from, once, by flush_lanes.
  *
- *   push_lanes      push level on one rank (no exchange): every frontier vertex ORs its word
- *                   into found of each out-neighbour, skipping the atomic where found and
- *                   visited already hold those lanes; a thread per edge of the frontier's rows
- *                   (its row found by a binary search of the rows' running edge counts), so a
- *                   hub's million edges take the whole grid, not one warp
+ *   push_lanes      push level on one rank (no exchange): every frontier vertex (the queue)
+ *                   ORs its word into found of each out-neighbour, skipping the atomic where
+ *                   found and visited already hold those lanes; a thread per edge of the
+ *                   frontier's rows (its row found by a binary search of the rows' running
+ *                   edge counts), so a hub's million edges take the whole grid, not one warp
  *   contract_lanes  push level, after the exchange: found[local(v)] |= word per received item
+ *   settle_lanes    after a push level, every owned vertex: its new lanes (found & ~visited)
+ *                   become visited and its word of the next level; found is cleared
  *   pull_lanes      pull level: every owned vertex not visited in all lanes ORs the gathered
- *                   frontier words of its in-neighbours, stopping once every lane is seen;
- *                   rows longer than a warp are read by the whole warp, 32 slots a step
- *   settle_lanes    a level's end: the new lanes of each vertex (found & ~visited) become
- *                   visited and its next frontier word, their distances are written (a warp
- *                   writes one lane's row for its 32 vertices at a time), and the
- *                   (vertex, lane) pairs found and the new frontier's out-edges are counted into
- *                   counts[0] and counts[1] (one atomicAdd per block each)
+ *                   frontier words of its in-neighbours, stopping once every lane is seen, and
+ *                   settles itself as settle_lanes does; rows longer than a warp are read by
+ *                   the whole warp, four in-neighbours a thread at a time
+ *   flush_lanes     distances (lanes, n) int32 from a run of levels of the ring: a block takes
+ *                   32 vertices, one level's words a warp into shared memory, then writes each
+ *                   lane's 32 distances as one coalesced store
+ *
+ * Settling writes every vertex's next-level word (no clearing pass) and appends the vertices
+ * with new lanes to the next frontier's queue, one atomic per block (BlockCompact). Both
+ * settling kernels walk the vertices in order: the found lanes of a level are too many for
+ * a queue of their own to pay (its random order costs more than a scan of every vertex).
+ *
+ * Counts (uint64, per level): [0] (vertex, lane) pairs settled, [1] out-edges of the vertices
+ * settled (the next push level's edges), [2] the next frontier queue's length.
  *
  * push_lanes_varint and pull_lanes_varint read compressed rows (VarintColumns, common.cuh): a
  * push thread takes one stretch of a frontier row between two decode points instead of one
@@ -38,6 +49,14 @@ namespace {
 using distbfs::kBlockThreads;
 using distbfs::kFullWarp;
 using distbfs::kWarpThreads;
+using distbfs::kWarpsPerBlock;
+
+constexpr int kCountPairs = 0;
+constexpr int kCountEdges = 1;
+constexpr int kCountQueue = 2;
+
+constexpr int kWordsInFlight = 4;  // in-neighbours' words a pull thread loads before testing
+constexpr int kRowStep = kWordsInFlight * kWarpThreads;
 
 __device__ __forceinline__ long long grid_start() {
   return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -67,6 +86,41 @@ __device__ __forceinline__ void offer(word_t word, long long u, const word_t* vi
   if (word & ~(__ldcg(found + u) | visited[u])) atomicOr(found + u, word);
 }
 
+// Sum this thread's pairs and edges over the block into counts (every thread must call).
+__device__ __forceinline__ void count_settled(word_t pairs, word_t edges, word_t* counts) {
+  typedef cub::BlockReduce<word_t, kBlockThreads> Reduce;
+  __shared__ typename Reduce::TempStorage storage;
+  const word_t block_pairs = Reduce(storage).Sum(pairs);
+  __syncthreads();
+  const word_t block_edges = Reduce(storage).Sum(edges);
+  if (threadIdx.x == 0) {
+    if (block_pairs) atomicAdd(counts + kCountPairs, block_pairs);
+    if (block_edges) atomicAdd(counts + kCountEdges, block_edges);
+  }
+}
+
+typedef distbfs::BlockCompact<kBlockThreads, 1> Compact;
+
+// Settle vertex v (v >= n: past the end, every thread of the block calls): `reached` lanes,
+// `seen` visited before; queued when new lanes reached it.
+__device__ __forceinline__ void settle(long long v, long long n, word_t seen, word_t reached,
+                                       word_t* visited, word_t* next,
+                                       const size_type* out_offsets, long long* queue,
+                                       word_t* counts, Compact::TempStorage& storage,
+                                       word_t& pairs, word_t& edges) {
+  const word_t fresh = reached & ~seen;
+  int keep[1] = {v < n && fresh != 0};
+  if (v < n) next[v] = fresh;
+  if (keep[0]) {
+    visited[v] = seen | fresh;
+    pairs += __popcll(fresh);
+    edges += out_offsets[v + 1] - out_offsets[v];
+  }
+  size_type slot[1];
+  Compact(storage).reserve(keep, slot, reinterpret_cast<size_type*>(counts + kCountQueue));
+  if (keep[0]) queue[slot[0]] = v;
+}
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
@@ -94,10 +148,34 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    settle_lanes(word_t* found, word_t* visited, word_t* next, const size_type* offsets,
+                 long long* queue, word_t* counts, long long n) {
+  __shared__ Compact::TempStorage storage;
+  word_t pairs = 0, edges = 0;
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
+       base += grid_stride()) {
+    const long long v = base + threadIdx.x;
+    word_t reached = 0, seen = 0;
+    if (v < n) {
+      reached = found[v];
+      if (reached) {
+        found[v] = 0;
+        seen = visited[v];
+      }
+    }
+    settle(v, n, seen, reached, visited, next, offsets, queue, counts, storage, pairs, edges);
+  }
+  count_settled(pairs, edges, counts);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
     pull_lanes(const size_type* offsets, const vertex_t* cols, const word_t* frontier,
-               long long row_words, int size, const word_t* visited, word_t* found, long long n,
+               long long row_words, int size, word_t* visited, word_t* next,
+               const size_type* out_offsets, long long* queue, word_t* counts, long long n,
                word_t all_lanes) {
+  __shared__ Compact::TempStorage storage;
   const int lane = threadIdx.x % kWarpThreads;
+  word_t pairs = 0, edges = 0;
   for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
        base += grid_stride()) {
     const long long v = base + threadIdx.x;
@@ -105,68 +183,81 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     const size_type begin = seen != all_lanes ? offsets[v] : 0;
     const size_type end = seen != all_lanes ? offsets[v + 1] : 0;
     const bool long_row = end - begin > kWarpThreads;
-    // Long rows: the whole warp reads 32 in-neighbours at a time and stops together once the
-    // lanes seen so far and the vertex's visited lanes cover every lane.
+    word_t reached = 0;
+    // Long rows: the whole warp reads 4 x 32 in-neighbours at a time and stops together once
+    // the lanes seen so far and the vertex's visited lanes cover every lane.
     unsigned int pending = __ballot_sync(kFullWarp, long_row);
     while (pending) {
       const int leader = __ffs(pending) - 1;
       pending &= pending - 1;
-      const long long row = __shfl_sync(kFullWarp, v, leader);
       const word_t had = __shfl_sync(kFullWarp, seen, leader);
       const size_type first = __shfl_sync(kFullWarp, begin, leader);
       const size_type last = __shfl_sync(kFullWarp, end, leader);
-      word_t reached = 0;
-      for (size_type i = first; i < last; i += kWarpThreads) {
-        if (i + lane < last) reached |= gathered(frontier, cols[i + lane], size, row_words);
-        reached = warp_or(reached);
-        if ((reached | had) == all_lanes) break;
+      word_t row = 0;
+      for (size_type i = first + lane; i - lane < last; i += kRowStep) {
+        vertex_t u[kWordsInFlight];
+#pragma unroll
+        for (int k = 0; k < kWordsInFlight; ++k) {
+          const size_type at = i + k * kWarpThreads;
+          u[k] = at < last ? cols[at] : -1;
+        }
+#pragma unroll
+        for (int k = 0; k < kWordsInFlight; ++k) {
+          if (u[k] >= 0) row |= gathered(frontier, u[k], size, row_words);
+        }
+        row = warp_or(row);
+        if ((row | had) == all_lanes) break;
       }
-      if (lane == 0 && reached) found[row] |= reached;
+      if (lane == leader) reached = row;
     }
-    if (!long_row && end > begin) {
-      word_t reached = 0;
-      for (size_type i = begin; i < end; ++i) {
-        reached |= gathered(frontier, cols[i], size, row_words);
+    // Short rows: four in-neighbours' words in flight at a time.
+    if (!long_row) {
+      size_type i = begin;
+      for (; i + kWordsInFlight <= end; i += kWordsInFlight) {
+        vertex_t u[kWordsInFlight];
+#pragma unroll
+        for (int k = 0; k < kWordsInFlight; ++k) u[k] = cols[i + k];
+#pragma unroll
+        for (int k = 0; k < kWordsInFlight; ++k) reached |= gathered(frontier, u[k], size, row_words);
         if ((reached | seen) == all_lanes) break;
       }
-      if (reached) found[v] |= reached;
+      if ((reached | seen) != all_lanes) {
+        for (; i < end; ++i) reached |= gathered(frontier, cols[i], size, row_words);
+      }
     }
+    settle(v, n, seen, reached, visited, next, out_offsets, queue, counts, storage, pairs, edges);
   }
+  count_settled(pairs, edges, counts);
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    settle_lanes(word_t* found, word_t* visited, word_t* frontier, int* distances, long long n,
-                 int level, const size_type* offsets, unsigned long long* counts) {
-  unsigned long long pairs = 0, edges = 0;
-  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
-       base += grid_stride()) {
-    const long long v = base + threadIdx.x;
-    word_t fresh = 0;
-    if (v < n) {
-      fresh = found[v] & ~visited[v];
-      found[v] = 0;
-      frontier[v] = fresh;
-      if (fresh) {
-        visited[v] |= fresh;
-        pairs += __popcll(fresh);
-        edges += offsets[v + 1] - offsets[v];
+    flush_lanes(const word_t* ring, int slots, int first, int levels, int* distances,
+                long long n, int lanes, int fill) {
+  __shared__ word_t words[kWarpsPerBlock][kWarpThreads];
+  const int warp = threadIdx.x / kWarpThreads, lane = threadIdx.x % kWarpThreads;
+  for (long long base = static_cast<long long>(blockIdx.x) * kWarpThreads; base < n;
+       base += static_cast<long long>(gridDim.x) * kWarpThreads) {
+    const long long v = base + lane;
+    if (warp < levels) {
+      words[warp][lane] = v < n ? ring[((first + warp) % slots) * n + v] : 0;
+    }
+    __syncthreads();
+    word_t held[kWarpsPerBlock];  // vertex v's words of the levels, in registers
+#pragma unroll
+    for (int level = 0; level < kWarpsPerBlock; ++level) {
+      held[level] = level < levels ? words[level][lane] : 0;
+    }
+    __syncthreads();
+    if (v >= n) continue;
+    for (int bit = warp; bit < lanes; bit += kWarpsPerBlock) {
+      int distance = distbfs::kUnreached;
+      bool reached = false;  // at most one level holds the bit
+#pragma unroll
+      for (int level = 0; level < kWarpsPerBlock; ++level) {
+        if ((held[level] >> bit) & 1) distance = first + level, reached = true;
       }
+      if (reached || fill) distances[bit * n + v] = distance;
     }
-    // Distances lane by lane over the warp's 32 vertices: each store is one row's 32
-    // consecutive entries (coalesced), for the lanes any of them found.
-    for (word_t rest = warp_or(fresh); rest; rest &= rest - 1) {
-      const int bit = __ffsll(static_cast<long long>(rest)) - 1;
-      if ((fresh >> bit) & 1) distances[bit * n + v] = level;
-    }
-  }
-  typedef cub::BlockReduce<unsigned long long, kBlockThreads> Reduce;
-  __shared__ typename Reduce::TempStorage storage;
-  const unsigned long long block_pairs = Reduce(storage).Sum(pairs);
-  __syncthreads();
-  const unsigned long long block_edges = Reduce(storage).Sum(edges);
-  if (threadIdx.x == 0) {
-    if (block_pairs) atomicAdd(counts, block_pairs);
-    if (block_edges) atomicAdd(counts + 1, block_edges);
   }
 }
 
@@ -224,10 +315,13 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     pull_lanes_varint(const size_type* offsets, const unsigned char* bytes,
                       const size_type* byte_offsets, const size_type* point_bytes,
                       const vertex_t* point_values, const word_t* frontier,
-                      long long row_words, int size, int rank, const word_t* visited,
-                      word_t* found, long long n, word_t all_lanes) {
+                      long long row_words, int size, int rank, word_t* visited, word_t* next,
+                      const size_type* out_offsets, long long* queue, word_t* counts,
+                      long long n, word_t all_lanes) {
   const distbfs::VarintColumns coded{bytes, byte_offsets, point_bytes, point_values};
+  __shared__ Compact::TempStorage storage;
   const int lane = threadIdx.x % kWarpThreads;
+  word_t pairs = 0, edges = 0;
   for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
        base += grid_stride()) {
     const long long v = base + threadIdx.x;
@@ -235,31 +329,33 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     const size_type begin = seen != all_lanes ? offsets[v] : 0;
     const size_type end = seen != all_lanes ? offsets[v + 1] : 0;
     const bool long_row = end - begin > kPoint;
+    word_t reached = 0;
     // Long rows: each lane decodes one stretch between decode points at a time; the warp
     // stops together once the lanes seen so far cover every lane.
     unsigned int pending = __ballot_sync(kFullWarp, long_row);
     while (pending) {
       const int leader = __ffs(pending) - 1;
       pending &= pending - 1;
-      const long long row = __shfl_sync(kFullWarp, v, leader);
+      const long long row_id = __shfl_sync(kFullWarp, v, leader);
       const word_t had = __shfl_sync(kFullWarp, seen, leader);
       const size_type first = __shfl_sync(kFullWarp, begin, leader);
       const size_type last = __shfl_sync(kFullWarp, end, leader);
-      word_t reached = 0;
+      word_t row = 0;
       for (size_type k = first / kPoint + lane; (k - lane) * kPoint < last; k += kWarpThreads) {
         const size_type from = k * kPoint > first ? k * kPoint : first;
         const size_type to = (k + 1) * kPoint < last ? (k + 1) * kPoint : last;
-        reached = pull_slots(coded, row, row * size + rank, first, from, to, frontier, size,
-                             row_words, had, all_lanes, reached);
-        reached = warp_or(reached);
-        if ((reached | had) == all_lanes) break;
+        row = pull_slots(coded, row_id, row_id * size + rank, first, from, to, frontier, size,
+                         row_words, had, all_lanes, row);
+        row = warp_or(row);
+        if ((row | had) == all_lanes) break;
       }
-      if (lane == 0 && reached) found[row] |= reached;
+      if (lane == leader) reached = row;
     }
     if (!long_row && end > begin) {
-      const word_t reached = pull_slots(coded, v, v * size + rank, begin, begin, end, frontier,
-                                        size, row_words, seen, all_lanes, 0);
-      if (reached) found[v] |= reached;
+      reached = pull_slots(coded, v, v * size + rank, begin, begin, end, frontier, size,
+                           row_words, seen, all_lanes, 0);
     }
+    settle(v, n, seen, reached, visited, next, out_offsets, queue, counts, storage, pairs, edges);
   }
+  count_settled(pairs, edges, counts);
 }

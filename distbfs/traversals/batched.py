@@ -82,7 +82,8 @@ def batched_levels(
         level, active, frontier_edges = level + 1, int(totals[0]), int(totals[1])
     if active:  # the depth limit: level D labeled, its frontier not expanded
         log.at_limit(level, active)
-    return BatchSearch(sources, state.distances, log.stats(comm, timer), state)
+    distances = backend.lanes_distances(graph, state)
+    return BatchSearch(sources, distances, log.stats(comm, timer), state)
 
 
 def push_level(resources: Any, state: Any, timer: Any) -> list[int]:

@@ -107,8 +107,8 @@ def partition_lanes(xp: Any, heads: Any, words: Any, nbins: int) -> Bins:
 
 class ArrayLaneStages:
     """Batched BFS's stages written over the backend's ``xp`` (``lanes_start``,
-    ``expand_lanes``, ``partition_lanes``); each backend adds ``contract_lanes``,
-    ``frontier_words``, ``pull_lanes`` and ``settle_lanes``."""
+    ``expand_lanes``, ``partition_lanes``, ``lanes_distances``); each backend adds
+    ``contract_lanes``, ``frontier_words``, ``pull_lanes`` and ``settle_lanes``."""
 
     xp: Any
 
@@ -120,3 +120,8 @@ class ArrayLaneStages:
 
     def partition_lanes(self, heads: Any, words: Any, nbins: int) -> Bins:
         return partition_lanes(self.xp, heads, words, nbins)
+
+    def lanes_distances(self, graph: DistGraph, state: LaneState) -> Any:
+        """The (lanes, owned vertices) distances once the batch has ended (written as each
+        level settles)."""
+        return state.distances

@@ -363,6 +363,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     # -- batched BFS (bit lanes; ``distbfs.traversals.batched``) -----------------------------
 
+    def lanes_start(self, graph: DistGraph, sources: np.ndarray, resources: Any) -> LaneState:
+        return lanes.lanes_start(self.policy, graph, sources, resources)
+
     def push_lanes(self, graph: DistGraph, state: LaneState) -> None:
         lanes.push_lanes(self.policy, self._resident, graph, state)
 
@@ -377,3 +380,6 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     def settle_lanes(self, graph: DistGraph, state: LaneState, level: int) -> int:
         return lanes.settle_lanes(self.policy, self._resident, graph, state, level)
+
+    def lanes_distances(self, graph: DistGraph, state: LaneState) -> Any:
+        return lanes.lanes_distances(self.policy, self._resident, graph, state)

@@ -1,14 +1,19 @@
-"""Batched BFS's per-backend stages on the device (``kernels/lanes.cu``; the state and the push
-expansion: ``distbfs.backends.arrays.lanes``): the push level of one rank (frontier words ORed
-straight into the out-neighbours' ``found``, no items built), the OR-contraction of received push
-items (one ``atomicOr`` per item), the pull level (a thread per vertex ORs its in-neighbours'
-gathered frontier words and stops once every lane is seen) and settling a level's found lanes
-(distances written, the pairs found and the new frontier's out-edges counted in the same pass).
-Compressed rows (``DeviceColumns``) are decoded inside the ``_varint`` push and pull kernels, a
-thread to each stretch of a row between two decode points."""
+"""Batched BFS's per-backend stages on the device (``kernels/lanes.cu``; the push expansion of
+several ranks: ``distbfs.backends.arrays.lanes``).
+
+State (``DeviceLaneState``): ``visited`` and ``found`` words per owned vertex, and the frontier
+words of the last ``history_levels`` levels in a ring. A vertex's frontier word at level L is
+exactly the lanes that first reached it at L, so the ring doubles as the record of distances:
+they are written once per run of levels (``flush``), each (lane, vertex) entry once, in
+coalesced stores, instead of lane by lane as each level settles. Settling (after a push level;
+a pull level settles each vertex as it ends its row) writes every vertex's next-level word and
+queues the vertices with new lanes, the rows the next push level expands. One small count
+array per level carries the pairs settled, their out-edges and the queue's length back to the
+host."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import cupy
@@ -16,12 +21,40 @@ import numpy as np
 
 from ...comm.base import Bins
 from ...graph import DistGraph
-from ..arrays.lanes import WORD, LaneState
+from ..arrays.lanes import WORD, LaneState, lane_words
 from .buffers import check_graph
 from .compressed import column_args, kernel_name
 from .kernels import get_kernel
 from .launch_policy import LaunchPolicy
 from .search import ResidentGrids, resident_grid
+
+WARP = 32
+PAIRS, EDGES, QUEUED = range(3)
+"""Slots of the per-level count array (``kernels/lanes.cu``)."""
+
+
+def history_levels(policy: LaunchPolicy) -> int:
+    """Levels of frontier words the ring holds: a flush loads one level per warp of a block."""
+    return policy.block_threads // WARP
+
+
+@dataclass
+class DeviceLaneState(LaneState):
+    """``LaneState`` on the device (module docstring): ``ring`` (levels held, owned vertices)
+    with the frontier of ``level`` at row ``level % levels held`` (``frontier`` is that row);
+    ``queues[0][:queued]`` the frontier's vertices, ``queues[1]`` the next frontier's as the
+    level settles; ``counts`` the level's counts; ``unflushed`` the first level whose distances are not
+    written yet; ``settled``: the level's pull settled its vertices; ``out_offsets``: the row
+    offsets of the out-edges (a pull level counts its new frontier's out-edges)."""
+
+    ring: Any = None
+    queues: tuple[Any, Any] = (None, None)
+    queued: int = 0
+    counts: Any = None
+    level: int = 0
+    unflushed: int = 0
+    settled: bool = False
+    out_offsets: Any = None
 
 
 def _launch(
@@ -41,13 +74,56 @@ def _launch(
     kernel((grid,), (policy.block_threads,), args)
 
 
+def lanes_start(
+    policy: LaunchPolicy, graph: DistGraph, sources: np.ndarray, resources: Any
+) -> DeviceLaneState:
+    """Lane i at ``sources[i]`` (global ids, 1 to 64): visited, level 0's frontier."""
+    lanes = int(sources.shape[0])
+    local, words = lane_words(np.asarray(sources, dtype=np.int64), graph)
+    n = graph.nlocal
+    ring = cupy.empty((history_levels(policy), n), dtype=WORD)
+    ring[0].fill(0)
+    ring[0][cupy.asarray(local)] = cupy.asarray(words)
+    queues = (cupy.empty(n, dtype=np.int64), cupy.empty(n, dtype=np.int64))
+    queues[0][: local.shape[0]] = cupy.asarray(local)
+    offsets, rows = graph.row_offsets, cupy.asarray(local)
+    edges = int((offsets[rows + 1] - offsets[rows]).sum()) if local.shape[0] else 0
+    return DeviceLaneState(
+        lanes=lanes,
+        all_lanes=(1 << lanes) - 1,
+        visited=ring[0].copy(),
+        frontier=ring[0],
+        found=cupy.zeros(n, dtype=WORD),
+        distances=cupy.empty((lanes, n), dtype=np.int32),  # every entry written by flush
+        frontier_edges=edges,
+        resources=resources,
+        ring=ring,
+        queues=queues,
+        queued=int(local.shape[0]),
+        counts=cupy.zeros(3, dtype=np.uint64),
+        out_offsets=offsets,
+    )
+
+
+def _next_frontier(
+    policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: DeviceLaneState
+) -> Any:
+    """Start a level: the ring row its found lanes go to (its distances flushed first when
+    the ring is full) and zero counts. Settling writes every vertex's word of the row."""
+    held = state.ring.shape[0]
+    if state.level + 1 - state.unflushed >= held:
+        flush(policy, grids, graph, state)
+    state.counts.fill(0)
+    return state.ring[(state.level + 1) % held]
+
+
 def push_lanes(
-    policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: LaneState
+    policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: DeviceLaneState
 ) -> None:
-    """One rank's push level: every frontier vertex ORs its word into ``found`` of each
-    out-neighbour, a thread per edge (``state.frontier_edges`` of them, counted by settle), or
-    for compressed rows per stretch between two decode points."""
-    rows = cupy.flatnonzero(state.frontier)
+    """One rank's push level: each frontier vertex offers its word to every out-neighbour, a
+    thread per edge (``state.frontier_edges`` of them), or for compressed rows per stretch
+    between two decode points."""
+    rows = state.queues[0][: state.queued]
     offsets = graph.row_offsets
     begin, end = offsets[rows], offsets[rows + 1]
     if graph.compressed:
@@ -59,13 +135,14 @@ def push_lanes(
     args = (rows, ends, np.int64(rows.shape[0]), np.int64(total), offsets, *column_args(graph))
     args += (state.frontier, state.visited, state.found)
     _launch(policy, grids, graph, kernel_name("push_lanes", graph), total, args)
+    state.settled = False
 
 
 def contract_lanes(
     policy: LaunchPolicy,
     grids: ResidentGrids,
     graph: DistGraph,
-    state: LaneState,
+    state: DeviceLaneState,
     received: Bins,
 ) -> None:
     """OR every received word into its vertex's ``found`` word."""
@@ -74,17 +151,19 @@ def contract_lanes(
     words = cupy.asarray(received.payloads[0]).astype(WORD, copy=False)
     args = (vertices, words, np.int64(count), np.int32(graph.size), state.found)
     _launch(policy, grids, graph, "contract_lanes", count, args)
+    state.settled = False
 
 
 def pull_lanes(
     policy: LaunchPolicy,
     grids: ResidentGrids,
     in_graph: DistGraph,
-    state: LaneState,
+    state: DeviceLaneState,
     frontier: Any,
 ) -> None:
-    """Every owned vertex not visited in all lanes ORs its in-neighbours' frontier words into
-    ``found``; ``frontier``: every rank's words, shape (size, words per rank)."""
+    """Every owned vertex not visited in all lanes ORs its in-neighbours' frontier words and
+    settles the new lanes; ``frontier``: every rank's words, shape (size, words per rank)."""
+    following = _next_frontier(policy, grids, in_graph, state)
     n = int(state.visited.shape[0])
     where = (np.int32(frontier.shape[0]),)
     if in_graph.compressed:  # the row's global id: its head is coded against it
@@ -96,34 +175,61 @@ def pull_lanes(
         np.int64(frontier.shape[1]),
         *where,
         state.visited,
-        state.found,
+        following,
+        state.out_offsets,
+        state.queues[1],
+        state.counts,
         np.int64(n),
         np.uint64(state.all_lanes),
     )
     _launch(policy, grids, in_graph, kernel_name("pull_lanes", in_graph), n, args)
+    state.settled = True
 
 
 def settle_lanes(
-    policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: LaneState, level: int
+    policy: LaunchPolicy,
+    grids: ResidentGrids,
+    graph: DistGraph,
+    state: DeviceLaneState,
+    level: int,
 ) -> int:
-    """Keep the lanes found this level that had not visited their vertex: visited, at
-    distance ``level``, the next frontier. Returns how many (vertex, lane) pairs."""
-    counts = cupy.zeros(2, dtype=np.uint64)
+    """End the level: the lanes found become visited and level ``level``'s frontier (after a
+    push level here, a pull level settled its vertices already). Returns how many (vertex,
+    lane) pairs."""
+    if not state.settled:
+        following = _next_frontier(policy, grids, graph, state)
+        args = (state.found, state.visited, following, graph.row_offsets, state.queues[1])
+        args += (state.counts, np.int64(graph.nlocal))
+        _launch(policy, grids, graph, "settle_lanes", graph.nlocal, args)
+    counts = [int(x) for x in state.counts.get()]
+    state.level, state.frontier = level, state.ring[level % state.ring.shape[0]]
+    state.queues, state.queued = state.queues[::-1], counts[QUEUED]
+    state.frontier_edges = counts[EDGES]
+    return counts[PAIRS]
+
+
+def flush(
+    policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: DeviceLaneState
+) -> None:
+    """Write the distances of the levels from ``state.unflushed`` to ``state.level`` from
+    the ring (the first flush writes every entry: ``UNREACHED`` where no level holds the lane)."""
+    levels = state.level + 1 - state.unflushed
     n = int(state.visited.shape[0])
-    args = (
-        state.found,
-        state.visited,
-        state.frontier,
-        state.distances,
-        np.int64(n),
-        np.int32(level),
-        graph.row_offsets,
-        counts,
-    )
-    _launch(policy, grids, graph, "settle_lanes", n, args)
-    pairs, edges = (int(x) for x in counts.get())
-    state.frontier_edges = edges
-    return pairs
+    fill = state.unflushed == 0
+    args = (state.ring, np.int32(state.ring.shape[0]), np.int32(state.unflushed), np.int32(levels))
+    args += (state.distances, np.int64(n), np.int32(state.lanes), np.int32(fill))
+    tiles = -(-n // WARP)  # a block per 32 vertices
+    _launch(policy, grids, graph, "flush_lanes", tiles * policy.block_threads, args)
+    state.unflushed = state.level + 1
+
+
+def lanes_distances(
+    policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: DeviceLaneState
+) -> Any:
+    """The (lanes, owned vertices) distances once the batch has ended."""
+    if state.unflushed <= state.level:
+        flush(policy, grids, graph, state)
+    return state.distances
 
 
 def frontier_words(graph: DistGraph, state: LaneState) -> Any:
