@@ -18,14 +18,17 @@
  *                   frontier words of its in-neighbours, stopping once every lane is seen, and
  *                   settles itself as settle_lanes does; rows longer than a warp are read by
  *                   the whole warp, four in-neighbours a thread at a time
- *   flush_lanes     distances (lanes, n) int32 from a run of levels of the ring: a block takes
- *                   32 vertices, one level's words a warp into shared memory, then writes each
- *                   lane's 32 distances as one coalesced store
+ *   flush_lanes     distances (lanes, n) int32 from a run of up to 16 levels of the ring: a
+ *                   thread per vertex ORs its words of the levels whose offset in the run has
+ *                   bit k set into mask k, reads each lane's offset off the masks and writes
+ *                   it (a warp's stores: 32 consecutive entries of a lane's row)
  *
- * Settling writes every vertex's next-level word (no clearing pass) and appends the vertices
- * with new lanes to the next frontier's queue, one atomic per block (BlockCompact). Both
- * settling kernels walk the vertices in order: the found lanes of a level are too many for
- * a queue of their own to pay (its random order costs more than a scan of every vertex).
+ * Settling writes every vertex's next-level word (no clearing pass). settle_lanes also queues
+ * the vertices with new lanes, the rows of the next push level, one atomic per block
+ * (BlockCompact); both walk the vertices in order (a queue of the found vertices in the order
+ * they were found costs more to settle than a scan of every vertex). pull_lanes queues nothing:
+ * its block would wait at every step for its slowest warp; a push level after a pull level
+ * (once a search) takes the frontier's vertices from the words.
  *
  * Counts (uint64, per level): [0] (vertex, lane) pairs settled, [1] out-edges of the vertices
  * settled (the next push level's edges), [2] the next frontier queue's length.
@@ -58,6 +61,8 @@ constexpr int kCountQueue = 2;
 constexpr int kWordsInFlight = 4;  // in-neighbours' words a pull thread loads before testing
 constexpr int kRowStep = kWordsInFlight * kWarpThreads;
 
+constexpr int kFlushLevelBits = 4;  // flush_lanes: up to 1 << 4 levels at a time
+
 __device__ __forceinline__ long long grid_start() {
   return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
@@ -66,11 +71,16 @@ __device__ __forceinline__ long long grid_stride() {
   return static_cast<long long>(gridDim.x) * blockDim.x;
 }
 
-// The frontier word of global vertex u in the gathered words (one rank: u itself).
-__device__ __forceinline__ word_t gathered(const word_t* frontier, long long u, int size,
-                                           long long row_words) {
-  return size == 1 ? frontier[u] : frontier[(u % size) * row_words + u / size];
-}
+// The gathered frontier words (the module comment's layout): word(u) of global vertex u.
+struct Gathered {
+  const word_t* words;
+  int size;
+  long long row_words;
+
+  __device__ __forceinline__ word_t operator()(long long u) const {
+    return words[size == 1 ? u : (u % size) * row_words + u / size];
+  }
+};
 
 // The OR of x over the warp, in every lane.
 __device__ __forceinline__ word_t warp_or(word_t x) {
@@ -101,24 +111,20 @@ __device__ __forceinline__ void count_settled(word_t pairs, word_t edges, word_t
 
 typedef distbfs::BlockCompact<kBlockThreads, 1> Compact;
 
-// Settle vertex v (v >= n: past the end, every thread of the block calls): `reached` lanes,
-// `seen` visited before; queued when new lanes reached it.
-__device__ __forceinline__ void settle(long long v, long long n, word_t seen, word_t reached,
-                                       word_t* visited, word_t* next,
-                                       const size_type* out_offsets, long long* queue,
-                                       word_t* counts, Compact::TempStorage& storage,
-                                       word_t& pairs, word_t& edges) {
+// The new lanes of vertex v (< n): `reached` this level, `seen` visited before; they become
+// visited and its word of the next level (every vertex's word is written). Returns them.
+__device__ __forceinline__ word_t settle(long long v, word_t seen, word_t reached,
+                                         word_t* visited, word_t* next,
+                                         const size_type* out_offsets, word_t& pairs,
+                                         word_t& edges) {
   const word_t fresh = reached & ~seen;
-  int keep[1] = {v < n && fresh != 0};
-  if (v < n) next[v] = fresh;
-  if (keep[0]) {
+  next[v] = fresh;
+  if (fresh) {
     visited[v] = seen | fresh;
     pairs += __popcll(fresh);
     edges += out_offsets[v + 1] - out_offsets[v];
   }
-  size_type slot[1];
-  Compact(storage).reserve(keep, slot, reinterpret_cast<size_type*>(counts + kCountQueue));
-  if (keep[0]) queue[slot[0]] = v;
+  return fresh;
 }
 
 }  // namespace
@@ -155,15 +161,16 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
        base += grid_stride()) {
     const long long v = base + threadIdx.x;
-    word_t reached = 0, seen = 0;
+    int keep[1] = {0};
     if (v < n) {
-      reached = found[v];
-      if (reached) {
-        found[v] = 0;
-        seen = visited[v];
-      }
+      const word_t reached = found[v];
+      if (reached) found[v] = 0;
+      const word_t seen = reached ? visited[v] : 0;
+      keep[0] = settle(v, seen, reached, visited, next, offsets, pairs, edges) != 0;
     }
-    settle(v, n, seen, reached, visited, next, offsets, queue, counts, storage, pairs, edges);
+    size_type slot[1];
+    Compact(storage).reserve(keep, slot, reinterpret_cast<size_type*>(counts + kCountQueue));
+    if (keep[0]) queue[slot[0]] = v;
   }
   count_settled(pairs, edges, counts);
 }
@@ -171,10 +178,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     pull_lanes(const size_type* offsets, const vertex_t* cols, const word_t* frontier,
                long long row_words, int size, word_t* visited, word_t* next,
-               const size_type* out_offsets, long long* queue, word_t* counts, long long n,
-               word_t all_lanes) {
-  __shared__ Compact::TempStorage storage;
+               const size_type* out_offsets, word_t* counts, long long n, word_t all_lanes) {
   const int lane = threadIdx.x % kWarpThreads;
+  const Gathered gathered{frontier, size, row_words};
   word_t pairs = 0, edges = 0;
   for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
        base += grid_stride()) {
@@ -203,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         }
 #pragma unroll
         for (int k = 0; k < kWordsInFlight; ++k) {
-          if (u[k] >= 0) row |= gathered(frontier, u[k], size, row_words);
+          if (u[k] >= 0) row |= gathered(u[k]);
         }
         row = warp_or(row);
         if ((row | had) == all_lanes) break;
@@ -218,14 +224,14 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 #pragma unroll
         for (int k = 0; k < kWordsInFlight; ++k) u[k] = cols[i + k];
 #pragma unroll
-        for (int k = 0; k < kWordsInFlight; ++k) reached |= gathered(frontier, u[k], size, row_words);
+        for (int k = 0; k < kWordsInFlight; ++k) reached |= gathered(u[k]);
         if ((reached | seen) == all_lanes) break;
       }
       if ((reached | seen) != all_lanes) {
-        for (; i < end; ++i) reached |= gathered(frontier, cols[i], size, row_words);
+        for (; i < end; ++i) reached |= gathered(cols[i]);
       }
     }
-    settle(v, n, seen, reached, visited, next, out_offsets, queue, counts, storage, pairs, edges);
+    if (v < n) settle(v, seen, reached, visited, next, out_offsets, pairs, edges);
   }
   count_settled(pairs, edges, counts);
 }
@@ -233,30 +239,27 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     flush_lanes(const word_t* ring, int slots, int first, int levels, int* distances,
                 long long n, int lanes, int fill) {
-  __shared__ word_t words[kWarpsPerBlock][kWarpThreads];
-  const int warp = threadIdx.x / kWarpThreads, lane = threadIdx.x % kWarpThreads;
-  for (long long base = static_cast<long long>(blockIdx.x) * kWarpThreads; base < n;
-       base += static_cast<long long>(gridDim.x) * kWarpThreads) {
-    const long long v = base + lane;
-    if (warp < levels) {
-      words[warp][lane] = v < n ? ring[((first + warp) % slots) * n + v] : 0;
-    }
-    __syncthreads();
-    word_t held[kWarpsPerBlock];  // vertex v's words of the levels, in registers
+  for (long long v = grid_start(); v < n; v += grid_stride()) {
+    word_t offsets[kFlushLevelBits] = {}, any = 0;
+    for (int level = 0; level < levels; ++level) {
+      const word_t word = ring[static_cast<long long>((first + level) % slots) * n + v];
+      any |= word;
 #pragma unroll
-    for (int level = 0; level < kWarpsPerBlock; ++level) {
-      held[level] = level < levels ? words[level][lane] : 0;
-    }
-    __syncthreads();
-    if (v >= n) continue;
-    for (int bit = warp; bit < lanes; bit += kWarpsPerBlock) {
-      int distance = distbfs::kUnreached;
-      bool reached = false;  // at most one level holds the bit
-#pragma unroll
-      for (int level = 0; level < kWarpsPerBlock; ++level) {
-        if ((held[level] >> bit) & 1) distance = first + level, reached = true;
+      for (int k = 0; k < kFlushLevelBits; ++k) {
+        if ((level >> k) & 1) offsets[k] |= word;
       }
-      if (reached || fill) distances[bit * n + v] = distance;
+    }
+    // Every lane when filling, else only the lanes these levels hold.
+    for (word_t rest = fill ? ~0ull : any; rest; rest &= rest - 1) {
+      const int bit = __ffsll(static_cast<long long>(rest)) - 1;
+      if (bit >= lanes) break;
+      int offset = 0;
+#pragma unroll
+      for (int k = 0; k < kFlushLevelBits; ++k) {
+        offset |= static_cast<int>((offsets[k] >> bit) & 1) << k;
+      }
+      const bool reached = (any >> bit) & 1;
+      distances[bit * n + v] = reached ? first + offset : distbfs::kUnreached;
     }
   }
 }
@@ -269,13 +272,13 @@ constexpr size_type kPoint = distbfs::kDecodePointEdges;
 // local row v (global id `vertex`, first slot `begin`) until it and `had` cover every lane.
 __device__ __forceinline__ word_t pull_slots(const distbfs::VarintColumns& coded, long long v,
                                              long long vertex, size_type begin, size_type from,
-                                             size_type to, const word_t* frontier, int size,
-                                             long long row_words, word_t had, word_t all_lanes,
+                                             size_type to, const Gathered& gathered,
+                                             word_t had, word_t all_lanes,
                                              word_t reached) {
   if (from >= to) return reached;
   distbfs::VarintCursor cursor = distbfs::open_at(coded, v, begin, vertex, from);
   for (size_type i = from; i < to; ++i) {
-    reached |= gathered(frontier, cursor.next(), size, row_words);
+    reached |= gathered(cursor.next());
     if ((reached | had) == all_lanes) break;
   }
   return reached;
@@ -316,11 +319,11 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                       const size_type* byte_offsets, const size_type* point_bytes,
                       const vertex_t* point_values, const word_t* frontier,
                       long long row_words, int size, int rank, word_t* visited, word_t* next,
-                      const size_type* out_offsets, long long* queue, word_t* counts,
-                      long long n, word_t all_lanes) {
+                      const size_type* out_offsets, word_t* counts, long long n,
+                      word_t all_lanes) {
   const distbfs::VarintColumns coded{bytes, byte_offsets, point_bytes, point_values};
-  __shared__ Compact::TempStorage storage;
   const int lane = threadIdx.x % kWarpThreads;
+  const Gathered gathered{frontier, size, row_words};
   word_t pairs = 0, edges = 0;
   for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
        base += grid_stride()) {
@@ -344,18 +347,18 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
       for (size_type k = first / kPoint + lane; (k - lane) * kPoint < last; k += kWarpThreads) {
         const size_type from = k * kPoint > first ? k * kPoint : first;
         const size_type to = (k + 1) * kPoint < last ? (k + 1) * kPoint : last;
-        row = pull_slots(coded, row_id, row_id * size + rank, first, from, to, frontier, size,
-                         row_words, had, all_lanes, row);
+        row = pull_slots(coded, row_id, row_id * size + rank, first, from, to, gathered, had,
+                         all_lanes, row);
         row = warp_or(row);
         if ((row | had) == all_lanes) break;
       }
       if (lane == leader) reached = row;
     }
     if (!long_row && end > begin) {
-      reached = pull_slots(coded, v, v * size + rank, begin, begin, end, frontier, size,
-                           row_words, seen, all_lanes, 0);
+      reached = pull_slots(coded, v, v * size + rank, begin, begin, end, gathered, seen,
+                           all_lanes, 0);
     }
-    settle(v, n, seen, reached, visited, next, out_offsets, queue, counts, storage, pairs, edges);
+    if (v < n) settle(v, seen, reached, visited, next, out_offsets, pairs, edges);
   }
   count_settled(pairs, edges, counts);
 }

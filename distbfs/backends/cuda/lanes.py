@@ -2,12 +2,13 @@
 several ranks: ``distbfs.backends.arrays.lanes``).
 
 State (``DeviceLaneState``): ``visited`` and ``found`` words per owned vertex, and the frontier
-words of the last ``history_levels`` levels in a ring. A vertex's frontier word at level L is
+words of the last ``HISTORY_LEVELS`` levels in a ring. A vertex's frontier word at level L is
 exactly the lanes that first reached it at L, so the ring doubles as the record of distances:
 they are written once per run of levels (``flush``), each (lane, vertex) entry once, in
 coalesced stores, instead of lane by lane as each level settles. Settling (after a push level;
 a pull level settles each vertex as it ends its row) writes every vertex's next-level word and
-queues the vertices with new lanes, the rows the next push level expands. One small count
+queues the vertices with new lanes, the rows the next push level expands (after a pull level
+they are taken from the words). One small count
 array per level carries the pairs settled, their out-edges and the queue's length back to the
 host."""
 
@@ -28,28 +29,26 @@ from .kernels import get_kernel
 from .launch_policy import LaunchPolicy
 from .search import ResidentGrids, resident_grid
 
-WARP = 32
+HISTORY_LEVELS = 8
+"""Levels of frontier words the ring holds (at most the 16 ``flush_lanes`` takes at once): 64
+bytes a vertex beside the distances' 256; a Kronecker search flushes once."""
 PAIRS, EDGES, QUEUED = range(3)
 """Slots of the per-level count array (``kernels/lanes.cu``)."""
-
-
-def history_levels(policy: LaunchPolicy) -> int:
-    """Levels of frontier words the ring holds: a flush loads one level per warp of a block."""
-    return policy.block_threads // WARP
 
 
 @dataclass
 class DeviceLaneState(LaneState):
     """``LaneState`` on the device (module docstring): ``ring`` (levels held, owned vertices)
     with the frontier of ``level`` at row ``level % levels held`` (``frontier`` is that row);
-    ``queues[0][:queued]`` the frontier's vertices, ``queues[1]`` the next frontier's as the
-    level settles; ``counts`` the level's counts; ``unflushed`` the first level whose distances are not
-    written yet; ``settled``: the level's pull settled its vertices; ``out_offsets``: the row
-    offsets of the out-edges (a pull level counts its new frontier's out-edges)."""
+    ``queues[0][:queued]`` the frontier's vertices (``queued`` None after a pull level: not
+    queued), ``queues[1]`` the next frontier's as a push level settles; ``counts`` the
+    level's counts; ``unflushed`` the first level whose distances are not written yet;
+    ``settled``: the level's pull settled its vertices; ``out_offsets``: the row offsets of
+    the out-edges (a pull level counts its new frontier's out-edges)."""
 
     ring: Any = None
     queues: tuple[Any, Any] = (None, None)
-    queued: int = 0
+    queued: int | None = 0
     counts: Any = None
     level: int = 0
     unflushed: int = 0
@@ -81,7 +80,7 @@ def lanes_start(
     lanes = int(sources.shape[0])
     local, words = lane_words(np.asarray(sources, dtype=np.int64), graph)
     n = graph.nlocal
-    ring = cupy.empty((history_levels(policy), n), dtype=WORD)
+    ring = cupy.empty((HISTORY_LEVELS, n), dtype=WORD)
     ring[0].fill(0)
     ring[0][cupy.asarray(local)] = cupy.asarray(words)
     queues = (cupy.empty(n, dtype=np.int64), cupy.empty(n, dtype=np.int64))
@@ -123,7 +122,10 @@ def push_lanes(
     """One rank's push level: each frontier vertex offers its word to every out-neighbour, a
     thread per edge (``state.frontier_edges`` of them), or for compressed rows per stretch
     between two decode points."""
-    rows = state.queues[0][: state.queued]
+    if state.queued is None:
+        rows = cupy.flatnonzero(state.frontier)
+    else:
+        rows = state.queues[0][: state.queued]
     offsets = graph.row_offsets
     begin, end = offsets[rows], offsets[rows + 1]
     if graph.compressed:
@@ -177,7 +179,6 @@ def pull_lanes(
         state.visited,
         following,
         state.out_offsets,
-        state.queues[1],
         state.counts,
         np.int64(n),
         np.uint64(state.all_lanes),
@@ -203,7 +204,8 @@ def settle_lanes(
         _launch(policy, grids, graph, "settle_lanes", graph.nlocal, args)
     counts = [int(x) for x in state.counts.get()]
     state.level, state.frontier = level, state.ring[level % state.ring.shape[0]]
-    state.queues, state.queued = state.queues[::-1], counts[QUEUED]
+    state.queues = state.queues[::-1]
+    state.queued = None if state.settled else counts[QUEUED]
     state.frontier_edges = counts[EDGES]
     return counts[PAIRS]
 
@@ -218,8 +220,7 @@ def flush(
     fill = state.unflushed == 0
     args = (state.ring, np.int32(state.ring.shape[0]), np.int32(state.unflushed), np.int32(levels))
     args += (state.distances, np.int64(n), np.int32(state.lanes), np.int32(fill))
-    tiles = -(-n // WARP)  # a block per 32 vertices
-    _launch(policy, grids, graph, "flush_lanes", tiles * policy.block_threads, args)
+    _launch(policy, grids, graph, "flush_lanes", n, args)
     state.unflushed = state.level + 1
 
 
