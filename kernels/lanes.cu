@@ -62,6 +62,7 @@ constexpr int kWordsInFlight = 4;  // in-neighbours' words a pull thread loads b
 constexpr int kRowStep = kWordsInFlight * kWarpThreads;
 
 constexpr int kFlushLevelBits = 4;  // flush_lanes: up to 1 << 4 levels at a time
+constexpr int kMaxLanes = 64;       // the bits of a word
 
 __device__ __forceinline__ long long grid_start() {
   return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -236,6 +237,20 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   count_settled(pairs, edges, counts);
 }
 
+namespace {
+
+// The offset in its run of levels at which lane `bit` reached the vertex (bit k of it: mask k).
+__device__ __forceinline__ int lane_offset(const word_t (&offsets)[kFlushLevelBits], int bit) {
+  int offset = 0;
+#pragma unroll
+  for (int k = 0; k < kFlushLevelBits; ++k) {
+    offset |= static_cast<int>((offsets[k] >> bit) & 1) << k;
+  }
+  return offset;
+}
+
+}  // namespace
+
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     flush_lanes(const word_t* ring, int slots, int first, int levels, int* distances,
                 long long n, int lanes, int fill) {
@@ -249,17 +264,15 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
         if ((level >> k) & 1) offsets[k] |= word;
       }
     }
-    // Every lane when filling, else only the lanes these levels hold.
-    for (word_t rest = fill ? ~0ull : any; rest; rest &= rest - 1) {
-      const int bit = __ffsll(static_cast<long long>(rest)) - 1;
-      if (bit >= lanes) break;
-      int offset = 0;
+    if (!fill && !any) continue;
+    // Every lane in the same order on every thread (a warp's stores: one row's 32 entries),
+    // unrolled so each bit's shifts are constants; without fill, only lanes these levels hold.
 #pragma unroll
-      for (int k = 0; k < kFlushLevelBits; ++k) {
-        offset |= static_cast<int>((offsets[k] >> bit) & 1) << k;
-      }
+    for (int bit = 0; bit < kMaxLanes; ++bit) {
       const bool reached = (any >> bit) & 1;
-      distances[bit * n + v] = reached ? first + offset : distbfs::kUnreached;
+      if (bit < lanes && (reached || fill)) {
+        distances[bit * n + v] = reached ? first + lane_offset(offsets, bit) : distbfs::kUnreached;
+      }
     }
   }
 }

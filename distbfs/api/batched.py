@@ -122,7 +122,7 @@ def bfs_many(
     ids = agreed_sources(comm, sources, dist.n, "sources", distinct=False)
     xp, k = backend.xp, int(ids.shape[0])
     require_matrix(graph, k, gather)
-    graph.resources.in_neighbours()  # built once per graph, outside the timing
+    backend.lanes_prepare(graph.resources)  # built once per graph, outside the timing
     comm.barrier()
     start = time.perf_counter()
     options = {"depth_limit": depth_limit, **direction}

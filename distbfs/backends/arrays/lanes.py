@@ -107,8 +107,9 @@ def partition_lanes(xp: Any, heads: Any, words: Any, nbins: int) -> Bins:
 
 class ArrayLaneStages:
     """Batched BFS's stages written over the backend's ``xp`` (``lanes_start``,
-    ``expand_lanes``, ``partition_lanes``, ``lanes_distances``); each backend adds
-    ``contract_lanes``, ``frontier_words``, ``pull_lanes`` and ``settle_lanes``."""
+    ``expand_lanes``, ``partition_lanes``, ``lanes_prepare``, ``lanes_distances``); each
+    backend adds ``contract_lanes``, ``frontier_words``, ``pull_lanes`` and
+    ``settle_lanes``."""
 
     xp: Any
 
@@ -120,6 +121,11 @@ class ArrayLaneStages:
 
     def partition_lanes(self, heads: Any, words: Any, nbins: int) -> Bins:
         return partition_lanes(self.xp, heads, words, nbins)
+
+    def lanes_prepare(self, resources: Any) -> None:
+        """Build what every batch of the graph reuses (``resources``: its ``GraphResources``;
+        collective): the in-neighbour graph."""
+        resources.in_neighbours()
 
     def lanes_distances(self, graph: DistGraph, state: LaneState) -> Any:
         """The (lanes, owned vertices) distances once the batch has ended (written as each

@@ -381,5 +381,12 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def settle_lanes(self, graph: DistGraph, state: LaneState, level: int) -> int:
         return lanes.settle_lanes(self.policy, self._resident, graph, state, level)
 
+    def lanes_prepare(self, resources: Any) -> None:
+        super().lanes_prepare(resources)
+        graph = resources.graph
+        lanes.gather_order(
+            resources.backend_resources, graph.row_offsets, resources.in_neighbours()
+        )
+
     def lanes_distances(self, graph: DistGraph, state: LaneState) -> Any:
         return lanes.lanes_distances(self.policy, self._resident, graph, state)

@@ -145,7 +145,8 @@ class CudaGraphResources:
     kernels by role (``KERNELS``) on the process's device, for the graph's column width. The
     fused levels' log (made by the first fused run, grown as needed) and the one-block kernel's
     shared-memory layout (``fused._block_layout``) are kept here too: searches of a graph run
-    one at a time, and each reads its rows of the log before the next begins."""
+    one at a time, and each reads its rows of the log before the next begins. So is batched
+    BFS's gather order (``lanes.GatherOrder``), built on first need."""
 
     vertex_dtype: np.dtype
     edge_queue: EdgeQueue
@@ -156,6 +157,7 @@ class CudaGraphResources:
     fused_log: Any | None = None  # a row per fused level (FUSED_LOG_FIELDS int64), mapped
     fused_log_host: np.ndarray | None = None  # the same memory, as the host reads it
     block_layout: tuple[int, int, int] | None = None
+    gather_order: Any | None = None
 
 
 def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> CudaGraphResources:

@@ -5,12 +5,20 @@ State (``DeviceLaneState``): ``visited`` and ``found`` words per owned vertex, a
 words of the last ``HISTORY_LEVELS`` levels in a ring. A vertex's frontier word at level L is
 exactly the lanes that first reached it at L, so the ring doubles as the record of distances:
 they are written once per run of levels (``flush``), each (lane, vertex) entry once, in
-coalesced stores, instead of lane by lane as each level settles. Settling (after a push level;
+coalesced stores, instead of lane by lane as each level settles. Flushes run on a stream of
+their own: the one at the first push level after pull levels (a Kronecker search's bulk of
+the distances, 4.3 GB at scale 24) overlaps the last, small levels. Settling (after a push level;
 a pull level settles each vertex as it ends its row) writes every vertex's next-level word and
 queues the vertices with new lanes, the rows the next push level expands (after a pull level
 they are taken from the words). One small count
 array per level carries the pairs settled, their out-edges and the queue's length back to the
-host."""
+host.
+
+Gather order. A pull level reads an in-neighbour's frontier word for every edge it scans, at
+random: on a Kronecker graph most of a level's memory traffic, as the words (8 bytes a vertex)
+outgrow L2. On one rank with plain columns in device memory, the pull reads the words from a
+copy laid out in descending out-degree order, through in-neighbour columns relabeled once per
+graph (``GatherOrder``): the words most often read share cache lines and stay in L2."""
 
 from __future__ import annotations
 
@@ -22,8 +30,10 @@ import numpy as np
 
 from ...comm.base import Bins
 from ...graph import DistGraph
+from ...memory import available_bytes
 from ..arrays.lanes import WORD, LaneState, lane_words
-from .buffers import check_graph
+from . import host_memory
+from .buffers import CudaGraphResources, check_graph
 from .compressed import column_args, kernel_name
 from .kernels import get_kernel
 from .launch_policy import LaunchPolicy
@@ -32,8 +42,51 @@ from .search import ResidentGrids, resident_grid
 HISTORY_LEVELS = 8
 """Levels of frontier words the ring holds (at most the 16 ``flush_lanes`` takes at once): 64
 bytes a vertex beside the distances' 256; a Kronecker search flushes once."""
+GATHER_ORDER_SHARE = 0.25
+"""The gather order is built only while its bytes (a column a stored edge, a position and a
+word a vertex) are at most this share of the device's free memory; else pulls read the words
+in vertex order."""
+GATHER_CHUNK = 1 << 28
+"""Columns relabeled at a time (CuPy counts a gather's items in 32 bits)."""
 PAIRS, EDGES, QUEUED = range(3)
 """Slots of the per-level count array (``kernels/lanes.cu``)."""
+
+
+@dataclass
+class GatherOrder:
+    """Batched BFS's gather order of one in-neighbour graph (module docstring): ``position[v]``
+    is vertex v's place in descending out-degree order, ``columns`` the in-neighbour columns
+    through it."""
+
+    in_graph: DistGraph
+    position: Any
+    columns: Any
+
+
+def gather_order(
+    resources: CudaGraphResources, out_offsets: Any, in_graph: DistGraph
+) -> GatherOrder | None:
+    """The gather order of ``in_graph`` (built once, kept in ``resources``), or None where it
+    does not apply or fit (module docstring)."""
+    columns = in_graph.column_indices
+    if in_graph.size != 1 or in_graph.compressed or host_memory.in_host_memory(columns):
+        return None
+    order = resources.gather_order
+    if order is not None and order.in_graph is in_graph:
+        return order
+    n = in_graph.nlocal
+    needed = columns.nbytes + n * (columns.itemsize + WORD().itemsize)
+    if needed > GATHER_ORDER_SHARE * available_bytes(cupy):
+        return None
+    degrees = out_offsets[1:] - out_offsets[:-1]
+    position = cupy.empty(n, dtype=columns.dtype)
+    position[cupy.argsort(-degrees)] = cupy.arange(n, dtype=columns.dtype)
+    relabeled = cupy.empty_like(columns)
+    for start in range(0, columns.shape[0], GATHER_CHUNK):
+        stop = start + GATHER_CHUNK
+        relabeled[start:stop] = position[columns[start:stop]]
+    resources.gather_order = GatherOrder(in_graph, position, relabeled)
+    return resources.gather_order
 
 
 @dataclass
@@ -44,7 +97,9 @@ class DeviceLaneState(LaneState):
     queued), ``queues[1]`` the next frontier's as a push level settles; ``counts`` the
     level's counts; ``unflushed`` the first level whose distances are not written yet;
     ``settled``: the level's pull settled its vertices; ``out_offsets``: the row offsets of
-    the out-edges (a pull level counts its new frontier's out-edges)."""
+    the out-edges (a pull level counts its new frontier's out-edges); ``stream``: the flushes'
+    stream, ``pending`` the event of the last flush issued on it that the level loop has not
+    waited for, ``pending_first`` the first level such flushes read."""
 
     ring: Any = None
     queues: tuple[Any, Any] = (None, None)
@@ -54,6 +109,9 @@ class DeviceLaneState(LaneState):
     unflushed: int = 0
     settled: bool = False
     out_offsets: Any = None
+    stream: Any = None
+    pending: Any = None
+    pending_first: int = 0
 
 
 def _launch(
@@ -101,6 +159,7 @@ def lanes_start(
         queued=int(local.shape[0]),
         counts=cupy.zeros(3, dtype=np.uint64),
         out_offsets=offsets,
+        stream=cupy.cuda.Stream(non_blocking=True),
     )
 
 
@@ -112,8 +171,16 @@ def _next_frontier(
     held = state.ring.shape[0]
     if state.level + 1 - state.unflushed >= held:
         flush(policy, grids, graph, state)
+    if state.pending is not None and state.level + 1 - held >= state.pending_first:
+        _wait_flushes(state)  # a flush still reads the row
     state.counts.fill(0)
     return state.ring[(state.level + 1) % held]
+
+
+def _wait_flushes(state: DeviceLaneState) -> None:
+    """Let the level loop's stream wait for the flushes issued so far."""
+    cupy.cuda.get_current_stream().wait_event(state.pending)
+    state.pending = None
 
 
 def push_lanes(
@@ -122,6 +189,8 @@ def push_lanes(
     """One rank's push level: each frontier vertex offers its word to every out-neighbour, a
     thread per edge (``state.frontier_edges`` of them), or for compressed rows per stretch
     between two decode points."""
+    if state.settled:  # the first push after pull levels: their distances, meanwhile
+        flush(policy, grids, graph, state)
     if state.queued is None:
         rows = cupy.flatnonzero(state.frontier)
     else:
@@ -148,6 +217,8 @@ def contract_lanes(
     received: Bins,
 ) -> None:
     """OR every received word into its vertex's ``found`` word."""
+    if state.settled:  # the first push after pull levels: their distances, meanwhile
+        flush(policy, grids, graph, state)
     count = int(received.vertices.shape[0])
     vertices = cupy.asarray(received.vertices).astype(cupy.int64, copy=False)
     words = cupy.asarray(received.payloads[0]).astype(WORD, copy=False)
@@ -167,12 +238,18 @@ def pull_lanes(
     settles the new lanes; ``frontier``: every rank's words, shape (size, words per rank)."""
     following = _next_frontier(policy, grids, in_graph, state)
     n = int(state.visited.shape[0])
+    order = gather_order(state.resources, state.out_offsets, in_graph)
+    columns = column_args(in_graph)
+    if order is not None:  # the words in the order the relabeled columns read them
+        words = cupy.empty_like(state.frontier)
+        words[order.position] = state.frontier
+        frontier, columns = words.reshape(1, n), (order.columns,)
     where = (np.int32(frontier.shape[0]),)
     if in_graph.compressed:  # the row's global id: its head is coded against it
         where += (np.int32(in_graph.rank),)
     args = (
         in_graph.row_offsets,
-        *column_args(in_graph),
+        *columns,
         frontier,
         np.int64(frontier.shape[1]),
         *where,
@@ -214,13 +291,19 @@ def flush(
     policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: DeviceLaneState
 ) -> None:
     """Write the distances of the levels from ``state.unflushed`` to ``state.level`` from
-    the ring (the first flush writes every entry: ``UNREACHED`` where no level holds the lane)."""
+    the ring, on the flushes' stream once the level loop's work so far is done (the first
+    flush writes every entry: ``UNREACHED`` where no level holds the lane)."""
     levels = state.level + 1 - state.unflushed
     n = int(state.visited.shape[0])
     fill = state.unflushed == 0
     args = (state.ring, np.int32(state.ring.shape[0]), np.int32(state.unflushed), np.int32(levels))
     args += (state.distances, np.int64(n), np.int32(state.lanes), np.int32(fill))
-    _launch(policy, grids, graph, "flush_lanes", n, args)
+    state.stream.wait_event(cupy.cuda.get_current_stream().record())
+    with state.stream:
+        _launch(policy, grids, graph, "flush_lanes", n, args)
+    if state.pending is None:
+        state.pending_first = state.unflushed
+    state.pending = state.stream.record()
     state.unflushed = state.level + 1
 
 
@@ -230,6 +313,8 @@ def lanes_distances(
     """The (lanes, owned vertices) distances once the batch has ended."""
     if state.unflushed <= state.level:
         flush(policy, grids, graph, state)
+    if state.pending is not None:
+        _wait_flushes(state)
     return state.distances
 
 
