@@ -97,6 +97,23 @@ def test_depth_limit(backend, depth):
     np.testing.assert_array_equal(got, np.where(want > depth, UNREACHED, want))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["hubs", "hubs_directed", "random_undirected", "path"])
+def test_pull_in_vertex_order(monkeypatch, name):
+    """The CUDA pull without its gather order (no memory to spare for it): the words read in
+    vertex order, the same rows."""
+    from conftest import make_backend
+
+    backend = make_backend("cuda")
+    from distbfs.backends.cuda import lanes
+
+    monkeypatch.setattr(lanes, "GATHER_ORDER_SHARE", 0.0)
+    case = CASES[name]
+    sources = some_sources(case[2], 64)
+    got = run_batch(case, backend, ONE, sources, alpha=DIRECTIONS["heuristic"])
+    np.testing.assert_array_equal(got, reference(case, sources))
+
+
 def test_bfs_many_in_batches(backend):
     """More than 64 sources: batches of 64; the rows in the order given, validated, counted."""
     case = CASES["random_undirected"]

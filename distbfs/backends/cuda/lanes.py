@@ -4,10 +4,9 @@ several ranks: ``distbfs.backends.arrays.lanes``).
 State (``DeviceLaneState``): ``visited`` and ``found`` words per owned vertex, and the frontier
 words of the last ``HISTORY_LEVELS`` levels in a ring. A vertex's frontier word at level L is
 exactly the lanes that first reached it at L, so the ring doubles as the record of distances:
-they are written once per run of levels (``flush``), each (lane, vertex) entry once, in
-coalesced stores, instead of lane by lane as each level settles. Flushes run on a stream of
-their own: the one at the first push level after pull levels (a Kronecker search's bulk of
-the distances, 4.3 GB at scale 24) overlaps the last, small levels. Settling (after a push level;
+they are written once per run of levels (``flush``, when the ring is full and at the end),
+each (lane, vertex) entry once, in coalesced stores, instead of lane by lane as each level
+settles. Settling (after a push level;
 a pull level settles each vertex as it ends its row) writes every vertex's next-level word and
 queues the vertices with new lanes, the rows the next push level expands (after a pull level
 they are taken from the words). One small count
@@ -97,9 +96,7 @@ class DeviceLaneState(LaneState):
     queued), ``queues[1]`` the next frontier's as a push level settles; ``counts`` the
     level's counts; ``unflushed`` the first level whose distances are not written yet;
     ``settled``: the level's pull settled its vertices; ``out_offsets``: the row offsets of
-    the out-edges (a pull level counts its new frontier's out-edges); ``stream``: the flushes'
-    stream, ``pending`` the event of the last flush issued on it that the level loop has not
-    waited for, ``pending_first`` the first level such flushes read."""
+    the out-edges (a pull level counts its new frontier's out-edges)."""
 
     ring: Any = None
     queues: tuple[Any, Any] = (None, None)
@@ -109,9 +106,6 @@ class DeviceLaneState(LaneState):
     unflushed: int = 0
     settled: bool = False
     out_offsets: Any = None
-    stream: Any = None
-    pending: Any = None
-    pending_first: int = 0
 
 
 def _launch(
@@ -159,7 +153,6 @@ def lanes_start(
         queued=int(local.shape[0]),
         counts=cupy.zeros(3, dtype=np.uint64),
         out_offsets=offsets,
-        stream=cupy.cuda.Stream(non_blocking=True),
     )
 
 
@@ -171,16 +164,8 @@ def _next_frontier(
     held = state.ring.shape[0]
     if state.level + 1 - state.unflushed >= held:
         flush(policy, grids, graph, state)
-    if state.pending is not None and state.level + 1 - held >= state.pending_first:
-        _wait_flushes(state)  # a flush still reads the row
     state.counts.fill(0)
     return state.ring[(state.level + 1) % held]
-
-
-def _wait_flushes(state: DeviceLaneState) -> None:
-    """Let the level loop's stream wait for the flushes issued so far."""
-    cupy.cuda.get_current_stream().wait_event(state.pending)
-    state.pending = None
 
 
 def push_lanes(
@@ -189,8 +174,6 @@ def push_lanes(
     """One rank's push level: each frontier vertex offers its word to every out-neighbour, a
     thread per edge (``state.frontier_edges`` of them), or for compressed rows per stretch
     between two decode points."""
-    if state.settled:  # the first push after pull levels: their distances, meanwhile
-        flush(policy, grids, graph, state)
     if state.queued is None:
         rows = cupy.flatnonzero(state.frontier)
     else:
@@ -217,8 +200,6 @@ def contract_lanes(
     received: Bins,
 ) -> None:
     """OR every received word into its vertex's ``found`` word."""
-    if state.settled:  # the first push after pull levels: their distances, meanwhile
-        flush(policy, grids, graph, state)
     count = int(received.vertices.shape[0])
     vertices = cupy.asarray(received.vertices).astype(cupy.int64, copy=False)
     words = cupy.asarray(received.payloads[0]).astype(WORD, copy=False)
@@ -291,19 +272,14 @@ def flush(
     policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: DeviceLaneState
 ) -> None:
     """Write the distances of the levels from ``state.unflushed`` to ``state.level`` from
-    the ring, on the flushes' stream once the level loop's work so far is done (the first
-    flush writes every entry: ``UNREACHED`` where no level holds the lane)."""
+    the ring (the first flush writes every entry: ``UNREACHED`` where no level holds the
+    lane)."""
     levels = state.level + 1 - state.unflushed
     n = int(state.visited.shape[0])
     fill = state.unflushed == 0
     args = (state.ring, np.int32(state.ring.shape[0]), np.int32(state.unflushed), np.int32(levels))
     args += (state.distances, np.int64(n), np.int32(state.lanes), np.int32(fill))
-    state.stream.wait_event(cupy.cuda.get_current_stream().record())
-    with state.stream:
-        _launch(policy, grids, graph, "flush_lanes", n, args)
-    if state.pending is None:
-        state.pending_first = state.unflushed
-    state.pending = state.stream.record()
+    _launch(policy, grids, graph, "flush_lanes", n, args)
     state.unflushed = state.level + 1
 
 
@@ -313,8 +289,6 @@ def lanes_distances(
     """The (lanes, owned vertices) distances once the batch has ended."""
     if state.unflushed <= state.level:
         flush(policy, grids, graph, state)
-    if state.pending is not None:
-        _wait_flushes(state)
     return state.distances
 
 
