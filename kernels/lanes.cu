@@ -39,7 +39,9 @@
  * one by the whole warp, a lane to each stretch.
  *
  * Gathered frontier words: row r (rank r's words, `row_words` of them) holds its local vertex
- * k at r * row_words + k; global vertex u is local u / size of rank u % size.
+ * k at r * row_words + k; global vertex u is local u / size of rank u % size. On one rank the
+ * host may instead pass in-neighbour columns relabeled by a vertex order and the words laid out
+ * in that order (GatherOrder in lanes.py): the kernels read them alike.
  */
 #include "common.cuh"
 
@@ -52,7 +54,6 @@ namespace {
 using distbfs::kBlockThreads;
 using distbfs::kFullWarp;
 using distbfs::kWarpThreads;
-using distbfs::kWarpsPerBlock;
 
 constexpr int kCountPairs = 0;
 constexpr int kCountEdges = 1;

@@ -6,10 +6,9 @@ words of the last ``HISTORY_LEVELS`` levels in a ring. A vertex's frontier word 
 exactly the lanes that first reached it at L, so the ring doubles as the record of distances:
 they are written once per run of levels (``flush``, when the ring is full and at the end),
 each (lane, vertex) entry once, in coalesced stores, instead of lane by lane as each level
-settles. Settling (after a push level;
-a pull level settles each vertex as it ends its row) writes every vertex's next-level word and
-queues the vertices with new lanes, the rows the next push level expands (after a pull level
-they are taken from the words). One small count
+settles. Settling (after a push level; a pull level settles each vertex as it ends its row)
+writes every vertex's next-level word and queues the vertices with new lanes, the rows the
+next push level expands (after a pull level they are taken from the words). One small count
 array per level carries the pairs settled, their out-edges and the queue's length back to the
 host.
 
