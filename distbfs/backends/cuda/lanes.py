@@ -16,7 +16,9 @@ Gather order. A pull level reads an in-neighbour's frontier word for every edge 
 random: on a Kronecker graph most of a level's memory traffic, as the words (8 bytes a vertex)
 outgrow L2. On one rank with plain columns in device memory, the pull reads the words from a
 copy laid out in descending out-degree order, through in-neighbour columns relabeled once per
-graph (``GatherOrder``): the words most often read share cache lines and stay in L2."""
+graph (``GatherOrder``): the words most often read share cache lines and stay in L2. Each
+row's relabeled columns are sorted, so a row reads its hubs first: a vertex that every lane
+reaches through a hub stops after a few words."""
 
 from __future__ import annotations
 
@@ -46,6 +48,8 @@ word a vertex) are at most this share of the device's free memory; else pulls re
 in vertex order."""
 GATHER_CHUNK = 1 << 28
 """Columns relabeled at a time (CuPy counts a gather's items in 32 bits)."""
+SORT_CHUNK = 1 << 25
+"""Relabeled columns sorted at a time (their keys and the sort's temporaries: about 1 GB)."""
 PAIRS, EDGES, QUEUED = range(3)
 """Slots of the per-level count array (``kernels/lanes.cu``)."""
 
@@ -54,7 +58,7 @@ PAIRS, EDGES, QUEUED = range(3)
 class GatherOrder:
     """Batched BFS's gather order of one in-neighbour graph (module docstring): ``position[v]``
     is vertex v's place in descending out-degree order, ``columns`` the in-neighbour columns
-    through it."""
+    through it (each row sorted when the ids are 32-bit)."""
 
     in_graph: DistGraph
     position: Any
@@ -83,8 +87,28 @@ def gather_order(
     for start in range(0, columns.shape[0], GATHER_CHUNK):
         stop = start + GATHER_CHUNK
         relabeled[start:stop] = position[columns[start:stop]]
+    if columns.dtype == np.int32:  # a row's key: (row, column) in 64 bits
+        _sort_rows(in_graph.row_offsets, relabeled)
     resources.gather_order = GatherOrder(in_graph, position, relabeled)
     return resources.gather_order
+
+
+def _sort_rows(offsets: Any, columns: Any) -> None:
+    """Sort each row of int32 ``columns`` in place (rows of about ``SORT_CHUNK`` edges at a
+    time, as (row, column) keys)."""
+    n, first = offsets.shape[0] - 1, 0
+    while first < n:
+        begin = int(offsets[first])
+        last = int(cupy.searchsorted(offsets, begin + SORT_CHUNK, side="right")) - 1
+        last = min(n, max(first + 1, last))
+        end = int(offsets[last])
+        if end > begin:
+            slots = cupy.arange(begin, end, dtype=np.int64)
+            rows = cupy.searchsorted(offsets[first : last + 1], slots, side="right") - 1
+            keys = (rows << 32) | columns[begin:end].astype(np.int64)
+            keys.sort()
+            columns[begin:end] = (keys & 0xFFFFFFFF).astype(np.int32)
+        first = last
 
 
 @dataclass
