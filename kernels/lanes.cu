@@ -19,9 +19,9 @@
  *                   settles itself as settle_lanes does; rows longer than a warp are read by
  *                   the whole warp, four in-neighbours a thread at a time
  *   flush_lanes     distances (lanes, n) int32 from a run of up to 16 levels of the ring: a
- *                   thread per vertex ORs its words of the levels whose offset in the run has
- *                   bit k set into mask k, reads each lane's offset off the masks and writes
- *                   it (a warp's stores: 32 consecutive entries of a lane's row)
+ *                   thread per 4 vertices ORs each one's words of the levels whose offset in
+ *                   the run has bit k set into mask k, reads each lane's offset off the masks
+ *                   and writes the 4 distances as one 16-byte store
  *
  * Settling writes every vertex's next-level word (no clearing pass). settle_lanes also queues
  * the vertices with new lanes, the rows of the next push level, one atomic per block
@@ -64,6 +64,7 @@ constexpr int kRowStep = kWordsInFlight * kWarpThreads;
 
 constexpr int kFlushLevelBits = 4;  // flush_lanes: up to 1 << 4 levels at a time
 constexpr int kMaxLanes = 64;       // the bits of a word
+constexpr int kFlushVertices = 4;   // a flush thread's vertices: one int4 store a lane
 
 __device__ __forceinline__ long long grid_start() {
   return static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -255,24 +256,58 @@ __device__ __forceinline__ int lane_offset(const word_t (&offsets)[kFlushLevelBi
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     flush_lanes(const word_t* ring, int slots, int first, int levels, int* distances,
                 long long n, int lanes, int fill) {
-  for (long long v = grid_start(); v < n; v += grid_stride()) {
-    word_t offsets[kFlushLevelBits] = {}, any = 0;
+  // kFlushVertices consecutive vertices a thread: 16-byte loads and stores where every lane's
+  // row starts 16-byte aligned (n a multiple of 4), else one entry at a time.
+  const bool vectors = n % kFlushVertices == 0;
+  for (long long v = grid_start() * kFlushVertices; v < n; v += grid_stride() * kFlushVertices) {
+    const int here = n - v < kFlushVertices ? static_cast<int>(n - v) : kFlushVertices;
+    word_t offsets[kFlushVertices][kFlushLevelBits] = {}, any[kFlushVertices] = {};
     for (int level = 0; level < levels; ++level) {
-      const word_t word = ring[static_cast<long long>((first + level) % slots) * n + v];
-      any |= word;
+      const word_t* row = ring + static_cast<long long>((first + level) % slots) * n + v;
+      word_t word[kFlushVertices];
+      if (vectors) {
+        const ulonglong2 low = *reinterpret_cast<const ulonglong2*>(row);
+        const ulonglong2 high = *reinterpret_cast<const ulonglong2*>(row + 2);
+        word[0] = low.x, word[1] = low.y, word[2] = high.x, word[3] = high.y;
+      } else {
 #pragma unroll
-      for (int k = 0; k < kFlushLevelBits; ++k) {
-        if ((level >> k) & 1) offsets[k] |= word;
+        for (int j = 0; j < kFlushVertices; ++j) word[j] = j < here ? row[j] : 0;
+      }
+#pragma unroll
+      for (int j = 0; j < kFlushVertices; ++j) {
+        any[j] |= word[j];
+#pragma unroll
+        for (int k = 0; k < kFlushLevelBits; ++k) {
+          if ((level >> k) & 1) offsets[j][k] |= word[j];
+        }
       }
     }
-    if (!fill && !any) continue;
-    // Every lane in the same order on every thread (a warp's stores: one row's 32 entries),
-    // unrolled so each bit's shifts are constants; without fill, only lanes these levels hold.
+    word_t held = 0;
+#pragma unroll
+    for (int j = 0; j < kFlushVertices; ++j) held |= any[j];
+    if (!fill && !held) continue;
+    // Every lane in the same order on every thread (a warp's stores: one row's 128
+    // consecutive entries), unrolled so each bit's shifts are constants; without fill, only
+    // the lanes these levels hold.
 #pragma unroll
     for (int bit = 0; bit < kMaxLanes; ++bit) {
-      const bool reached = (any >> bit) & 1;
-      if (bit < lanes && (reached || fill)) {
-        distances[bit * n + v] = reached ? first + lane_offset(offsets, bit) : distbfs::kUnreached;
+      if (bit >= lanes) break;
+      int distance[kFlushVertices];
+      bool reached[kFlushVertices];
+#pragma unroll
+      for (int j = 0; j < kFlushVertices; ++j) {
+        reached[j] = (any[j] >> bit) & 1;
+        distance[j] = reached[j] ? first + lane_offset(offsets[j], bit) : distbfs::kUnreached;
+      }
+      int* out = distances + bit * n + v;
+      if (fill && vectors) {
+        *reinterpret_cast<int4*>(out) =
+            make_int4(distance[0], distance[1], distance[2], distance[3]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kFlushVertices; ++j) {
+          if (j < here && (reached[j] || fill)) out[j] = distance[j];
+        }
       }
     }
   }

@@ -50,6 +50,8 @@ GATHER_CHUNK = 1 << 28
 """Columns relabeled at a time (CuPy counts a gather's items in 32 bits)."""
 SORT_CHUNK = 1 << 25
 """Relabeled columns sorted at a time (their keys and the sort's temporaries: about 1 GB)."""
+FLUSH_VERTICES = 4
+"""Vertices a thread of ``flush_lanes`` writes (its ``kFlushVertices``)."""
 PAIRS, EDGES, QUEUED = range(3)
 """Slots of the per-level count array (``kernels/lanes.cu``)."""
 
@@ -302,7 +304,7 @@ def flush(
     fill = state.unflushed == 0
     args = (state.ring, np.int32(state.ring.shape[0]), np.int32(state.unflushed), np.int32(levels))
     args += (state.distances, np.int64(n), np.int32(state.lanes), np.int32(fill))
-    _launch(policy, grids, graph, "flush_lanes", n, args)
+    _launch(policy, grids, graph, "flush_lanes", -(-n // FLUSH_VERTICES), args)
     state.unflushed = state.level + 1
 
 
