@@ -41,7 +41,7 @@ from .search import ResidentGrids, resident_grid
 
 HISTORY_LEVELS = 8
 """Levels of frontier words the ring holds (at most the 16 ``flush_lanes`` takes at once): 64
-bytes a vertex beside the distances' 256; a Kronecker search flushes once."""
+bytes a vertex beside the distances' 256; a Kronecker search writes its bulk in one flush."""
 GATHER_ORDER_SHARE = 0.25
 """The gather order is built only while its bytes (a column a stored edge, a position and a
 word a vertex) are at most this share of the device's free memory; else pulls read the words
