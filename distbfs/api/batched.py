@@ -154,12 +154,14 @@ def bfs_many(
 
 def require_matrix(graph: Graph, k: int, gather: bool) -> None:
     """Refuse (every rank, ``InputError``) distances from ``k`` sources that would not fit: the
-    rank's (k, owned) block, and with ``gather`` the whole (k, n) matrix."""
+    rank's (k, owned) block, and with ``gather`` the whole (k, n) matrix, beside one batch's
+    state where the backend counts it by vertex (``lane_state_bytes``: the device's)."""
     from ..engine.plan import require_search
     from ..memory import require
 
     dist = graph.dist
     matrix = 4 * k * (dist.n if gather else dist.nlocal) + 4 * k * dist.nlocal
+    matrix += getattr(graph.backend, "lane_state_bytes", 0) * dist.nlocal
     fix = "pass fewer sources per call, or gather=False"
     require(matrix, graph.backend.xp, graph.comm, f"the distances from {k:,} sources", fix)
     require_search(graph.resources, "lanes", f"searches from {k:,} sources as bit lanes")

@@ -41,12 +41,12 @@ the frontier's out-edges only (benchmarks/RESULTS.md, batched BFS)."""
 
 @dataclass
 class BatchSearch:
-    """This rank's part of one batch: ``distances`` (lanes, owned vertices) int32, local order."""
+    """This rank's part of one batch: ``distances`` (lanes, owned vertices) int32, local order
+    (the batch's other state is freed once it ends)."""
 
     sources: np.ndarray
     distances: Any
     levels: Sequence[LevelStats]
-    state: Any
 
 
 def batched_levels(
@@ -83,7 +83,7 @@ def batched_levels(
     if active:  # the depth limit: level D labeled, its frontier not expanded
         log.at_limit(level, active)
     distances = backend.lanes_distances(graph, state)
-    return BatchSearch(sources, distances, log.stats(comm, timer), state)
+    return BatchSearch(sources, distances, log.stats(comm, timer))
 
 
 def push_level(resources: Any, state: Any, timer: Any) -> list[int]:

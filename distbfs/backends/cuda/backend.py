@@ -72,6 +72,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     name = "cuda"
     xp = cupy
+    lane_state_bytes = lanes.STATE_BYTES  # a batched BFS's state, per owned vertex
 
     def __init__(
         self,

@@ -52,6 +52,9 @@ SORT_CHUNK = 1 << 25
 """Relabeled columns sorted at a time (their keys and the sort's temporaries: about 1 GB)."""
 FLUSH_VERTICES = 4
 """Vertices a thread of ``flush_lanes`` writes (its ``kFlushVertices``)."""
+STATE_BYTES = 8 * (HISTORY_LEVELS + 2 + 2 + 1)
+"""Device bytes of one batch's state a vertex: the ring, visited and found, the two queues and
+a pull's words in gather order."""
 PAIRS, EDGES, QUEUED = range(3)
 """Slots of the per-level count array (``kernels/lanes.cu``)."""
 
