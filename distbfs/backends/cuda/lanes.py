@@ -120,15 +120,15 @@ def _sort_rows(offsets: Any, columns: Any) -> None:
 class DeviceLaneState(LaneState):
     """``LaneState`` on the device (module docstring): ``ring`` (levels held, owned vertices)
     with the frontier of ``level`` at row ``level % levels held`` (``frontier`` is that row);
-    ``queues[0][:queued]`` the frontier's vertices (``queued`` None after a pull level: not
-    queued), ``queues[1]`` the next frontier's as a push level settles; ``counts`` the
+    ``queues[0][:queued]`` the frontier's vertices (not after a pull level, which queues
+    none), ``queues[1]`` the next frontier's as a push level settles; ``counts`` the
     level's counts; ``unflushed`` the first level whose distances are not written yet;
     ``settled``: the level's pull settled its vertices; ``out_offsets``: the row offsets of
     the out-edges (a pull level counts its new frontier's out-edges)."""
 
     ring: Any = None
     queues: tuple[Any, Any] = (None, None)
-    queued: int | None = 0
+    queued: int = 0
     counts: Any = None
     level: int = 0
     unflushed: int = 0
@@ -202,7 +202,7 @@ def push_lanes(
     """One rank's push level: each frontier vertex offers its word to every out-neighbour, a
     thread per edge (``state.frontier_edges`` of them), or for compressed rows per stretch
     between two decode points."""
-    if state.queued is None:
+    if state.settled:  # after a pull level: the frontier's vertices from its words
         rows = cupy.flatnonzero(state.frontier)
     else:
         rows = state.queues[0][: state.queued]
@@ -291,7 +291,7 @@ def settle_lanes(
     counts = [int(x) for x in state.counts.get()]
     state.level, state.frontier = level, state.ring[level % state.ring.shape[0]]
     state.queues = state.queues[::-1]
-    state.queued = None if state.settled else counts[QUEUED]
+    state.queued = counts[QUEUED]
     state.frontier_edges = counts[EDGES]
     return counts[PAIRS]
 
