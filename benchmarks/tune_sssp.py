@@ -1,8 +1,10 @@
-"""Tune the one-GPU delta-stepping grid (``kernels/relax.cu``): the bucket cut's width cap
-(``LaunchPolicy.path_bucket_bins``), its pile divisor and the one-block limit, on the graphs of
-``bench_sssp.py`` (same weights and roots), every configuration in the same process.
+"""Tune the one-GPU delta-stepping grid (``kernels/relax.cu``): any of its ``LaunchPolicy``
+fields (the bucket cut's width caps, its pile divisor, the far pile's size, the one-block
+limit), on the graphs of ``bench_sssp.py`` (same weights and roots), every combination in the
+same process.
 
-    python benchmarks/tune_sssp.py --graphs luxembourg grid2d kron22 --bins 4 16 64 --roots 4
+    python benchmarks/tune_sssp.py --graphs luxembourg grid2d kron22 \\
+        --set path_bucket_bins=4,16,64 path_far_fraction=1,0.25 --roots 4
 
 Prints per graph and configuration the mean search time (with the tree), the tree's share, the
 buckets, steps and relaxations per stored edge; checks that every configuration gives the
@@ -13,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -24,6 +28,17 @@ import numpy as np
 
 import distbfs
 from distbfs.backends.cuda.backend import CudaBackend
+from distbfs.backends.cuda.launch_policy import LaunchPolicy
+
+
+def parse_setting(text: str) -> tuple[str, list[Any]]:
+    """``name=v1,v2,...`` -> (a LaunchPolicy field, its values in the field's type)."""
+    name, _, values = text.partition("=")
+    fields = {f.name: f for f in dataclasses.fields(LaunchPolicy)}
+    if name not in fields or not values:
+        raise argparse.ArgumentTypeError(f"expected FIELD=V1,V2 of LaunchPolicy, got {text!r}")
+    kind = float if fields[name].type in (float, "float") else int
+    return name, [kind(v) for v in values.split(",")]
 
 
 def main() -> int:
@@ -31,15 +46,20 @@ def main() -> int:
     p.add_argument("--graphs", nargs="+", default=["luxembourg", "grid2d", "kron22"])
     p.add_argument("--grid-shape", type=bench_sssp.parse_shape, default=(4096, 4096))
     p.add_argument("--data", type=Path, default=bench_sssp.DATA)
-    p.add_argument("--bins", type=int, nargs="+", default=[16])
-    p.add_argument("--divisors", type=int, nargs="+", default=[8])
-    p.add_argument("--one-block", type=int, nargs="+", default=[1 << 19])
+    p.add_argument(
+        "--set",
+        type=parse_setting,
+        nargs="*",
+        default=[("path_bucket_bins", [16])],
+        help="LaunchPolicy fields to try, FIELD=V1,V2 each; every combination is run",
+    )
     p.add_argument("--roots", type=int, default=4)
     args = p.parse_args()
     backend = CudaBackend()
     base = backend.policy
+    names = [name for name, _ in args.set]
     print(
-        f"{'graph':12} {'bins':>5} {'div':>4} {'1blk':>8} {'ms':>9} {'tree ms':>8} "
+        f"{'graph':12} {' '.join(f'{n[5:]:>12}' for n in names)} {'ms':>9} {'tree ms':>8} "
         f"{'buckets':>8} {'steps':>7} {'relax/m':>8}"
     )
     for name in args.graphs:
@@ -47,36 +67,29 @@ def main() -> int:
         graph = bench_sssp.make_graph(case, backend, args.data)
         roots = bench_sssp.search_roots(case, graph, args.roots)
         want = None
-        for bins in args.bins:
-            for divisor in args.divisors:
-                for one in args.one_block:
-                    backend.policy = dataclasses.replace(
-                        base,
-                        path_bucket_bins=bins,
-                        path_split_divisor=divisor,
-                        path_one_block_vertices=one,
-                    )
-                    distbfs.sssp(graph, roots[0], predecessors=True)  # warm
-                    times, trees, buckets, steps, relax = [], [], [], [], []
-                    for root in roots:
-                        start = time.perf_counter()
-                        r = distbfs.sssp(graph, root, predecessors=True, timing=True)
-                        times.append(time.perf_counter() - start)
-                        trees.append(sum(b.seconds.get("tree", 0.0) for b in r.buckets))
-                        buckets.append(len(r.buckets))
-                        steps.append(sum(b.phases for b in r.buckets))
-                        relax.append(sum(b.relaxations for b in r.buckets))
-                    got = np.asarray(backend.to_host(r.distances))
-                    if want is None:
-                        want = got
-                    ok = "" if np.array_equal(got, want) else "  DIFFERENT DISTANCES"
-                    print(
-                        f"{name:12} {bins:5d} {divisor:4d} {one:8d} "
-                        f"{1e3 * np.mean(times):9.3f} {1e3 * np.mean(trees):8.3f} "
-                        f"{np.mean(buckets):8.0f} {np.mean(steps):7.0f} "
-                        f"{np.mean(relax) / graph.dist.num_local_edges:8.2f}{ok}",
-                        flush=True,
-                    )
+        for values in itertools.product(*(v for _, v in args.set)):
+            backend.policy = dataclasses.replace(base, **dict(zip(names, values, strict=True)))
+            distbfs.sssp(graph, roots[0], predecessors=True)  # warm
+            times, trees, buckets, steps, relax = [], [], [], [], []
+            for root in roots:
+                start = time.perf_counter()
+                r = distbfs.sssp(graph, root, predecessors=True, timing=True)
+                times.append(time.perf_counter() - start)
+                trees.append(sum(b.seconds.get("tree", 0.0) for b in r.buckets))
+                buckets.append(len(r.buckets))
+                steps.append(sum(b.phases for b in r.buckets))
+                relax.append(sum(b.relaxations for b in r.buckets))
+            got = np.asarray(backend.to_host(r.distances))
+            if want is None:
+                want = got
+            ok = "" if np.array_equal(got, want) else "  DIFFERENT DISTANCES"
+            print(
+                f"{name:12} {' '.join(f'{v:12g}' for v in values)} "
+                f"{1e3 * np.mean(times):9.3f} {1e3 * np.mean(trees):8.3f} "
+                f"{np.mean(buckets):8.0f} {np.mean(steps):7.0f} "
+                f"{np.mean(relax) / graph.dist.num_local_edges:8.2f}{ok}",
+                flush=True,
+            )
     return 0
 
 

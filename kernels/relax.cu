@@ -4,23 +4,31 @@
  * the search for the next bucket all run on the device, with grid barriers between them and no
  * host round trip (a road network has thousands of buckets; a host read costs ~19 us).
  *
- * Distances (dist_t) are the bits of non-negative doubles, which order as unsigned integers,
- * so a relaxation is one 64-bit atomicMin; inf (no path yet) orders above every finite value.
- * The schedule is near-far (Davidson et al., IPDPS 2014) over delta-stepping's buckets:
- *   - step: every vertex of the near queue relaxes ALL its out-edges (no light/heavy split:
- *     the GPU has the width to relax heavy edges early); a target that improves below the
- *     bucket's end joins the next near queue (once per step: `queued` holds the step it was
- *     queued for), one that improves beyond it joins the far pile (once per bucket:
- *     `far_mark` holds the bucket). Steps repeat until the near queue is empty: the bucket is
- *     settled (every vertex below its end has its final distance).
+ * A vertex's word (dist_t) orders as its distance, so a relaxation is one 64-bit atomicMin;
+ * "no path yet" orders above every distance. Two forms (ExactWord, TiedWord below): the bits
+ * of a float64 distance, for any weights; or, for positive integer weights, the integer
+ * distance tied to the vertex that gave it, which records the shortest-path tree during the
+ * search (the *_tied kernels). The schedule is near-far (Davidson et al., IPDPS 2014) over
+ * delta-stepping's buckets:
+ *   - step: every vertex of the near queue relaxes the out-edges that land inside the bucket
+ *     (below its end); a target that improves joins the next near queue (once per step:
+ *     `queued` holds the step it was queued for) and, the first time in this bucket, the
+ *     bucket's members (a vertex settles in the bucket it first joins, so `members` holds
+ *     each vertex at most once over the search). Steps repeat until the near queue is empty:
+ *     the bucket is settled (every vertex below its end has its final distance).
+ *   - settle: the members relax the edges that leave the bucket, once, from their final
+ *     distances (Meyer & Sanders' heavy edges, split by where they land rather than by
+ *     weight, since a bucket spans several deltas); a target that improves joins the far
+ *     pile (once per bucket: `far_mark` holds the bucket). A hub whose distance falls several
+ *     times within its bucket thus relaxes its long row's outgoing edges once.
  *   - advance: the far pile's live entries (distance at or beyond the old end) are counted in
  *     a histogram of delta-wide bins past the old end; the new end is the first bin boundary
  *     with at least max(threads of the grid, live / split_divisor) vertices below it (a
  *     bucket holds at least the grid's width of work, and a long pile shrinks by a fixed
  *     fraction per bucket), at most max_bins bins past the old end (buckets stay narrow enough
  *     to relax few edges twice), and past the least live distance when that lies beyond;
- *     entries below the new end become the near queue, the rest the next far pile, dead
- *     entries drop out.
+ *     entries below the new end become the near queue (and members), the rest the next far
+ *     pile, dead entries drop out.
  *     A far pile that overflowed its capacity is replaced by a scan of every vertex.
  * Distances are exact in any order of relaxation (the minimum over paths of each path's sum,
  * added left to right), so the result does not depend on the grid, delta or timing.
@@ -36,17 +44,21 @@
  *
  * Counter slots (size_type counts[]) rotate so that one barrier separates a slot's last read
  * from its reset: near queue lengths by step (3), piece counts by step (3), far pile lengths
- * by bucket (3), then two histograms and two least live distances by bucket parity. ctl[]
- * carries the search across launches: step, bucket, the current bucket's end (bits), done
- * flag.
+ * by bucket (3), then two histograms and two least live distances by bucket parity, the
+ * members' count and the settle pass's piece count (reset in each advance). ctl[] carries the
+ * search across launches, which end only at a bucket's end: step, bucket, the current
+ * bucket's end (bits), done flag, overflow flag (TiedWord), the far entries that carry their
+ * distance.
  *
  * Kernels:
  *   delta_stepping  the search, until it is done or `log_rows` buckets were logged
+ *   delta_stepping_tied  the same on TiedWord words (32-bit ids only); `tied_unpack` then
+ *                   writes the distances and the predecessors
  *   tight_parents   shortest-path tree, pass 0: the smallest strictly closer tight in-neighbour
  *   plateau_parents pass k >= 1: in zero-distance plateaus, the smallest tight in-neighbour
  *                   resolved in pass k - 1 (`plateau_commit` ends the pass)
  *   relax_pieces    the pieces the two tree passes queued
- * each also as <name>_varint, which reads compressed columns (the four VarintColumns arrays in
+ * each (but tied_unpack and plateau_commit) also as <name>_varint, which reads compressed columns (the four VarintColumns arrays in
  * place of `columns`).
  */
 #include "common.cuh"
@@ -63,6 +75,9 @@ using distbfs::kFullWarp;
 using distbfs::kWarpThreads;
 
 constexpr int kRelaxThreads = distbfs::kPathThreads;  // threads per block of every kernel here
+// Blocks an SM is promised (__launch_bounds__): without it ptxas trades the delta-stepping
+// grid's registers for occupancy it does not need, and spills.
+constexpr int kRelaxBlocksPerSM = 2;
 constexpr int kSplitBins = 256;  // histogram bins of the advance (PATH_HISTOGRAM_BINS)
 constexpr dist_t kNoPath = 0x7ff0000000000000ull;  // +inf
 constexpr pred_t kNoParent = 0x7fffffffffffffffll;  // tree passes: not resolved yet
@@ -73,10 +88,12 @@ constexpr int kPieceSlot = 3;  // + step % 3
 constexpr int kFarSlot = 6;    // + bucket % 3
 constexpr int kHistSlot = 9;   // + (bucket & 1) * kSplitBins
 constexpr int kMinSlot = kHistSlot + 2 * kSplitBins;  // + (bucket & 1): least live distance
-// 9 + 2 * 256 + 2 slots in all (PATH_COUNT_SLOTS in distbfs/backends/cuda/relax.py)
+constexpr int kMemberSlot = kMinSlot + 2;        // members so far
+constexpr int kSettlePieceSlot = kMemberSlot + 1;  // pieces of a settle pass
+// 9 + 2 * 256 + 4 slots in all (PATH_COUNT_SLOTS in distbfs/backends/cuda/relax.py)
 
-// ctl[] layout
-enum { kCtlStep = 0, kCtlBucket = 1, kCtlEnd = 2, kCtlDone = 3, kCtlSlots = 4 };
+// ctl[] layout (CTL_* in distbfs/backends/cuda/relax.py)
+enum { kCtlStep = 0, kCtlBucket = 1, kCtlEnd = 2, kCtlDone = 3, kCtlOverflow = 4, kCtlFresh = 5 };
 
 // log rows: bucket, lower bound (bits), end (bits), steps, relaxations, improved, queued
 constexpr int kLogWords = 7;
@@ -85,6 +102,37 @@ __device__ __forceinline__ double as_double(dist_t bits) { return __longlong_as_
 __device__ __forceinline__ dist_t as_bits(double d) {
   return static_cast<dist_t>(__double_as_longlong(d));
 }
+
+// A vertex's search word, in one of two forms (the kernels take the form as a template
+// argument):
+//   ExactWord  the bits of its float64 distance (any weights); the tree is built afterwards.
+//   TiedWord   its integer distance in the high 32 bits and the vertex that gave it in the low
+//              32 (positive integer weights, 32-bit ids). One 64-bit atomicMin keeps the least
+//              distance and, among the relaxations that reach it, the smallest tail: with
+//              positive weights exactly the tree's rule (the smallest strictly closer tight
+//              in-neighbour), so the search records the tree as it goes. A distance past
+//              kTiedLast raises `overflow` (the host searches again with ExactWord).
+struct ExactWord {
+  __device__ static __forceinline__ double value(dist_t word) { return as_double(word); }
+  __device__ static __forceinline__ dist_t key(dist_t word) { return word; }
+  __device__ static __forceinline__ dist_t make(double d, vertex_t, int*) { return as_bits(d); }
+};
+
+struct TiedWord {
+  static constexpr dist_t kNone = ~0ull;
+  static constexpr double kTiedLast = 4294967294.0;  // 2^32 - 2: 2^32 - 1 means no path
+  __device__ static __forceinline__ double value(dist_t word) {
+    return word == kNone ? as_double(kNoPath) : static_cast<double>(word >> 32);
+  }
+  __device__ static __forceinline__ dist_t key(dist_t word) { return word >> 32; }
+  __device__ static __forceinline__ dist_t make(double d, vertex_t tail, int* overflow) {
+    if (d > kTiedLast) {
+      *overflow = 1;
+      d = kTiedLast;
+    }
+    return (static_cast<dist_t>(d) << 32) | static_cast<unsigned>(tail);
+  }
+};
 
 struct Csr {
   const size_type* offsets;
@@ -126,10 +174,14 @@ struct Pieces {
 // per edge (a step on a road network or mesh is a chain of such round trips).
 constexpr int kBatch = 4;
 
-// Visit edges e, e + stride, ... below stop of vertex u (distance du), kBatch at a time.
+// Visit edges e, e + stride, ... below stop of vertex u (distance du), kBatch at a time. A
+// visitor whose `weights_first(du)` holds reads the weights, then only the columns of the
+// edges it `wants(du, w)` (a step, which takes the few edges that land inside its bucket);
+// otherwise both at once (one memory round trip).
 template <class Visit>
 __device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, double du, size_type e,
                                             size_type stop, size_type stride, Visit& visit) {
+  const bool weights_first = visit.weights_first();
   for (; e < stop; e += kBatch * stride) {
     vertex_t v[kBatch];
     double w[kBatch];
@@ -140,9 +192,15 @@ __device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, double du,
       v[j] = 0;
       w[j] = 0.0;
       if (f < stop) {
-        v[j] = g.columns[f];
+        if (!weights_first) v[j] = g.columns[f];
         w[j] = g.weight(f);
         k = j + 1;
+      }
+    }
+    if (weights_first) {
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        if (j < k && visit.wants(du, w[j])) v[j] = g.columns[e + j * stride];
       }
     }
     visit(u, du, v, w, k);
@@ -204,8 +262,8 @@ __device__ __forceinline__ size_type piece_begin(size_type start, int part,
 // longer ones queued as pieces (visit_pieces visits those); compressed rows up to
 // kDecodePointEdges by their thread, longer ones queued as pieces. `accept(u, du)` filters the
 // vertices.
-template <bool kVarint, class Visit, class Accept>
-__device__ void visit_rows(const vertex_t* items, size_type count, const dist_t* dist,
+template <bool kVarint, class W, class Visit, class Accept>
+__device__ __forceinline__ void visit_rows(const vertex_t* items, size_type count, const dist_t* dist,
                            const Csr& g, Pieces pieces, size_type* piece_count,
                            size_type piece_edges, size_type first_thread, size_type threads,
                            Accept accept, Visit& visit) {
@@ -218,7 +276,7 @@ __device__ void visit_rows(const vertex_t* items, size_type count, const dist_t*
     size_type start = 0, stop = 0;
     if (i < count) {
       u = items == nullptr ? static_cast<vertex_t>(i) : __ldcg(items + i);
-      du = as_double(__ldcg(dist + u));
+      du = W::value(__ldcg(dist + u));
       if (accept(u, du)) {
         start = g.offsets[u];
         stop = g.offsets[u + 1];
@@ -255,8 +313,8 @@ __device__ void visit_rows(const vertex_t* items, size_type count, const dist_t*
 
 // The queued pieces [0, count): a warp each, or a thread each for compressed rows (the
 // caller's thread `me` of `threads`).
-template <bool kVarint, class Visit>
-__device__ void visit_pieces(Pieces pieces, size_type count, const dist_t* dist, const Csr& g,
+template <bool kVarint, class W, class Visit>
+__device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count, const dist_t* dist, const Csr& g,
                              size_type piece_edges, size_type me, size_type threads,
                              Visit& visit) {
   if (count > pieces.capacity) count = pieces.capacity;
@@ -267,7 +325,7 @@ __device__ void visit_pieces(Pieces pieces, size_type count, const dist_t* dist,
       const size_type start = __ldcg(pieces.start + p);
       const size_type row_end = g.offsets[u + 1];
       const size_type edge = (start / kPoint + 1) * kPoint;  // the next decode point
-      const double du = as_double(__ldcg(dist + u));
+      const double du = W::value(__ldcg(dist + u));
       visit_coded(g, u, du, g.offsets[u], start, edge < row_end ? edge : row_end, visit);
     }
   } else {
@@ -277,54 +335,77 @@ __device__ void visit_pieces(Pieces pieces, size_type count, const dist_t* dist,
       const size_type start = __ldcg(pieces.start + p);
       const size_type row_end = g.offsets[u + 1];
       const size_type stop = start + piece_edges < row_end ? start + piece_edges : row_end;
-      const double du = as_double(__ldcg(dist + u));
+      const double du = W::value(__ldcg(dist + u));
       visit_edges(g, u, du, start + lane, stop, kWarpThreads, visit);
     }
   }
 }
 
-// Relaxations of the search: d(u) + w against each target's distance.
+// Relaxations of the search: d(u) + w against each target's word. A step relaxes the edges
+// whose target lands inside the bucket (`inside`), the settle pass at the bucket's end the
+// rest, once, from the final distances (Meyer & Sanders' light and heavy edges, split by where
+// they land rather than by weight, since a bucket spans several deltas).
+template <class W>
 struct Relax {
   dist_t* dist;
   int* queued;
   int* far_mark;
   vertex_t* next;
   size_type* next_count;
+  vertex_t* members;  // the bucket's vertices, each once (a vertex settles in one bucket)
+  size_type* member_count;
   vertex_t* far;
   size_type* far_count;
   size_type far_capacity;
   double end;
-  int step;  // the step the next queue is for
+  int step;        // the step the next queue is for
+  int first_step;  // the bucket's first: a stamp below it marks a vertex new to the bucket
   int bucket;
+  bool inside;
+  int* overflow;
   unsigned long long relaxations = 0;
   unsigned long long improved = 0;
   unsigned long long queued_items = 0;
 
-  __device__ __forceinline__ void operator()(vertex_t, double du, const vertex_t* v,
+  __device__ __forceinline__ bool weights_first() const { return inside; }
+  __device__ __forceinline__ bool wants(double du, double w) const {
+    return (du + w < end) == inside;
+  }
+
+  __device__ __forceinline__ void operator()(vertex_t u, double du, const vertex_t* v,
                                              const double* w, int k) {
-    relaxations += k;
     dist_t bits[kBatch], seen[kBatch];
+    bool take[kBatch];
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      bits[j] = as_bits(du + w[j]);
-      seen[j] = j < k ? __ldcg(dist + v[j]) : 0;
+      const double d = du + w[j];
+      take[j] = j < k && wants(du, w[j]);
+      relaxations += take[j];
+      bits[j] = take[j] ? W::make(d, u, overflow) : 0;
+      seen[j] = take[j] ? __ldcg(dist + v[j]) : 0;
     }
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
       if (bits[j] < seen[j]) seen[j] = atomicMin(dist + v[j], bits[j]);
     }
-    bool near[kBatch], push[kBatch];
-    int pushed_near = 0, pushed_far = 0;
+    bool push[kBatch], member[kBatch];
+    int pushed_near = 0, joined = 0, pushed_far = 0;
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      push[j] = bits[j] < seen[j];
-      near[j] = as_double(bits[j]) < end;
+      push[j] = W::key(bits[j]) < W::key(seen[j]);
+      member[j] = false;
       if (push[j]) {
         ++improved;
-        push[j] = near[j] ? atomicExch(queued + v[j], step) != step
-                          : atomicExch(far_mark + v[j], bucket) != bucket;
-        pushed_near += push[j] && near[j];
-        pushed_far += push[j] && !near[j];
+        if (inside) {
+          const int stamp = atomicExch(queued + v[j], step);
+          push[j] = stamp != step;
+          member[j] = stamp < first_step;
+        } else {
+          push[j] = atomicExch(far_mark + v[j], bucket) != bucket;
+        }
+        pushed_near += push[j] && inside;
+        joined += member[j];
+        pushed_far += push[j] && !inside;
       }
     }
     queued_items += pushed_near + pushed_far;
@@ -332,14 +413,21 @@ struct Relax {
       size_type slot = append_slots(next_count, pushed_near);
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
-        if (push[j] && near[j]) next[slot++] = v[j];
+        if (push[j] && inside) next[slot++] = v[j];
+      }
+    }
+    if (joined) {  // at most n over the search
+      size_type slot = append_slots(member_count, joined);
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        if (member[j]) members[slot++] = v[j];
       }
     }
     if (pushed_far) {
       size_type slot = append_slots(far_count, pushed_far);
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
-        if (push[j] && !near[j]) {
+        if (push[j] && !inside) {
           if (slot < far_capacity) far[slot] = v[j];
           ++slot;
         }
@@ -426,40 +514,189 @@ __device__ __forceinline__ void barrier(cg::grid_group& grid) {
   }
 }
 
-// The search from the state in ctl/counts (see the header), until it is done (ctl[kCtlDone]
-// = 1) or `log_rows` buckets were logged in this launch (the host relaunches). Vertices no
-// farther than `limit` get their final distance; the search stops before a bucket that starts
-// beyond it.
-template <bool kVarint>
-__device__ __forceinline__ void delta_stepping_grid(
-    const Csr& g, long long n, dist_t* dist, int* queued, int* far_mark, vertex_t* near0,
-    vertex_t* near1, vertex_t* far0, vertex_t* far1, long long far_capacity,
-    vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
-    long long piece_edges, size_type* counts, long long* ctl, unsigned long long* log,
-    int log_rows, double delta, double limit, int max_bins, int split_divisor) {
-  cg::grid_group grid = cg::this_grid();
-  const Pieces pieces{piece_vertex, piece_start, piece_capacity};
+// The search's device state (see the header).
+struct PathBuffers {
+  dist_t* dist;
+  int* queued;
+  int* far_mark;
+  vertex_t* near0;  // near queues, by step parity
+  vertex_t* near1;
+  vertex_t* far0;  // far piles, by bucket parity
+  vertex_t* far1;
+  float* far0_at;  // each far entry's distance, rounded down (a lower bound; see advance)
+  float* far1_at;
+  size_type far_capacity;
+  vertex_t* members;  // every bucket's vertices, bucket after bucket
+  Pieces pieces;
+  size_type piece_edges;
+  size_type* counts;
+  long long* ctl;
+
+  __device__ __forceinline__ vertex_t* near(int step) const { return (step & 1) ? near1 : near0; }
+  __device__ __forceinline__ vertex_t* far(int bucket) const { return (bucket & 1) ? far1 : far0; }
+  __device__ __forceinline__ float* far_at(int bucket) const {
+    return (bucket & 1) ? far1_at : far0_at;
+  }
+};
+
+// The advance (header): cut the next bucket from the far pile of bucket `bucket`, queue its
+// vertices for step `step` (each also joins the members) and carry the rest to the next pile.
+// Far entries carry their distance (far_at) so that an entry is read from `dist` once, when it
+// is pushed, and once more when its bucket comes, rather than in every advance it waits
+// through: the entries from `fresh` on (this bucket's settle pass pushed them) read theirs
+// here; the older ones carry one that is at most the vertex's distance (the entry pushed when
+// the vertex last improved holds it exactly; older entries of the same vertex hold more and
+// drop out when their turn comes). Returns false when the pile holds no live vertex (the
+// search is done); else sets `end`, moves `bucket` on and sets `fresh` to the carried count.
+template <class W>
+__device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers& b,
+                                        long long n, int step, int& bucket, double& end,
+                                        size_type& fresh, double delta, int max_bins,
+                                        int split_divisor) {
+  __shared__ size_type bins[kSplitBins];
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+  size_type* counts = b.counts;
+  size_type* hist = counts + kHistSlot + (bucket & 1) * kSplitBins;
+  const vertex_t* far = b.far(bucket);
+  float* far_at = b.far_at(bucket);
+  const size_type held = __ldcg(counts + kFarSlot + bucket % 3);
+  const bool scan = held > b.far_capacity;  // overflowed: every vertex instead
+  const size_type items = scan ? static_cast<size_type>(n) : held;
+  if (me == 0) {
+    counts[kFarSlot + (bucket + 2) % 3] = 0;
+    counts[kMinSlot + ((bucket + 1) & 1)] = static_cast<size_type>(kNoPath);
+    counts[kSettlePieceSlot] = 0;
+  }
+  for (size_type i = me; i < kSplitBins; i += threads) {
+    counts[kHistSlot + ((bucket + 1) & 1) * kSplitBins + i] = 0;
+  }
+  dist_t* least = reinterpret_cast<dist_t*>(counts + kMinSlot + (bucket & 1));
+  for (size_type i = threadIdx.x; i < kSplitBins; i += blockDim.x) bins[i] = 0;
+  __syncthreads();
+  dist_t my_least = kNoPath;
+  for (size_type i = me; i < items; i += threads) {
+    double d;
+    if (scan) {
+      d = W::value(__ldcg(b.dist + i));
+    } else if (i >= fresh) {
+      d = W::value(__ldcg(b.dist + __ldcg(far + i)));
+      far_at[i] = __double2float_rd(d);
+    } else {
+      d = __ldcg(far_at + i);
+    }
+    if (d < end || as_bits(d) == kNoPath) continue;
+    my_least = as_bits(d) < my_least ? as_bits(d) : my_least;
+    const double bin = floor((d - end) / delta);
+    const int k = bin < kSplitBins - 1 ? static_cast<int>(bin) : kSplitBins - 1;
+    atomicAdd(reinterpret_cast<unsigned long long*>(&bins[k]), 1ull);
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kSplitBins; i += blockDim.x) {
+    if (bins[i]) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(hist + i),
+                static_cast<unsigned long long>(bins[i]));
+    }
+  }
+  if (my_least != kNoPath) atomicMin(least, my_least);
+  barrier(grid);
+  // Every block reads the same histogram and cuts at the same bin.
+  const int cut = cut_bin(hist, bins, threads, split_divisor, max_bins);
+  if (cut < 0) return false;
+  const double old_end = end;
+  end = old_end + (cut + 1) * delta;
+  const double lowest = as_double(__ldcg(least));
+  if (lowest >= end) end = (floor(lowest / delta) + 1) * delta;  // a gap of empty bins
+  const int next_bucket = bucket + 1;
+  vertex_t* near = b.near(step);
+  vertex_t* next_far = b.far(next_bucket);
+  float* next_at = b.far_at(next_bucket);
+  size_type* next_held = counts + kFarSlot + next_bucket % 3;
+  for (size_type i = me; i < items; i += threads) {
+    const vertex_t v = scan ? static_cast<vertex_t>(i) : __ldcg(far + i);
+    float at;
+    if (scan) {
+      const double d = W::value(__ldcg(b.dist + v));
+      if (d < old_end || as_bits(d) == kNoPath) continue;  // settled, or never reached
+      at = __double2float_rd(d);
+    } else {
+      at = __ldcg(far_at + i);
+    }
+    if (at < end) {  // its distance is below the end too: read it
+      const double d = W::value(__ldcg(b.dist + v));
+      if (d < old_end) continue;  // settled in an earlier bucket
+      if (d < end) {
+        if (atomicExch(b.queued + v, step) != step) {
+          near[append_slots(counts + kNearSlot + step % 3, 1)] = v;
+          b.members[append_slots(counts + kMemberSlot, 1)] = v;
+        }
+        continue;
+      }
+      at = __double2float_rd(d);
+    }
+    const size_type slot = append_slots(next_held, 1);
+    if (slot < b.far_capacity) {
+      next_far[slot] = v;
+      next_at[slot] = at;
+    }
+  }
+  barrier(grid);
+  fresh = __ldcg(next_held);  // the settle pass of the next bucket pushes after these
+  bucket = next_bucket;
+  return true;
+}
+
+// The rows of items[0..count) through `relax`, then the pieces of the long ones (queued in
+// counts[piece_slot]), with a barrier after each.
+template <bool kVarint, class W>
+__device__ __forceinline__ void relax_rows(cg::grid_group& grid, const Csr& g, const PathBuffers& b,
+                           const vertex_t* items, size_type count, int piece_slot,
+                           Relax<W>& relax) {
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+  size_type* piece_count = b.counts + piece_slot;
+  visit_rows<kVarint, W>(items, count, b.dist, g, b.pieces, piece_count, b.piece_edges, me,
+                         threads, AcceptAll{}, relax);
+  barrier(grid);
+  const size_type piece_total = __ldcg(piece_count);
+  if (piece_total) {
+    visit_pieces<kVarint, W>(b.pieces, piece_total, b.dist, g, b.piece_edges, me, threads,
+                             relax);
+    barrier(grid);  // the next reads of dist and the queues
+  }
+}
+
+// The search from the state in ctl/counts (see the header), until it is done (ctl[kCtlDone]
+// = 1) or `log_rows` buckets were logged in this launch (the host relaunches, at a bucket's
+// end). Vertices no farther than `limit` get their final distance; the search stops before a
+// bucket that starts beyond it.
+template <bool kVarint, class W>
+__device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, PathBuffers b,
+                                                    unsigned long long* log, int log_rows,
+                                                    double delta, double limit, int max_bins,
+                                                    int split_divisor) {
+  cg::grid_group grid = cg::this_grid();
+  const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+  size_type* counts = b.counts;
+  long long* ctl = b.ctl;
   int step = static_cast<int>(ctl[kCtlStep]);
   int bucket = static_cast<int>(ctl[kCtlBucket]);
   double end = __longlong_as_double(ctl[kCtlEnd]);
   const int first_bucket = bucket;
-  const size_type min_bucket = threads;  // a bucket should hold the grid's width of work
-  __shared__ size_type cut_shared[kSplitBins];
+  int first_step = step;         // of the current bucket (a launch starts the search or
+  size_type member_begin = 0;    // ends a bucket, so these are set before they are read)
+  size_type fresh = ctl[kCtlFresh];  // far entries before it carry their distance
   bool done = false;
   unsigned long long relaxations = 0, improved = 0, queued_items = 0;  // this bucket's, so far
-  if (me == 0 && log_rows > 0) {  // the current bucket's row (it may go on from a launch before)
+  if (me == 0 && log_rows > 0) {  // the current bucket's row
     unsigned long long* row = log;
     row[0] = static_cast<unsigned long long>(bucket);
     row[1] = as_bits(end - delta);
     row[2] = as_bits(end);
   }
-  unsigned long long steps = 0;                                       // this bucket's
+  unsigned long long steps = 0;  // this bucket's
   size_type count = __ldcg(counts + kNearSlot + step % 3);  // the near queue's length
   while (true) {
-    size_type* near_count = counts + kNearSlot + step % 3;
-    vertex_t* near = (step & 1) ? near1 : near0;
     if (count == 0) {  // the bucket is settled: find the next one
       if (log_rows > 0) {
         unsigned long long* row = log + (bucket - first_bucket) * kLogWords;
@@ -471,109 +708,57 @@ __device__ __forceinline__ void delta_stepping_grid(
         done = end > limit;
         break;
       }
-      size_type* far_count = counts + kFarSlot + bucket % 3;
-      size_type* hist = counts + kHistSlot + (bucket & 1) * kSplitBins;
-      const vertex_t* far = (bucket & 1) ? far1 : far0;
-      const size_type held = __ldcg(far_count);
-      const bool scan = held > far_capacity;  // overflowed: every vertex instead
-      const size_type items = scan ? static_cast<size_type>(n) : held;
-      if (me == 0) counts[kFarSlot + (bucket + 2) % 3] = 0;
-      for (size_type i = me; i < kSplitBins; i += threads) {
-        counts[kHistSlot + ((bucket + 1) & 1) * kSplitBins + i] = 0;
-      }
-      dist_t* least = reinterpret_cast<dist_t*>(counts + kMinSlot + (bucket & 1));
-      if (me == 0) counts[kMinSlot + ((bucket + 1) & 1)] = static_cast<size_type>(kNoPath);
-      for (size_type i = threadIdx.x; i < kSplitBins; i += blockDim.x) cut_shared[i] = 0;
-      __syncthreads();
-      dist_t my_least = kNoPath;
-      for (size_type i = me; i < items; i += threads) {
-        const vertex_t v = scan ? static_cast<vertex_t>(i) : __ldcg(far + i);
-        const dist_t bits = __ldcg(dist + v);
-        const double d = as_double(bits);
-        if (d < end || bits == kNoPath) continue;
-        my_least = bits < my_least ? bits : my_least;
-        const double bin = floor((d - end) / delta);
-        const int b = bin < kSplitBins - 1 ? static_cast<int>(bin) : kSplitBins - 1;
-        atomicAdd(reinterpret_cast<unsigned long long*>(&cut_shared[b]), 1ull);
-      }
-      __syncthreads();
-      for (int i = threadIdx.x; i < kSplitBins; i += blockDim.x) {
-        if (cut_shared[i]) {
-          atomicAdd(reinterpret_cast<unsigned long long*>(hist + i),
-                    static_cast<unsigned long long>(cut_shared[i]));
-        }
-      }
-      if (my_least != kNoPath) atomicMin(least, my_least);
-      barrier(grid);
-      // Every block reads the same histogram and cuts at the same bin.
-      const int cut = cut_bin(hist, cut_shared, min_bucket, split_divisor, max_bins);
-      if (cut < 0) {
+      member_begin = __ldcg(counts + kMemberSlot);
+      if (!advance<W>(grid, b, n, step, bucket, end, fresh, delta, max_bins, split_divisor)) {
         done = true;
         break;
       }
-      const double old_end = end;
-      end = old_end + (cut + 1) * delta;
-      const double lowest = as_double(__ldcg(least));
-      if (lowest >= end) end = (floor(lowest / delta) + 1) * delta;  // a gap of empty bins
-      const int next_bucket = bucket + 1;
-      vertex_t* next_far = (next_bucket & 1) ? far1 : far0;
-      size_type* next_far_count = counts + kFarSlot + next_bucket % 3;
-      for (size_type i = me; i < items; i += threads) {
-        const vertex_t v = scan ? static_cast<vertex_t>(i) : __ldcg(far + i);
-        const dist_t bits = __ldcg(dist + v);
-        const double d = as_double(bits);
-        if (d < old_end || bits == kNoPath) continue;
-        if (d < end) {
-          if (atomicExch(queued + v, step) != step) near[append_slots(near_count, 1)] = v;
-        } else if (atomicExch(far_mark + v, next_bucket) != next_bucket) {
-          const size_type slot = append_slots(next_far_count, 1);
-          if (slot < far_capacity) next_far[slot] = v;
-        }
-      }
-      bucket = next_bucket;
+      first_step = step;
       if (log_rows > 0 && me == 0) {
         unsigned long long* row = log + (bucket - first_bucket) * kLogWords;
         row[0] = static_cast<unsigned long long>(bucket);
-        row[1] = __ldcg(least);
+        row[1] = __ldcg(counts + kMinSlot + ((bucket - 1) & 1));
         row[2] = as_bits(end);
       }
-      barrier(grid);
-      count = __ldcg(near_count);  // the bucket's first step: the near queue just filled
+      count = __ldcg(counts + kNearSlot + step % 3);  // the bucket's first step
       continue;
     }
-    // One step: the near queue relaxes its rows; then the pieces of its long rows.
+    // One step: the near queue relaxes the edges that land inside the bucket.
     size_type* next_count = counts + kNearSlot + (step + 1) % 3;
-    Relax relax{dist,          queued, far_mark, (step & 1) ? near0 : near1,
-                next_count,
-                (bucket & 1) ? far1 : far0,
-                counts + kFarSlot + bucket % 3,
-                far_capacity, end, step + 1, bucket};
-    size_type* piece_count = counts + kPieceSlot + step % 3;
     if (me == 0) {
       counts[kNearSlot + (step + 2) % 3] = 0;
       counts[kPieceSlot + (step + 1) % 3] = 0;
     }
-    visit_rows<kVarint>(near, count, dist, g, pieces, piece_count, piece_edges, me, threads,
-                        AcceptAll{}, relax);
-    barrier(grid);
-    const size_type piece_total = __ldcg(piece_count);
+    Relax<W> relax{b.dist,          b.queued,
+                   b.far_mark,      b.near(step + 1),
+                   next_count,      b.members,
+                   counts + kMemberSlot,
+                   b.far(bucket),
+                   counts + kFarSlot + bucket % 3,
+                   b.far_capacity,  end,
+                   step + 1,        first_step,
+                   bucket,          true,
+                   reinterpret_cast<int*>(ctl + kCtlOverflow)};
+    relax_rows<kVarint, W>(grid, g, b, b.near(step), count, kPieceSlot + step % 3, relax);
     count = __ldcg(next_count);
-    if (piece_total) {
-      visit_pieces<kVarint>(pieces, piece_total, dist, g, piece_edges, me, threads, relax);
-      barrier(grid);  // the next step's reads of dist and the queue
-      count = __ldcg(next_count);
-    }
+    ++step;
     ++steps;
+    if (count == 0) {  // settled: its vertices relax the edges that leave it, once
+      relax.inside = false;
+      const size_type members = __ldcg(counts + kMemberSlot) - member_begin;
+      relax_rows<kVarint, W>(grid, g, b, b.members + member_begin, members, kSettlePieceSlot,
+                             relax);
+    }
     relaxations += relax.relaxations;
     improved += relax.improved;
     queued_items += relax.queued_items;
-    ++step;
   }
   if (me == 0) {
     ctl[kCtlStep] = step;
     ctl[kCtlBucket] = bucket;
     ctl[kCtlEnd] = __double_as_longlong(end);
     ctl[kCtlDone] = done ? 1 : 0;
+    ctl[kCtlFresh] = fresh;
   }
 }
 
@@ -583,33 +768,43 @@ __device__ __forceinline__ void delta_stepping_grid(
 // name(offsets, columns, weights, weight_kind, params...) and name_varint(offsets, bytes,
 // byte_offsets, point_bytes, point_values, weights, weight_kind, params...).
 #define DISTBFS_UNPAREN(...) __VA_ARGS__
-#define DISTBFS_RELAX_ENTRIES(name, body, params, args)                                     \
-  extern "C" __global__ void __launch_bounds__(kRelaxThreads)                              \
+#define DISTBFS_RELAX_ENTRIES(name, body, word, params, args)                               \
+  extern "C" __global__ void __launch_bounds__(kRelaxThreads, kRelaxBlocksPerSM)           \
       name(const size_type* offsets, const vertex_t* columns, const void* weights,          \
            int weight_kind, DISTBFS_UNPAREN params) {                                       \
     const Csr g{offsets, columns, {nullptr, nullptr, nullptr, nullptr}, weights,            \
                 weight_kind};                                                               \
-    body<false>(g, DISTBFS_UNPAREN args);                                                   \
+    body<false, word>(g, DISTBFS_UNPAREN args);                                             \
   }                                                                                         \
-  extern "C" __global__ void __launch_bounds__(kRelaxThreads) name##_varint(               \
+  extern "C" __global__ void __launch_bounds__(kRelaxThreads, kRelaxBlocksPerSM)           \
+      name##_varint(                                                                        \
       const size_type* offsets, const unsigned char* bytes, const size_type* byte_offsets,  \
       const size_type* point_bytes, const vertex_t* point_values, const void* weights,      \
       int weight_kind, DISTBFS_UNPAREN params) {                                            \
     const Csr g{offsets, nullptr, {bytes, byte_offsets, point_bytes, point_values}, weights, \
                 weight_kind};                                                               \
-    body<true>(g, DISTBFS_UNPAREN args);                                                    \
+    body<true, word>(g, DISTBFS_UNPAREN args);                                              \
   }
 
-DISTBFS_RELAX_ENTRIES(
-    delta_stepping, delta_stepping_grid,
-    (long long n, dist_t* dist, int* queued, int* far_mark, vertex_t* near0, vertex_t* near1,
-     vertex_t* far0, vertex_t* far1, long long far_capacity, vertex_t* piece_vertex,
-     size_type* piece_start, long long piece_capacity, long long piece_edges,
-     size_type* counts, long long* ctl, unsigned long long* log, int log_rows, double delta,
-     double limit, int max_bins, int split_divisor),
-    (n, dist, queued, far_mark, near0, near1, far0, far1, far_capacity, piece_vertex,
-     piece_start, piece_capacity, piece_edges, counts, ctl, log, log_rows, delta, limit,
-     max_bins, split_divisor))
+#define DISTBFS_DELTA_STEPPING(name, word)                                                 \
+  DISTBFS_RELAX_ENTRIES(                                                                   \
+      name, delta_stepping_grid, word,                                                     \
+      (long long n, dist_t* dist, int* queued, int* far_mark, vertex_t* near0,             \
+       vertex_t* near1, vertex_t* far0, vertex_t* far1, float* far0_at, float* far1_at,    \
+       long long far_capacity,                                                              \
+       vertex_t* members, vertex_t* piece_vertex, size_type* piece_start,                  \
+       long long piece_capacity, long long piece_edges, size_type* counts, long long* ctl, \
+       unsigned long long* log, int log_rows, double delta, double limit, int max_bins,    \
+       int split_divisor),                                                                 \
+      (n,                                                                                  \
+       PathBuffers{dist,    queued,  far_mark, near0,        near1,                        \
+                   far0,    far1,    far0_at,  far1_at,      far_capacity,                 \
+                   members, Pieces{piece_vertex, piece_start, piece_capacity},             \
+                   piece_edges, counts, ctl},                                              \
+       log, log_rows, delta, limit, max_bins, split_divisor))
+
+DISTBFS_DELTA_STEPPING(delta_stepping, ExactWord)
+DISTBFS_DELTA_STEPPING(delta_stepping_tied, TiedWord)
 
 namespace {
 
@@ -617,6 +812,8 @@ namespace {
 struct TightParent {
   const dist_t* dist;
   pred_t* parent;
+  __device__ __forceinline__ bool weights_first() const { return false; }
+  __device__ __forceinline__ bool wants(double, double) const { return true; }
   __device__ __forceinline__ void operator()(vertex_t u, double du, const vertex_t* v,
                                              const double* w, int k) {
     dist_t seen[kBatch];
@@ -638,6 +835,8 @@ struct PlateauParent {
   const dist_t* dist;
   pred_t* parent;
   const int* pass;
+  __device__ __forceinline__ bool weights_first() const { return false; }
+  __device__ __forceinline__ bool wants(double, double) const { return true; }
   __device__ __forceinline__ void operator()(vertex_t u, double du, const vertex_t* v,
                                              const double* w, int k) {
     dist_t seen[kBatch];
@@ -671,7 +870,7 @@ struct ResolvedIn {
   }
 };
 
-template <bool kVarint>
+template <bool kVarint, class W>
 __device__ __forceinline__ void tight_parents_rows(
     const Csr& g, long long n, const dist_t* dist, pred_t* parent, vertex_t* piece_vertex,
     size_type* piece_start, long long piece_capacity, long long piece_edges,
@@ -680,11 +879,11 @@ __device__ __forceinline__ void tight_parents_rows(
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   TightParent visit{dist, parent};
-  visit_rows<kVarint>(static_cast<const vertex_t*>(nullptr), n, dist, g, pieces, piece_count,
+  visit_rows<kVarint, W>(static_cast<const vertex_t*>(nullptr), n, dist, g, pieces, piece_count,
                       piece_edges, me, threads, Reached{}, visit);
 }
 
-template <bool kVarint>
+template <bool kVarint, class W>
 __device__ __forceinline__ void plateau_parents_rows(
     const Csr& g, long long n, const dist_t* dist, pred_t* parent, const int* pass, int round,
     vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
@@ -693,12 +892,12 @@ __device__ __forceinline__ void plateau_parents_rows(
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   PlateauParent visit{dist, parent, pass};
-  visit_rows<kVarint>(static_cast<const vertex_t*>(nullptr), n, dist, g, pieces, piece_count,
+  visit_rows<kVarint, W>(static_cast<const vertex_t*>(nullptr), n, dist, g, pieces, piece_count,
                       piece_edges, me, threads, ResolvedIn{pass, round - 1}, visit);
 }
 
 // The pieces queued by tight_parents (round < 0) or plateau_parents (round >= 1).
-template <bool kVarint>
+template <bool kVarint, class W>
 __device__ __forceinline__ void relax_pieces_queued(
     const Csr& g, const dist_t* dist, pred_t* parent, const int* pass, int round,
     vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
@@ -708,30 +907,30 @@ __device__ __forceinline__ void relax_pieces_queued(
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (round < 0) {
     TightParent visit{dist, parent};
-    visit_pieces<kVarint>(pieces, *piece_count, dist, g, piece_edges, me, threads, visit);
+    visit_pieces<kVarint, W>(pieces, *piece_count, dist, g, piece_edges, me, threads, visit);
   } else {
     PlateauParent visit{dist, parent, pass};
-    visit_pieces<kVarint>(pieces, *piece_count, dist, g, piece_edges, me, threads, visit);
+    visit_pieces<kVarint, W>(pieces, *piece_count, dist, g, piece_edges, me, threads, visit);
   }
 }
 
 }  // namespace
 
-DISTBFS_RELAX_ENTRIES(tight_parents, tight_parents_rows,
+DISTBFS_RELAX_ENTRIES(tight_parents, tight_parents_rows, ExactWord,
                       (long long n, const dist_t* dist, pred_t* parent, vertex_t* piece_vertex,
                        size_type* piece_start, long long piece_capacity, long long piece_edges,
                        size_type* piece_count),
                       (n, dist, parent, piece_vertex, piece_start, piece_capacity, piece_edges,
                        piece_count))
 
-DISTBFS_RELAX_ENTRIES(plateau_parents, plateau_parents_rows,
+DISTBFS_RELAX_ENTRIES(plateau_parents, plateau_parents_rows, ExactWord,
                       (long long n, const dist_t* dist, pred_t* parent, const int* pass,
                        int round, vertex_t* piece_vertex, size_type* piece_start,
                        long long piece_capacity, long long piece_edges, size_type* piece_count),
                       (n, dist, parent, pass, round, piece_vertex, piece_start, piece_capacity,
                        piece_edges, piece_count))
 
-DISTBFS_RELAX_ENTRIES(relax_pieces, relax_pieces_queued,
+DISTBFS_RELAX_ENTRIES(relax_pieces, relax_pieces_queued, ExactWord,
                       (const dist_t* dist, pred_t* parent, const int* pass, int round,
                        vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
                        long long piece_edges, const size_type* piece_count),
@@ -754,4 +953,18 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
   }
   mine = distbfs::warp_sum(mine);
   if ((threadIdx.x & (kWarpThreads - 1)) == 0 && mine) atomicAdd(resolved, mine);
+}
+
+// The end of a TiedWord search: distances (float64, +inf where unreached) and predecessors
+// (kUnreached where unreached; the source's word names the source itself) from the words.
+extern "C" __global__ void __launch_bounds__(kRelaxThreads)
+    tied_unpack(long long n, const dist_t* words, dist_t* distances, pred_t* preds) {
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type v = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
+       v += threads) {
+    const dist_t word = words[v];
+    const bool reached = word != TiedWord::kNone;
+    distances[v] = as_bits(TiedWord::value(word));
+    preds[v] = reached ? static_cast<pred_t>(word & 0xffffffffull) : static_cast<pred_t>(distbfs::kUnreached);
+  }
 }

@@ -134,6 +134,8 @@ def dijkstra(n, tails, heads, weights, source):
 def weighted(case, seed, kind="integer", low=0, high=20):
     rng = np.random.default_rng(seed)
     m = case[0].shape[0]
+    if kind == "positive":  # positive integers: one GPU records the tree as it searches
+        return rng.integers(max(low, 1), high + 1, m).astype(np.float64)
     if kind == "integer":
         return rng.integers(low, high + 1, m).astype(np.float64)
     return np.round(rng.uniform(low, high, m), 3)
@@ -142,6 +144,9 @@ def weighted(case, seed, kind="integer", low=0, high=20):
 CASES = {
     "path": (graphs.path(60), "integer"),
     "grid": (graphs.grid(15, 11), "integer"),
+    "grid_positive": (graphs.grid(15, 11), "positive"),
+    "random_positive": (graphs.random_graph(800, 4000, 6, False), "positive"),
+    "directed_positive": (graphs.random_graph(600, 3000, 8, True), "positive"),
     "components": (graphs.components(), "integer"),
     "loops_and_duplicates": (graphs.loops_and_duplicates(), "integer"),
     "directed_with_sinks": (graphs.directed_with_sinks(), "real"),
@@ -160,9 +165,12 @@ def power_law(n, m, seed):
     return rng.choice(n, m, p=p), rng.choice(n, m, p=p), n, False
 
 
-def run(case, weights, source, backend, comm, predecessors=True, delta=None):
+def run(case, weights, source, backend, comm, predecessors=True, delta=None, integers=True):
+    """``integers=False``: treat positive integer weights as any others (one GPU: float64
+    distances, the tree built after the search)."""
     graph = graphs.build(case, comm, backend, weights)
     plan = PathPlan(GraphResources(graph, backend, comm), delta)
+    plan.positive_integers = plan.positive_integers and integers
     search = delta_stepping(plan, source, predecessors=predecessors)
     n = case[2]
     dist = graphs.gather_global(comm, search.distances, n)
@@ -268,12 +276,14 @@ def test_timed_search_keeps_its_buckets(backend):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("integers", [True, False])
 @pytest.mark.parametrize("one_block", [True, False])
-def test_one_gpu_search_across_launches_and_scans(one_block):
+def test_one_gpu_search_across_launches_and_scans(one_block, integers):
     """The persistent kernel returns to the host every ``path_log_rows`` buckets and goes on
     where it stopped, and far piles too small for their vertices are replaced by scans of every
     vertex: a search of many buckets on a mesh in launches of two buckets, with piles of 1% of
-    the vertices, on one block and on a full grid, gives numpy's distances and tree."""
+    the vertices, on one block and on a full grid, on tied words and on float64 distances,
+    gives numpy's distances and tree."""
     import dataclasses
 
     case = graphs.grid(40, 25)
@@ -287,11 +297,49 @@ def test_one_gpu_search_across_launches_and_scans(one_block):
         path_one_block_vertices=1 << 19 if one_block else 0,
         path_bucket_bins=1,
     )
-    dist, preds, search = run(case, weights, 0, cuda, ONE, delta=2.0)
+    dist, preds, search = run(case, weights, 0, cuda, ONE, delta=2.0, integers=integers)
+    assert search.state.tied == integers
     np.testing.assert_array_equal(dist, want_dist)
     np.testing.assert_array_equal(preds, want_preds)
     assert len(search.buckets) > 10
     assert [b.bucket for b in search.buckets] == list(range(len(search.buckets)))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["grid_positive", "random_positive", "directed_positive"])
+def test_one_gpu_tied_words_give_the_float64_result(name):
+    """Positive integer weights: one GPU searches on integer distances tied to their parents
+    and records the tree as it goes; the same search on float64 distances with the tree built
+    afterwards gives the same distances and the same tree, both the reference's."""
+    case, kind = CASES[name]
+    weights = weighted(case, 11, kind, 1, 255)
+    cuda = make_backend("cuda")
+    graph = graphs.build(case, ONE, cuda, weights)
+    plan = PathPlan(GraphResources(graph, cuda, ONE))
+    assert plan.positive_integers
+    tied = delta_stepping(plan, 0, predecessors=True)
+    assert tied.state.tied
+    plan.positive_integers = False
+    exact = delta_stepping(plan, 0, predecessors=True)
+    assert not exact.state.tied
+    want_dist, want_preds = reference(case, weights, 0)
+    for search in (tied, exact):
+        np.testing.assert_array_equal(cuda.to_host(search.distances), want_dist)
+        np.testing.assert_array_equal(cuda.to_host(search.predecessors), want_preds)
+
+
+@pytest.mark.gpu
+def test_one_gpu_distances_past_32_bits_search_again_in_float64():
+    """Integer weights of 2**31 on a path: the third vertex lies past what a tied word holds,
+    so the search goes round again on float64 distances, with the reference's result."""
+    case = graphs.path(6)
+    weights = np.full(case[0].shape[0], 2.0**31)
+    cuda = make_backend("cuda")
+    dist, preds, search = run(case, weights, 0, cuda, ONE)
+    assert not search.state.tied
+    want_dist, want_preds = reference(case, weights, 0)
+    np.testing.assert_array_equal(dist, want_dist)
+    np.testing.assert_array_equal(preds, want_preds)
 
 
 def test_relax_and_tree_in_small_chunks(monkeypatch):

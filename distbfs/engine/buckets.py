@@ -33,12 +33,21 @@ from ..errors import InvalidArgumentValue
 @dataclass(frozen=True)
 class WeightSummary:
     """The weights of a graph, over all ranks: edges, their sum, smallest positive and largest
-    weight (an unweighted graph: weight 1 everywhere)."""
+    weight, smallest weight and whether every weight is an integer (an unweighted graph: weight
+    1 everywhere)."""
 
     edges: int
     total: float
     smallest_positive: float
     largest: float
+    smallest: float = 0.0
+    integral: bool = False
+
+    @property
+    def positive_integers(self) -> bool:
+        """Every weight a positive integer: distances are integers and every shortest-path
+        tree edge leads strictly closer (a search may record the tree as it goes)."""
+        return self.integral and self.smallest > 0
 
 
 def choose_delta(summary: WeightSummary, n: int) -> float:

@@ -73,14 +73,17 @@ WEIGHT_CHUNK = 1 << 28
 """Weights ``least_positive`` reads at a time (its temporary: a chunk, not the whole array)."""
 
 
-def least_positive(xp: Any, weights: Any) -> float:
-    """The least positive weight (inf where none), a chunk at a time and without a boolean
-    gather (CuPy counts a gather's items in 32 bits: past 2**31 weights it overflows)."""
-    least = math.inf
+def weight_extremes(xp: Any, weights: Any) -> tuple[float, float, bool]:
+    """The least weight, the least positive one (inf where none) and whether every weight is
+    an integer, a chunk at a time and without a boolean gather (CuPy counts a gather's items in
+    32 bits: past 2**31 weights it overflows)."""
+    least, positive, integral = math.inf, math.inf, True
     for start in range(0, weights.shape[0], WEIGHT_CHUNK):
         part = weights[start : start + WEIGHT_CHUNK]
-        least = min(least, float(xp.where(part > 0, part, math.inf).min()))
-    return least
+        least = min(least, float(part.min()))
+        positive = min(positive, float(xp.where(part > 0, part, math.inf).min()))
+        integral = integral and bool((xp.floor(part) == part).all())
+    return least, positive, integral
 
 
 class GraphResources:
@@ -105,21 +108,28 @@ class GraphResources:
 
     def weight_summary(self) -> WeightSummary:
         """The graph's weights over all ranks (collective on first use: two all-reduces); an
-        unweighted graph weighs 1 on every edge."""
+        unweighted graph weighs 1 on every edge. A graph without edges has no smallest weight
+        (inf) and counts as integral."""
         if self._weights is None:
             graph, comm = self.graph, self.comm
             edges = graph.num_local_edges
-            total, positive, largest = 0.0, math.inf, 0.0
+            total, positive, largest, least, integral = 0.0, math.inf, 0.0, math.inf, True
             if edges and graph.weights is None:
-                total, positive, largest = float(edges), 1.0, 1.0
+                total, positive, largest, least = float(edges), 1.0, 1.0, 1.0
             elif edges:
                 weights = graph.weights
                 total, largest = float(weights.sum(dtype=np.float64)), float(weights.max())
-                positive = least_positive(self.backend.xp, weights)
-            sums = comm.allreduce(np.array([edges, total], dtype=np.float64))
-            low = comm.allreduce(np.array([positive, -largest], dtype=np.float64), op="min")
+                least, positive, integral = weight_extremes(self.backend.xp, weights)
+            fractional = 0.0 if integral else 1.0  # ranks with a weight that is not an integer
+            sums = comm.allreduce(np.array([edges, total, fractional], dtype=np.float64))
+            low = comm.allreduce(np.array([positive, -largest, least]), op="min")
             self._weights = WeightSummary(
-                int(sums[0]), float(sums[1]), float(low[0]), -float(low[1])
+                int(sums[0]),
+                float(sums[1]),
+                float(low[0]),
+                -float(low[1]),
+                float(low[2]),
+                integral=not sums[2],
             )
         return self._weights
 
@@ -313,6 +323,9 @@ class PathPlan:
     delta : float
     heavy : bool
         Whether any edge is heavier than delta (else no bucket has a heavy step).
+    positive_integers : bool
+        Every weight a positive integer (``WeightSummary.positive_integers``): an in-place
+        search may record the shortest-path tree as it goes.
     in_place : bool
         The whole search runs on the device that holds the whole graph
         (``shortest_paths_in_place``, ``shortest_path_tree_in_place``), not as striped steps
@@ -335,6 +348,7 @@ class PathPlan:
         summary = resources.weight_summary()
         self.delta = choose_delta(summary, self.graph.n) if delta is None else check_delta(delta)
         self.heavy = summary.largest > self.delta
+        self.positive_integers = summary.positive_integers
         can = self.comm.size == 1 and callable(getattr(backend, "shortest_paths_in_place", None))
         if in_place and not can:
             raise ValueError(f"the {backend.name} backend cannot search paths in place here")

@@ -72,26 +72,34 @@ def delta_stepping(
         state, log = striped_buckets(plan, source, limit, timer)
     if limit < NO_PATH:
         cut_beyond(state, limit)
+    preds = None
     if predecessors:
         with timer.phase("tree"):
-            state.preds = shortest_path_tree(plan, source, state.distances)
+            preds = shortest_path_tree(plan, source, state)
     stats = log.stats(plan.comm, timer)
-    return PathSearch(source, state.distances, state.preds, stats, plan.delta, state)
+    return PathSearch(source, state.distances, preds, stats, plan.delta, state)
 
 
 def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any, BucketLog]:
     """The search on the one device that holds the graph: buckets run in launches of the
     backend's persistent kernel, each returning the rows of the buckets it ran (timed as one
     timer level, which the statistics count in the last bucket); the vertices each bucket
-    settled are counted from the final distances."""
+    settled are counted from the final distances. With positive integer weights the backend
+    may keep integer distances and record the tree as it searches; a distance past what it
+    holds (``state.overflowed``) sends the search round again in float64."""
     backend, graph = plan.backend, plan.graph
-    state = backend.path_start_in_place(graph, source)
-    rows: list[Any] = []
-    done = False
-    while not done:
-        with timer.phase("buckets"):
-            more, done = backend.shortest_paths_in_place(graph, state, plan.delta, limit)
-        rows += more
+    integers = plan.positive_integers
+    while True:
+        state = backend.path_start_in_place(graph, source, integers)
+        rows: list[Any] = []
+        done = False
+        while not done:
+            with timer.phase("buckets"):
+                more, done = backend.shortest_paths_in_place(graph, state, plan.delta, limit)
+            rows += more
+        if not state.overflowed:
+            break
+        integers = False
     settled = backend.settled_in_buckets(state, [lower for _, lower, _ in rows])
     log = BucketLog()
     for (bucket, lower, counters), count in zip(rows, settled, strict=True):
@@ -136,11 +144,16 @@ def striped_buckets(plan: PathPlan, source: int, limit: float, timer: Any) -> tu
     return state, log
 
 
-def shortest_path_tree(plan: PathPlan, source: int, distances: Any) -> Any:
-    """The predecessors of the owned vertices from the final ``distances`` (module docstring):
-    tree passes of tight requests until every reached vertex has a parent (collective)."""
+def shortest_path_tree(plan: PathPlan, source: int, state: Any) -> Any:
+    """The predecessors of the owned vertices from the final distances of ``state`` (module
+    docstring): tree passes of tight requests until every reached vertex has a parent
+    (collective). An in-place search that recorded the tree as it went (``state.preds``) has
+    the same tree already."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
+    distances = state.distances
     if plan.in_place:
+        if state.preds is not None:
+            return state.preds
         return backend.shortest_path_tree_in_place(graph, distances, source)
     tree = plan.start(source, True)
     reached = backend.tree_start(tree, distances)

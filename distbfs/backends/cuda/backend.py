@@ -319,10 +319,12 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     # -- shortest paths on one GPU holding the whole graph (``relax``) ------------------------
 
-    def path_start_in_place(self, graph: DistGraph, source: int) -> relax.DevicePathState:
+    def path_start_in_place(
+        self, graph: DistGraph, source: int, integers: bool
+    ) -> relax.DevicePathState:
         kernel = relax.relax_kernel(self.policy, graph, "delta_stepping")
         grid = search.resident_grid(self.policy, self._resident, kernel, self.policy.path_threads)
-        return relax.path_start(self.policy, graph, source, grid)
+        return relax.path_start(self.policy, graph, source, grid, integers)
 
     def shortest_paths_in_place(
         self, graph: DistGraph, state: relax.DevicePathState, delta: float, limit: float

@@ -1,19 +1,23 @@
 """Shortest paths on one GPU that holds the whole graph (``kernels/relax.cu``): delta-stepping
-in one persistent cooperative grid, and the shortest-path tree in passes over the final
-distances.
+in one persistent cooperative grid, and the shortest-path tree.
 
-``path_start``: the search's device state (distances as float64, the near queues, the far
-piles, the per-vertex stamps that queue a vertex once per step and once per bucket, the
-counters and the control words that carry the search from one launch to the next).
-``run_buckets``: one launch, which runs buckets until the search is done or its log of buckets
-is full; returns the logged buckets. ``shortest_path_tree``: pass 0 (every reached vertex's
-smallest strictly closer tight in-neighbour) and, where zero weights leave vertices without
-one, plateau passes (``distbfs.traversals.sssp``).
+``path_start``: the search's device state (a word a vertex: the float64 distance's bits, or
+with positive integer weights on 32-bit ids the integer distance tied to the parent that gave
+it; the near queues, the buckets' members, the far piles, the per-vertex stamps that queue a
+vertex once per step and once per bucket, the counters and the control words that carry the
+search from one launch to the next). ``run_buckets``: one launch, which runs buckets until the
+search is done or its log of buckets is full; returns the logged buckets. A search of tied
+words ends with its distances and its tree (``untie``); otherwise ``shortest_path_tree``
+builds the tree from the distances: pass 0 (every reached vertex's smallest strictly closer
+tight in-neighbour, the rule tied words follow) and, where zero weights leave vertices
+without one, plateau passes (``distbfs.traversals.sssp``).
 
-Memory: 8 bytes a vertex of distances, 16 of stamps and near queues (int32 ids; 32 with int64
-ids), far-pile slots (two piles of n, ``LaunchPolicy.path_far_fraction``), and pieces of long
-rows: about 32 bytes a vertex beside the CSR, freed when the search is done. The tree then
-takes 8 a vertex (and 4 where plateaus need passes) beside the distances.
+Memory: 8 bytes a vertex of words, 20 of stamps, near queues and members (int32 ids; 36 with
+int64 ids), far-pile slots of 8 bytes (12 with int64 ids; two piles of n,
+``LaunchPolicy.path_far_fraction``), and pieces of long rows: about 44 bytes a vertex beside
+the CSR, freed when the search is done. The tree
+then takes 8 a vertex (and 4 where plateaus need passes) beside the distances; tied words
+become 16 a vertex of distances and predecessors.
 """
 
 from __future__ import annotations
@@ -31,11 +35,16 @@ from .compressed import column_args, kernel_name
 from .kernels import get_kernel
 from .launch_policy import PATH_HISTOGRAM_BINS, LaunchPolicy
 
-PATH_COUNT_SLOTS = 9 + 2 * PATH_HISTOGRAM_BINS + 2
-"""Counter slots of the delta-stepping grid: queue counts, histograms, least live distances
-(layout in ``kernels/relax.cu``)."""
-CTL_STEP, CTL_BUCKET, CTL_END, CTL_DONE = range(4)
+PATH_COUNT_SLOTS = 9 + 2 * PATH_HISTOGRAM_BINS + 4
+"""Counter slots of the delta-stepping grid: queue counts, histograms, least live distances,
+members, settle pieces (layout in ``kernels/relax.cu``)."""
+CTL_STEP, CTL_BUCKET, CTL_END, CTL_DONE, CTL_OVERFLOW, CTL_FRESH = range(6)
 """Control words carried across launches (``kernels/relax.cu``)."""
+LEAST_SLOT = 9 + 2 * PATH_HISTOGRAM_BINS
+"""The two least live distances among the counter slots; the members' count follows."""
+MEMBER_SLOT = LEAST_SLOT + 2
+NO_TIED_WORD = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+"""A vertex without a path in a search of tied words (``TiedWord`` in ``kernels/relax.cu``)."""
 LOG_WORDS = 7
 """Words of a logged bucket: bucket, lower bound and end (float64 bits), steps, relaxations,
 improvements, vertices queued."""
@@ -45,13 +54,20 @@ NO_PARENT = np.iinfo(np.int64).max
 
 @dataclass
 class DevicePathState:
-    """One search on one GPU: ``distances`` (float64, NO_PATH where unreached) and, once the
-    tree is built, ``preds``; the kernels' buffers."""
+    """One search on one GPU: ``distances`` (float64, NO_PATH where unreached) and ``preds``
+    (with tied words: from the search itself; else once the tree is built); the kernels'
+    buffers. ``words``: what the grid relaxes, the distances' bits or (``tied``) integer
+    distances tied to their parents; ``overflowed``: a tied search met a distance past 32 bits
+    and has no result."""
 
     distances: Any
     buffers: dict[str, Any] = field(default_factory=dict)
     preds: Any = None
     blocks: int = 1
+    grid: int = 1
+    tied: bool = False
+    words: Any = None
+    overflowed: bool = False
 
 
 def weight_args(graph: DistGraph) -> tuple[Any, np.int32]:
@@ -84,22 +100,35 @@ def piece_slots(policy: LaunchPolicy, graph: DistGraph) -> int:
     return 2 * (m // policy.path_piece_edges) + 1024
 
 
-def path_start(policy: LaunchPolicy, graph: DistGraph, source: int, grid: int) -> DevicePathState:
+def path_start(
+    policy: LaunchPolicy, graph: DistGraph, source: int, grid: int, integers: bool
+) -> DevicePathState:
     """The state of a search from ``source`` (local = global id on one rank): the source at
-    distance 0 in the first near queue, bucket 0 ending at the first delta."""
+    distance 0 in the first near queue and the first bucket's members, bucket 0 ending at the
+    first delta. ``integers`` (positive integer weights) on 32-bit ids: tied words."""
     ids = check_graph(graph)
     n = graph.n
+    tied = integers and ids == np.int32
     far_capacity = max(int(n * policy.path_far_fraction), 1)  # beyond: a scan of every vertex
     pieces = piece_slots(policy, graph)
-    distances = cupy.full(n, NO_PATH, dtype=PATH_DTYPE)
-    distances[source] = 0.0
+    if tied:
+        words = cupy.full(n, NO_TIED_WORD, dtype=np.uint64)
+        words[source] = source  # distance 0, its own parent
+        distances = None
+    else:
+        distances = cupy.full(n, NO_PATH, dtype=PATH_DTYPE)
+        distances[source] = 0.0
+        words = distances.view(np.uint64)
     queued = cupy.full(n, -1, dtype=np.int32)
     queued[source] = 0
     near0 = cupy.empty(max(n, 1), dtype=ids)
     near0[0] = source
+    members = cupy.empty(max(n, 1), dtype=ids)
+    members[0] = source
     counts = cupy.zeros(PATH_COUNT_SLOTS, dtype=np.int64)
     counts[0] = 1  # the source in the near queue of step 0
-    counts[-2:] = np.float64(NO_PATH).view(np.int64)  # least live distances: none yet
+    counts[MEMBER_SLOT] = 1
+    counts[LEAST_SLOT : LEAST_SLOT + 2] = np.float64(NO_PATH).view(np.int64)  # none yet
     buffers = {
         "queued": queued,
         "far_mark": cupy.full(n, -1, dtype=np.int32),
@@ -107,7 +136,10 @@ def path_start(policy: LaunchPolicy, graph: DistGraph, source: int, grid: int) -
         "near1": cupy.empty(max(n, 1), dtype=ids),
         "far0": cupy.empty(far_capacity, dtype=ids),
         "far1": cupy.empty(far_capacity, dtype=ids),
+        "far0_at": cupy.empty(far_capacity, dtype=np.float32),
+        "far1_at": cupy.empty(far_capacity, dtype=np.float32),
         "far_capacity": far_capacity,
+        "members": members,
         "piece_vertex": cupy.empty(pieces, dtype=ids),
         "piece_start": cupy.empty(pieces, dtype=np.int64),
         "piece_capacity": pieces,
@@ -116,7 +148,7 @@ def path_start(policy: LaunchPolicy, graph: DistGraph, source: int, grid: int) -
         "log": cupy.zeros((policy.path_log_rows, LOG_WORDS), dtype=np.uint64),
     }
     blocks = 1 if n <= policy.path_one_block_vertices else grid
-    return DevicePathState(distances, buffers, None, blocks)
+    return DevicePathState(distances, buffers, None, blocks, grid, tied, words)
 
 
 def run_buckets(
@@ -130,22 +162,27 @@ def run_buckets(
     [steps, relaxations, vertices queued, 0, improved]), whether the search is done)."""
     b = state.buffers
     if b["ctl"] is None:
-        b["ctl"] = cupy.array([0, 0, np.float64(delta).view(np.int64), 0], dtype=np.int64)
+        ctl = np.zeros(CTL_FRESH + 1, dtype=np.int64)
+        ctl[CTL_END] = np.float64(delta).view(np.int64)
+        b["ctl"] = cupy.asarray(ctl)
     b["log"].fill(0)
-    relax_kernel(policy, graph, "delta_stepping")(
+    relax_kernel(policy, graph, "delta_stepping_tied" if state.tied else "delta_stepping")(
         (state.blocks,),
         (policy.path_threads,),
         (
             *graph_args(graph),
             np.int64(graph.n),
-            state.distances,
+            state.words,
             b["queued"],
             b["far_mark"],
             b["near0"],
             b["near1"],
             b["far0"],
             b["far1"],
+            b["far0_at"],
+            b["far1_at"],
             np.int64(b["far_capacity"]),
+            b["members"],
             b["piece_vertex"],
             b["piece_start"],
             np.int64(b["piece_capacity"]),
@@ -173,7 +210,22 @@ def run_buckets(
     done = bool(ctl[CTL_DONE])
     if done:
         b.clear()  # the queues and stamps go before the tree pass allocates its own
+        state.overflowed = bool(ctl[CTL_OVERFLOW])
+        if state.tied and not state.overflowed:
+            untie(policy, state)
     return rows, done
+
+
+def untie(policy: LaunchPolicy, state: DevicePathState) -> None:
+    """The distances and predecessors of a finished search of tied words (``tied_unpack``)."""
+    n = state.words.shape[0]
+    state.distances = cupy.empty(n, dtype=PATH_DTYPE)
+    state.preds = cupy.empty(n, dtype=PREDECESSOR_DTYPE)
+    blocks = max(1, min(state.grid, -(-n // policy.path_threads)))
+    get_kernel("relax", "tied_unpack", policy, 32)(
+        (blocks,), (policy.path_threads,), (np.int64(n), state.words, state.distances, state.preds)
+    )
+    state.words = None
 
 
 def bucket_bins(policy: LaunchPolicy, graph: DistGraph) -> int:
