@@ -10,17 +10,17 @@
  * distance tied to the vertex that gave it, which records the shortest-path tree during the
  * search (the *_tied kernels). The schedule is near-far (Davidson et al., IPDPS 2014) over
  * delta-stepping's buckets:
- *   - step: every vertex of the near queue relaxes the out-edges that land inside the bucket
- *     (below its end); a target that improves joins the next near queue (once per step:
- *     `queued` holds the step it was queued for) and, the first time in this bucket, the
- *     bucket's members (a vertex settles in the bucket it first joins, so `members` holds
- *     each vertex at most once over the search). Steps repeat until the near queue is empty:
- *     the bucket is settled (every vertex below its end has its final distance).
- *   - settle: the members relax the edges that leave the bucket, once, from their final
- *     distances (Meyer & Sanders' heavy edges, split by where they land rather than by
- *     weight, since a bucket spans several deltas); a target that improves joins the far
- *     pile (once per bucket: `far_mark` holds the bucket). A hub whose distance falls several
- *     times within its bucket thus relaxes its long row's outgoing edges once.
+ *   - step: every vertex of the near queue relaxes its out-edges; a target that improves below
+ *     the bucket's end joins the next near queue (once per step: `queued` holds the step it
+ *     was queued for), one that improves beyond it the far pile (once per bucket: `far_mark`
+ *     holds the bucket). Steps repeat until the near queue is empty: the bucket is settled
+ *     (every vertex below its end has its final distance).
+ *   - settle (dense graphs, `settle` set): the steps relax only the edges that land inside the
+ *     bucket, and the vertices that joined it (its members: a vertex settles in the bucket it
+ *     first joins, so `members` holds each vertex at most once over the search) relax the
+ *     others once it is settled, from their final distances (Meyer & Sanders' heavy edges,
+ *     split by where they land rather than by weight, since a bucket spans several deltas). A
+ *     hub whose distance falls several times within its bucket thus relaxes its long row once.
  *   - advance: the far pile's live entries (distance at or beyond the old end) are counted in
  *     a histogram of delta-wide bins past the old end; the new end is the first bin boundary
  *     with at least max(threads of the grid, live / split_divisor) vertices below it (a
@@ -28,7 +28,8 @@
  *     fraction per bucket), at most max_bins bins past the old end (buckets stay narrow enough
  *     to relax few edges twice), and past the least live distance when that lies beyond;
  *     entries below the new end become the near queue (and members), the rest the next far
- *     pile, dead entries drop out.
+ *     pile, dead entries drop out. Far entries carry their distance (see advance), so an
+ *     entry waiting through many buckets is not read from `dist` in each.
  *     A far pile that overflowed its capacity is replaced by a scan of every vertex.
  * Distances are exact in any order of relaxation (the minimum over paths of each path's sum,
  * added left to right), so the result does not depend on the grid, delta or timing.
@@ -341,10 +342,14 @@ __device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count, con
   }
 }
 
-// Relaxations of the search: d(u) + w against each target's word. A step relaxes the edges
-// whose target lands inside the bucket (`inside`), the settle pass at the bucket's end the
-// rest, once, from the final distances (Meyer & Sanders' light and heavy edges, split by where
-// they land rather than by weight, since a bucket spans several deltas).
+// Which out-edges a relaxation pass takes: every one (a step of a search without settle
+// passes), those whose target lands inside the bucket (a step of one with them), or the others
+// (the settle pass at the bucket's end: once, from the final distances, Meyer & Sanders'
+// heavy edges, split by where they land rather than by weight, since a bucket spans several
+// deltas).
+enum RelaxEdges { kEveryEdge, kInsideEdges, kLeavingEdges };
+
+// Relaxations of the search: d(u) + w against each target's word.
 template <class W>
 struct Relax {
   dist_t* dist;
@@ -352,7 +357,7 @@ struct Relax {
   int* far_mark;
   vertex_t* next;
   size_type* next_count;
-  vertex_t* members;  // the bucket's vertices, each once (a vertex settles in one bucket)
+  vertex_t* members;  // the bucket's vertices, each once (nullptr: no settle passes)
   size_type* member_count;
   vertex_t* far;
   size_type* far_count;
@@ -361,28 +366,29 @@ struct Relax {
   int step;        // the step the next queue is for
   int first_step;  // the bucket's first: a stamp below it marks a vertex new to the bucket
   int bucket;
-  bool inside;
+  RelaxEdges edges;
   int* overflow;
   unsigned long long relaxations = 0;
   unsigned long long improved = 0;
   unsigned long long queued_items = 0;
 
-  __device__ __forceinline__ bool weights_first() const { return inside; }
+  __device__ __forceinline__ bool weights_first() const { return edges == kInsideEdges; }
   __device__ __forceinline__ bool wants(double du, double w) const {
-    return (du + w < end) == inside;
+    return edges == kEveryEdge || (du + w < end) == (edges == kInsideEdges);
   }
 
   __device__ __forceinline__ void operator()(vertex_t u, double du, const vertex_t* v,
                                              const double* w, int k) {
     dist_t bits[kBatch], seen[kBatch];
-    bool take[kBatch];
+    bool near[kBatch];
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
       const double d = du + w[j];
-      take[j] = j < k && wants(du, w[j]);
-      relaxations += take[j];
-      bits[j] = take[j] ? W::make(d, u, overflow) : 0;
-      seen[j] = take[j] ? __ldcg(dist + v[j]) : 0;
+      const bool take = j < k && wants(du, w[j]);
+      relaxations += take;
+      near[j] = d < end;
+      bits[j] = take ? W::make(d, u, overflow) : 0;
+      seen[j] = take ? __ldcg(dist + v[j]) : 0;
     }
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
@@ -396,16 +402,16 @@ struct Relax {
       member[j] = false;
       if (push[j]) {
         ++improved;
-        if (inside) {
+        if (near[j]) {
           const int stamp = atomicExch(queued + v[j], step);
           push[j] = stamp != step;
-          member[j] = stamp < first_step;
+          member[j] = members != nullptr && stamp < first_step;
         } else {
           push[j] = atomicExch(far_mark + v[j], bucket) != bucket;
         }
-        pushed_near += push[j] && inside;
+        pushed_near += push[j] && near[j];
         joined += member[j];
-        pushed_far += push[j] && !inside;
+        pushed_far += push[j] && !near[j];
       }
     }
     queued_items += pushed_near + pushed_far;
@@ -413,7 +419,7 @@ struct Relax {
       size_type slot = append_slots(next_count, pushed_near);
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
-        if (push[j] && inside) next[slot++] = v[j];
+        if (push[j] && near[j]) next[slot++] = v[j];
       }
     }
     if (joined) {  // at most n over the search
@@ -427,7 +433,7 @@ struct Relax {
       size_type slot = append_slots(far_count, pushed_far);
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
-        if (push[j] && !inside) {
+        if (push[j] && !near[j]) {
           if (slot < far_capacity) far[slot] = v[j];
           ++slot;
         }
@@ -526,7 +532,8 @@ struct PathBuffers {
   float* far0_at;  // each far entry's distance, rounded down (a lower bound; see advance)
   float* far1_at;
   size_type far_capacity;
-  vertex_t* members;  // every bucket's vertices, bucket after bucket
+  vertex_t* members;  // every bucket's vertices, bucket after bucket (nullptr: no settle
+                      // passes, steps relax every edge)
   Pieces pieces;
   size_type piece_edges;
   size_type* counts;
@@ -628,7 +635,7 @@ __device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers&
       if (d < end) {
         if (atomicExch(b.queued + v, step) != step) {
           near[append_slots(counts + kNearSlot + step % 3, 1)] = v;
-          b.members[append_slots(counts + kMemberSlot, 1)] = v;
+          if (b.members != nullptr) b.members[append_slots(counts + kMemberSlot, 1)] = v;
         }
         continue;
       }
@@ -723,7 +730,7 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
       count = __ldcg(counts + kNearSlot + step % 3);  // the bucket's first step
       continue;
     }
-    // One step: the near queue relaxes the edges that land inside the bucket.
+    // One step: the near queue relaxes its edges (with settle passes: those that land inside).
     size_type* next_count = counts + kNearSlot + (step + 1) % 3;
     if (me == 0) {
       counts[kNearSlot + (step + 2) % 3] = 0;
@@ -737,14 +744,15 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
                    counts + kFarSlot + bucket % 3,
                    b.far_capacity,  end,
                    step + 1,        first_step,
-                   bucket,          true,
+                   bucket,          b.members != nullptr ? kInsideEdges : kEveryEdge,
                    reinterpret_cast<int*>(ctl + kCtlOverflow)};
     relax_rows<kVarint, W>(grid, g, b, b.near(step), count, kPieceSlot + step % 3, relax);
     count = __ldcg(next_count);
     ++step;
     ++steps;
-    if (count == 0) {  // settled: its vertices relax the edges that leave it, once
-      relax.inside = false;
+    if (count == 0 && b.members != nullptr) {
+      // Settled: its members relax the edges that leave it, once.
+      relax.edges = kLeavingEdges;
       const size_type members = __ldcg(counts + kMemberSlot) - member_begin;
       relax_rows<kVarint, W>(grid, g, b, b.members + member_begin, members, kSettlePieceSlot,
                              relax);
@@ -792,14 +800,15 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
       (long long n, dist_t* dist, int* queued, int* far_mark, vertex_t* near0,             \
        vertex_t* near1, vertex_t* far0, vertex_t* far1, float* far0_at, float* far1_at,    \
        long long far_capacity,                                                              \
-       vertex_t* members, vertex_t* piece_vertex, size_type* piece_start,                  \
+       vertex_t* members, int settle, vertex_t* piece_vertex, size_type* piece_start,      \
        long long piece_capacity, long long piece_edges, size_type* counts, long long* ctl, \
        unsigned long long* log, int log_rows, double delta, double limit, int max_bins,    \
        int split_divisor),                                                                 \
       (n,                                                                                  \
        PathBuffers{dist,    queued,  far_mark, near0,        near1,                        \
                    far0,    far1,    far0_at,  far1_at,      far_capacity,                 \
-                   members, Pieces{piece_vertex, piece_start, piece_capacity},             \
+                   settle ? members : nullptr,                                             \
+                   Pieces{piece_vertex, piece_start, piece_capacity},                      \
                    piece_edges, counts, ctl},                                              \
        log, log_rows, delta, limit, max_bins, split_divisor))
 

@@ -183,6 +183,7 @@ def run_buckets(
             b["far1_at"],
             np.int64(b["far_capacity"]),
             b["members"],
+            np.int32(settle_passes(policy, graph)),
             b["piece_vertex"],
             b["piece_start"],
             np.int64(b["piece_capacity"]),
@@ -226,6 +227,12 @@ def untie(policy: LaunchPolicy, state: DevicePathState) -> None:
         (blocks,), (policy.path_threads,), (np.int64(n), state.words, state.distances, state.preds)
     )
     state.words = None
+
+
+def settle_passes(policy: LaunchPolicy, graph: DistGraph) -> bool:
+    """Whether a search of ``graph`` splits its buckets' relaxations into steps and a settle
+    pass (``LaunchPolicy.path_settle_degree``)."""
+    return graph.num_local_edges >= policy.path_settle_degree * max(graph.n, 1)
 
 
 def bucket_bins(policy: LaunchPolicy, graph: DistGraph) -> int:
