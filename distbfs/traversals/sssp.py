@@ -72,11 +72,11 @@ def delta_stepping(
         state, log = striped_buckets(plan, source, limit, timer)
     if limit < NO_PATH:
         cut_beyond(state, limit)
-    preds = None
     if predecessors:
         with timer.phase("tree"):
-            preds = shortest_path_tree(plan, source, state)
+            state.preds = shortest_path_tree(plan, source, state)
     stats = log.stats(plan.comm, timer)
+    preds = state.preds if predecessors else None
     return PathSearch(source, state.distances, preds, stats, plan.delta, state)
 
 

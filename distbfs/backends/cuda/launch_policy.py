@@ -140,8 +140,7 @@ class LaunchPolicy:
         end, until its distance's turn comes, so 1 overflows only when many vertices improve
         in several buckets each; a pile that outgrows its slots is replaced by a scan of every
         vertex at the next advance: less memory (8 bytes a slot with int32 ids: the vertex and
-        its distance as float32), a pass over all vertices per bucket (kron26: 232 against
-        183 ms with no piles at all).
+        its distance as float32), a pass over all vertices per bucket.
     path_settle_degree : int
         Graphs of at least this mean degree (0: every graph) split each bucket's relaxations:
         its steps relax the edges that land inside it, a settle pass at its end the others,
