@@ -59,8 +59,8 @@
  *   plateau_parents pass k >= 1: in zero-distance plateaus, the smallest tight in-neighbour
  *                   resolved in pass k - 1 (`plateau_commit` ends the pass)
  *   relax_pieces    the pieces the two tree passes queued
- * each (but tied_unpack and plateau_commit) also as <name>_varint, which reads compressed columns (the four VarintColumns arrays in
- * place of `columns`).
+ * each (but tied_unpack and plateau_commit) also as <name>_varint, which reads compressed
+ * columns (the four VarintColumns arrays in place of `columns`).
  */
 #include "common.cuh"
 
@@ -94,7 +94,14 @@ constexpr int kSettlePieceSlot = kMemberSlot + 1;  // pieces of a settle pass
 // 9 + 2 * 256 + 4 slots in all (PATH_COUNT_SLOTS in distbfs/backends/cuda/relax.py)
 
 // ctl[] layout (CTL_* in distbfs/backends/cuda/relax.py)
-enum { kCtlStep = 0, kCtlBucket = 1, kCtlEnd = 2, kCtlDone = 3, kCtlOverflow = 4, kCtlFresh = 5 };
+enum {
+  kCtlStep = 0,
+  kCtlBucket = 1,
+  kCtlEnd = 2,
+  kCtlDone = 3,
+  kCtlOverflow = 4,
+  kCtlFresh = 5,
+};
 
 // log rows: bucket, lower bound (bits), end (bits), steps, relaxations, improved, queued
 constexpr int kLogWords = 7;
@@ -176,7 +183,7 @@ struct Pieces {
 constexpr int kBatch = 4;
 
 // Visit edges e, e + stride, ... below stop of vertex u (distance du), kBatch at a time. A
-// visitor whose `weights_first(du)` holds reads the weights, then only the columns of the
+// visitor whose `weights_first()` holds reads the weights, then only the columns of the
 // edges it `wants(du, w)` (a step, which takes the few edges that land inside its bucket);
 // otherwise both at once (one memory round trip).
 template <class Visit>
@@ -264,10 +271,11 @@ __device__ __forceinline__ size_type piece_begin(size_type start, int part,
 // kDecodePointEdges by their thread, longer ones queued as pieces. `accept(u, du)` filters the
 // vertices.
 template <bool kVarint, class W, class Visit, class Accept>
-__device__ __forceinline__ void visit_rows(const vertex_t* items, size_type count, const dist_t* dist,
-                           const Csr& g, Pieces pieces, size_type* piece_count,
-                           size_type piece_edges, size_type first_thread, size_type threads,
-                           Accept accept, Visit& visit) {
+__device__ __forceinline__ void visit_rows(const vertex_t* items, size_type count,
+                                           const dist_t* dist, const Csr& g, Pieces pieces,
+                                           size_type* piece_count, size_type piece_edges,
+                                           size_type first_thread, size_type threads,
+                                           Accept accept, Visit& visit) {
   if constexpr (kVarint) piece_edges = distbfs::kDecodePointEdges;
   const int lane = threadIdx.x & (kWarpThreads - 1);
   for (size_type base = first_thread - lane; base < count; base += threads) {
@@ -315,9 +323,10 @@ __device__ __forceinline__ void visit_rows(const vertex_t* items, size_type coun
 // The queued pieces [0, count): a warp each, or a thread each for compressed rows (the
 // caller's thread `me` of `threads`).
 template <bool kVarint, class W, class Visit>
-__device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count, const dist_t* dist, const Csr& g,
-                             size_type piece_edges, size_type me, size_type threads,
-                             Visit& visit) {
+__device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count,
+                                             const dist_t* dist, const Csr& g,
+                                             size_type piece_edges, size_type me,
+                                             size_type threads, Visit& visit) {
   if (count > pieces.capacity) count = pieces.capacity;
   if constexpr (kVarint) {
     constexpr size_type kPoint = distbfs::kDecodePointEdges;
@@ -550,11 +559,11 @@ struct PathBuffers {
 // vertices for step `step` (each also joins the members) and carry the rest to the next pile.
 // Far entries carry their distance (far_at) so that an entry is read from `dist` once, when it
 // is pushed, and once more when its bucket comes, rather than in every advance it waits
-// through: the entries from `fresh` on (this bucket's settle pass pushed them) read theirs
-// here; the older ones carry one that is at most the vertex's distance (the entry pushed when
-// the vertex last improved holds it exactly; older entries of the same vertex hold more and
-// drop out when their turn comes). Returns false when the pile holds no live vertex (the
-// search is done); else sets `end`, moves `bucket` on and sets `fresh` to the carried count.
+// through: the entries from `fresh` on (pushed in this bucket) read theirs here; the older
+// ones carry one that is at most the vertex's distance (the entry pushed when the vertex last
+// improved holds it exactly; older entries of the same vertex hold more and drop out when
+// their turn comes). Returns false when the pile holds no live vertex (the search is done);
+// else sets `end`, moves `bucket` on and sets `fresh` to the carried count.
 template <class W>
 __device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers& b,
                                         long long n, int step, int& bucket, double& end,
@@ -974,6 +983,7 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
     const dist_t word = words[v];
     const bool reached = word != TiedWord::kNone;
     distances[v] = as_bits(TiedWord::value(word));
-    preds[v] = reached ? static_cast<pred_t>(word & 0xffffffffull) : static_cast<pred_t>(distbfs::kUnreached);
+    const pred_t tail = static_cast<pred_t>(word & 0xffffffffull);
+    preds[v] = reached ? tail : static_cast<pred_t>(distbfs::kUnreached);
   }
 }

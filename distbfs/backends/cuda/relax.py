@@ -15,9 +15,9 @@ without one, plateau passes (``distbfs.traversals.sssp``).
 Memory: 8 bytes a vertex of words, 20 of stamps, near queues and members (int32 ids; 36 with
 int64 ids), far-pile slots of 8 bytes (12 with int64 ids; two piles of n,
 ``LaunchPolicy.path_far_fraction``), and pieces of long rows: about 44 bytes a vertex beside
-the CSR, freed when the search is done. The tree
-then takes 8 a vertex (and 4 where plateaus need passes) beside the distances; tied words
-become 16 a vertex of distances and predecessors.
+the CSR, freed when the search is done. The tree then takes 8 a vertex (and 4 where plateaus
+need passes) beside the distances; tied words become 16 a vertex of distances and
+predecessors.
 """
 
 from __future__ import annotations
