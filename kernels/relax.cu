@@ -55,6 +55,9 @@
  *   delta_stepping  the search, until it is done or `log_rows` buckets were logged
  *   delta_stepping_tied  the same on TiedWord words (32-bit ids only); `tied_unpack` then
  *                   writes the distances and the predecessors
+ *   delta_stepping_block, delta_stepping_block_tied  the same search in ONE block whose near
+ *                   queues live in shared memory (delta_stepping_one_block: small graphs
+ *                   without settle passes, i.e. road networks and meshes)
  *   tight_parents   shortest-path tree, pass 0: the smallest strictly closer tight in-neighbour
  *   plateau_parents pass k >= 1: in zero-distance plateaus, the smallest tight in-neighbour
  *                   resolved in pass k - 1 (`plateau_commit` ends the pass)
@@ -265,6 +268,31 @@ __device__ __forceinline__ size_type piece_begin(size_type start, int part,
   }
 }
 
+// Visit the edges [start, stop) of vertex u's row (every lane of the warp calls it together;
+// an empty range takes part without edges): a compressed row by its thread, decoded in order; a
+// plain row longer than a warp by the whole warp (one such row at a time), a shorter one by its
+// thread.
+template <bool kVarint, class Visit>
+__device__ __forceinline__ void visit_row(const Csr& g, vertex_t u, double du, size_type start,
+                                          size_type stop, Visit& visit) {
+  if constexpr (kVarint) {
+    visit_coded(g, u, du, start, start, stop, visit);
+  } else {
+    const int lane = threadIdx.x & (kWarpThreads - 1);
+    unsigned wide;
+    while ((wide = __ballot_sync(kFullWarp, stop - start > kWarpThreads)) != 0) {
+      const int leader = __ffs(wide) - 1;
+      const vertex_t wu = __shfl_sync(kFullWarp, u, leader);
+      const double wdu = __shfl_sync(kFullWarp, du, leader);
+      const size_type wstart = __shfl_sync(kFullWarp, start, leader);
+      const size_type wstop = __shfl_sync(kFullWarp, stop, leader);
+      visit_edges(g, wu, wdu, wstart + lane, wstop, kWarpThreads, visit);
+      if (lane == leader) stop = start;
+    }
+    visit_edges(g, u, du, start, stop, 1, visit);
+  }
+}
+
 // Visit the out-edges of the vertices items[0..count) (items == nullptr: 0..count-1) with
 // visit(u, du, v[], w[], k): rows up to a warp by their thread, up to piece_edges by the warp,
 // longer ones queued as pieces (visit_pieces visits those); compressed rows up to
@@ -302,21 +330,7 @@ __device__ __forceinline__ void visit_rows(const vertex_t* items, size_type coun
         stop = start;
       }
     }
-    if constexpr (kVarint) {
-      visit_coded(g, u, du, start, start, stop, visit);
-    } else {
-      unsigned wide;
-      while ((wide = __ballot_sync(kFullWarp, stop - start > kWarpThreads)) != 0) {
-        const int leader = __ffs(wide) - 1;
-        const vertex_t wu = __shfl_sync(kFullWarp, u, leader);
-        const double wdu = __shfl_sync(kFullWarp, du, leader);
-        const size_type wstart = __shfl_sync(kFullWarp, start, leader);
-        const size_type wstop = __shfl_sync(kFullWarp, stop, leader);
-        visit_edges(g, wu, wdu, wstart + lane, wstop, kWarpThreads, visit);
-        if (lane == leader) stop = start;
-      }
-      visit_edges(g, u, du, start, stop, 1, visit);
-    }
+    visit_row<kVarint>(g, u, du, start, stop, visit);
   }
 }
 
@@ -358,22 +372,72 @@ __device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count,
 // deltas).
 enum RelaxEdges { kEveryEdge, kInsideEdges, kLeavingEdges };
 
-// Relaxations of the search: d(u) + w against each target's word.
-template <class W>
+// The near queue of a step, as Relax and advance fill it. claim(v, fresh): whether v joins
+// now (false: queued for this step already), `fresh` whether it is new to the bucket; put(slot,
+// v) stores it in a slot reserved from `count`.
+//
+// GridNear: the grid's queue, in global memory; v joins once per step through its stamp
+// `queued[v]` (the last step it was queued for), which below the bucket's first step also says
+// that v is new to the bucket.
+struct GridNear {
+  int* queued;
+  vertex_t* items;
+  size_type* count;
+  int step;
+  int first_step;
+
+  __device__ __forceinline__ bool claim(vertex_t v, bool& fresh) const {
+    const int stamp = atomicExch(queued + v, step);
+    fresh = stamp < first_step;
+    return stamp != step;
+  }
+  __device__ __forceinline__ void put(size_type slot, vertex_t v) const { items[slot] = v; }
+};
+
+// BlockNear: a one-block search's queue (delta_stepping_block): its first `capacity` slots in
+// shared memory, the rest in the global queue of the same step parity; v joins once per step
+// through its bit in a shared bitmask of the vertices queued for that step (one by step
+// parity, each bit cleared when its step takes the vertex: `release`).
+struct BlockNear {
+  unsigned* marks;
+  vertex_t* shared_items;
+  vertex_t* global_items;
+  size_type capacity;
+  size_type* count;
+
+  __device__ __forceinline__ bool claim(vertex_t v, bool& fresh) const {
+    fresh = false;  // one-block searches have no settle passes, so no members
+    const unsigned bit = 1u << (v & 31);
+    return (atomicOr(marks + (v >> 5), bit) & bit) == 0;
+  }
+  __device__ __forceinline__ void put(size_type slot, vertex_t v) const {
+    if (slot < capacity) {
+      shared_items[slot] = v;
+    } else {
+      global_items[slot] = v;
+    }
+  }
+  __device__ __forceinline__ vertex_t get(size_type slot) const {
+    return slot < capacity ? shared_items[slot] : __ldcg(global_items + slot);
+  }
+  __device__ __forceinline__ void release(vertex_t v) const {
+    atomicAnd(marks + (v >> 5), ~(1u << (v & 31)));
+  }
+};
+
+// Relaxations of the search: d(u) + w against each target's word; an improved target below
+// the bucket's end joins `next` (the next step's near queue), one beyond it the far pile.
+template <class W, class Near>
 struct Relax {
   dist_t* dist;
-  int* queued;
   int* far_mark;
-  vertex_t* next;
-  size_type* next_count;
+  Near next;
   vertex_t* members;  // the bucket's vertices, each once (nullptr: no settle passes)
   size_type* member_count;
   vertex_t* far;
   size_type* far_count;
   size_type far_capacity;
   double end;
-  int step;        // the step the next queue is for
-  int first_step;  // the bucket's first: a stamp below it marks a vertex new to the bucket
   int bucket;
   RelaxEdges edges;
   int* overflow;
@@ -412,9 +476,9 @@ struct Relax {
       if (push[j]) {
         ++improved;
         if (near[j]) {
-          const int stamp = atomicExch(queued + v[j], step);
-          push[j] = stamp != step;
-          member[j] = members != nullptr && stamp < first_step;
+          bool fresh;
+          push[j] = next.claim(v[j], fresh);
+          member[j] = members != nullptr && fresh;
         } else {
           push[j] = atomicExch(far_mark + v[j], bucket) != bucket;
         }
@@ -425,10 +489,10 @@ struct Relax {
     }
     queued_items += pushed_near + pushed_far;
     if (pushed_near) {  // at most n per step: the next queue never overflows
-      size_type slot = append_slots(next_count, pushed_near);
+      size_type slot = append_slots(next.count, pushed_near);
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
-        if (push[j] && near[j]) next[slot++] = v[j];
+        if (push[j] && near[j]) next.put(slot++, v[j]);
       }
     }
     if (joined) {  // at most n over the search
@@ -547,6 +611,7 @@ struct PathBuffers {
   size_type piece_edges;
   size_type* counts;
   long long* ctl;
+  size_type block_queue;  // one-block searches: near-queue slots in shared memory
 
   __device__ __forceinline__ vertex_t* near(int step) const { return (step & 1) ? near1 : near0; }
   __device__ __forceinline__ vertex_t* far(int bucket) const { return (bucket & 1) ? far1 : far0; }
@@ -562,11 +627,12 @@ struct PathBuffers {
 // through: the entries from `fresh` on (pushed in this bucket) read theirs here; the older
 // ones carry one that is at most the vertex's distance (the entry pushed when the vertex last
 // improved holds it exactly; older entries of the same vertex hold more and drop out when
-// their turn comes). Returns false when the pile holds no live vertex (the search is done);
-// else sets `end`, moves `bucket` on and sets `fresh` to the carried count.
-template <class W>
+// their turn comes). The bucket's vertices join `near`, the queue of step `step`. Returns
+// false when the pile holds no live vertex (the search is done); else sets `end`, moves
+// `bucket` on and sets `fresh` to the carried count.
+template <class W, class Near>
 __device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers& b,
-                                        long long n, int step, int& bucket, double& end,
+                                        long long n, const Near& near, int& bucket, double& end,
                                         size_type& fresh, double delta, int max_bins,
                                         int split_divisor) {
   __shared__ size_type bins[kSplitBins];
@@ -624,7 +690,6 @@ __device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers&
   const double lowest = as_double(__ldcg(least));
   if (lowest >= end) end = (floor(lowest / delta) + 1) * delta;  // a gap of empty bins
   const int next_bucket = bucket + 1;
-  vertex_t* near = b.near(step);
   vertex_t* next_far = b.far(next_bucket);
   float* next_at = b.far_at(next_bucket);
   size_type* next_held = counts + kFarSlot + next_bucket % 3;
@@ -642,8 +707,9 @@ __device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers&
       const double d = W::value(__ldcg(b.dist + v));
       if (d < old_end) continue;  // settled in an earlier bucket
       if (d < end) {
-        if (atomicExch(b.queued + v, step) != step) {
-          near[append_slots(counts + kNearSlot + step % 3, 1)] = v;
+        bool fresh_member;
+        if (near.claim(v, fresh_member)) {
+          near.put(append_slots(near.count, 1), v);
           if (b.members != nullptr) b.members[append_slots(counts + kMemberSlot, 1)] = v;
         }
         continue;
@@ -664,10 +730,10 @@ __device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers&
 
 // The rows of items[0..count) through `relax`, then the pieces of the long ones (queued in
 // counts[piece_slot]), with a barrier after each.
-template <bool kVarint, class W>
-__device__ __forceinline__ void relax_rows(cg::grid_group& grid, const Csr& g, const PathBuffers& b,
-                           const vertex_t* items, size_type count, int piece_slot,
-                           Relax<W>& relax) {
+template <bool kVarint, class W, class Visit>
+__device__ __forceinline__ void relax_rows(cg::grid_group& grid, const Csr& g,
+                                           const PathBuffers& b, const vertex_t* items,
+                                           size_type count, int piece_slot, Visit& relax) {
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   size_type* piece_count = b.counts + piece_slot;
@@ -682,6 +748,86 @@ __device__ __forceinline__ void relax_rows(cg::grid_group& grid, const Csr& g, c
   }
 }
 
+// A launch's place in the search, which ctl[] carries from one launch to the next (a launch
+// ends only at a bucket's end), and the current bucket's counts so far.
+struct Cursor {
+  int step;
+  int bucket;
+  int first_bucket;            // this launch's first: its log rows count from it
+  int first_step;              // the current bucket's (a launch starts the search or ends a
+  size_type member_begin = 0;  // bucket, so these are set before they are read)
+  double end;
+  size_type fresh;  // far entries before it carry their distance
+  bool done = false;
+  unsigned long long steps = 0, relaxations = 0, improved = 0, queued_items = 0;
+
+  __device__ explicit Cursor(const long long* ctl)
+      : step(static_cast<int>(ctl[kCtlStep])),
+        bucket(static_cast<int>(ctl[kCtlBucket])),
+        first_bucket(bucket),
+        first_step(step),
+        end(__longlong_as_double(ctl[kCtlEnd])),
+        fresh(ctl[kCtlFresh]) {}
+
+  // The current bucket's log row (thread 0 of the launch).
+  __device__ void log_first(unsigned long long* log, int log_rows, double delta) const {
+    if (log_rows > 0) {
+      log[0] = static_cast<unsigned long long>(bucket);
+      log[1] = as_bits(end - delta);
+      log[2] = as_bits(end);
+    }
+  }
+
+  template <class Visit>
+  __device__ __forceinline__ void add(const Visit& relax) {
+    relaxations += relax.relaxations;
+    improved += relax.improved;
+    queued_items += relax.queued_items;
+  }
+
+  __device__ void save(long long* ctl) const {  // thread 0 of the launch
+    ctl[kCtlStep] = step;
+    ctl[kCtlBucket] = bucket;
+    ctl[kCtlEnd] = __double_as_longlong(end);
+    ctl[kCtlDone] = done ? 1 : 0;
+    ctl[kCtlFresh] = fresh;
+  }
+};
+
+// A bucket's end (its near queue is empty): its counts go to its log row; then the launch
+// ends (false: `log_rows` buckets are logged, or the search is done, `c.done`) or the next
+// bucket is cut and its vertices join `near`, the queue of step c.step (true).
+template <class W, class Near>
+__device__ __forceinline__ bool next_bucket(cg::grid_group& grid, const PathBuffers& b,
+                                            long long n, Cursor& c, const Near& near,
+                                            unsigned long long* log, int log_rows, double delta,
+                                            double limit, int max_bins, int split_divisor) {
+  const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (log_rows > 0) {
+    unsigned long long* row = log + (c.bucket - c.first_bucket) * kLogWords;
+    if (me == 0) row[3] += c.steps;
+    add_counts(c.relaxations, c.improved, c.queued_items, row + 4);
+  }
+  c.steps = c.relaxations = c.improved = c.queued_items = 0;
+  if (c.bucket - c.first_bucket + 1 >= log_rows || c.end > limit) {
+    c.done = c.end > limit;
+    return false;
+  }
+  c.member_begin = __ldcg(b.counts + kMemberSlot);
+  if (!advance<W>(grid, b, n, near, c.bucket, c.end, c.fresh, delta, max_bins, split_divisor)) {
+    c.done = true;
+    return false;
+  }
+  c.first_step = c.step;
+  if (log_rows > 0 && me == 0) {
+    unsigned long long* row = log + (c.bucket - c.first_bucket) * kLogWords;
+    row[0] = static_cast<unsigned long long>(c.bucket);
+    row[1] = __ldcg(b.counts + kMinSlot + ((c.bucket - 1) & 1));
+    row[2] = as_bits(c.end);
+  }
+  return true;
+}
+
 // The search from the state in ctl/counts (see the header), until it is done (ctl[kCtlDone]
 // = 1) or `log_rows` buckets were logged in this launch (the host relaunches, at a bucket's
 // end). Vertices no farther than `limit` get their final distance; the search stops before a
@@ -694,89 +840,140 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
   cg::grid_group grid = cg::this_grid();
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   size_type* counts = b.counts;
-  long long* ctl = b.ctl;
-  int step = static_cast<int>(ctl[kCtlStep]);
-  int bucket = static_cast<int>(ctl[kCtlBucket]);
-  double end = __longlong_as_double(ctl[kCtlEnd]);
-  const int first_bucket = bucket;
-  int first_step = step;         // of the current bucket (a launch starts the search or
-  size_type member_begin = 0;    // ends a bucket, so these are set before they are read)
-  size_type fresh = ctl[kCtlFresh];  // far entries before it carry their distance
-  bool done = false;
-  unsigned long long relaxations = 0, improved = 0, queued_items = 0;  // this bucket's, so far
-  if (me == 0 && log_rows > 0) {  // the current bucket's row
-    unsigned long long* row = log;
-    row[0] = static_cast<unsigned long long>(bucket);
-    row[1] = as_bits(end - delta);
-    row[2] = as_bits(end);
-  }
-  unsigned long long steps = 0;  // this bucket's
-  size_type count = __ldcg(counts + kNearSlot + step % 3);  // the near queue's length
+  Cursor c(b.ctl);
+  if (me == 0) c.log_first(log, log_rows, delta);
+  auto near = [&](int step) {
+    return GridNear{b.queued, b.near(step), counts + kNearSlot + step % 3, step, c.first_step};
+  };
+  size_type count = __ldcg(counts + kNearSlot + c.step % 3);  // the near queue's length
   while (true) {
     if (count == 0) {  // the bucket is settled: find the next one
-      if (log_rows > 0) {
-        unsigned long long* row = log + (bucket - first_bucket) * kLogWords;
-        if (me == 0) row[3] += steps;
-        add_counts(relaxations, improved, queued_items, row + 4);
-      }
-      steps = relaxations = improved = queued_items = 0;
-      if (bucket - first_bucket + 1 >= log_rows || end > limit) {
-        done = end > limit;
+      if (!next_bucket<W>(grid, b, n, c, near(c.step), log, log_rows, delta, limit, max_bins,
+                          split_divisor)) {
         break;
       }
-      member_begin = __ldcg(counts + kMemberSlot);
-      if (!advance<W>(grid, b, n, step, bucket, end, fresh, delta, max_bins, split_divisor)) {
-        done = true;
-        break;
-      }
-      first_step = step;
-      if (log_rows > 0 && me == 0) {
-        unsigned long long* row = log + (bucket - first_bucket) * kLogWords;
-        row[0] = static_cast<unsigned long long>(bucket);
-        row[1] = __ldcg(counts + kMinSlot + ((bucket - 1) & 1));
-        row[2] = as_bits(end);
-      }
-      count = __ldcg(counts + kNearSlot + step % 3);  // the bucket's first step
+      count = __ldcg(counts + kNearSlot + c.step % 3);  // the bucket's first step
       continue;
     }
     // One step: the near queue relaxes its edges (with settle passes: those that land inside).
-    size_type* next_count = counts + kNearSlot + (step + 1) % 3;
     if (me == 0) {
-      counts[kNearSlot + (step + 2) % 3] = 0;
-      counts[kPieceSlot + (step + 1) % 3] = 0;
+      counts[kNearSlot + (c.step + 2) % 3] = 0;
+      counts[kPieceSlot + (c.step + 1) % 3] = 0;
     }
-    Relax<W> relax{b.dist,          b.queued,
-                   b.far_mark,      b.near(step + 1),
-                   next_count,      b.members,
-                   counts + kMemberSlot,
-                   b.far(bucket),
-                   counts + kFarSlot + bucket % 3,
-                   b.far_capacity,  end,
-                   step + 1,        first_step,
-                   bucket,          b.members != nullptr ? kInsideEdges : kEveryEdge,
-                   reinterpret_cast<int*>(ctl + kCtlOverflow)};
-    relax_rows<kVarint, W>(grid, g, b, b.near(step), count, kPieceSlot + step % 3, relax);
-    count = __ldcg(next_count);
-    ++step;
-    ++steps;
+    Relax<W, GridNear> relax{b.dist,
+                             b.far_mark,
+                             near(c.step + 1),
+                             b.members,
+                             counts + kMemberSlot,
+                             b.far(c.bucket),
+                             counts + kFarSlot + c.bucket % 3,
+                             b.far_capacity,
+                             c.end,
+                             c.bucket,
+                             b.members != nullptr ? kInsideEdges : kEveryEdge,
+                             reinterpret_cast<int*>(b.ctl + kCtlOverflow)};
+    relax_rows<kVarint, W>(grid, g, b, b.near(c.step), count, kPieceSlot + c.step % 3, relax);
+    count = __ldcg(counts + kNearSlot + (c.step + 1) % 3);
+    ++c.step;
+    ++c.steps;
     if (count == 0 && b.members != nullptr) {
       // Settled: its members relax the edges that leave it, once.
       relax.edges = kLeavingEdges;
-      const size_type members = __ldcg(counts + kMemberSlot) - member_begin;
-      relax_rows<kVarint, W>(grid, g, b, b.members + member_begin, members, kSettlePieceSlot,
+      const size_type members = __ldcg(counts + kMemberSlot) - c.member_begin;
+      relax_rows<kVarint, W>(grid, g, b, b.members + c.member_begin, members, kSettlePieceSlot,
                              relax);
     }
-    relaxations += relax.relaxations;
-    improved += relax.improved;
-    queued_items += relax.queued_items;
+    c.add(relax);
   }
-  if (me == 0) {
-    ctl[kCtlStep] = step;
-    ctl[kCtlBucket] = bucket;
-    ctl[kCtlEnd] = __double_as_longlong(end);
-    ctl[kCtlDone] = done ? 1 : 0;
-    ctl[kCtlFresh] = fresh;
+  if (me == 0) c.save(b.ctl);
+}
+
+// The same search in ONE block (graphs of at most path_one_block_vertices vertices, without
+// settle passes: road networks, meshes, whose buckets take thousands of steps of a few hundred
+// vertices each): the near queues (BlockNear) and their lengths live in shared memory, so a
+// step's chain of dependent memory operations is the queued vertex's distance and row, its
+// edges, and the target's distance and atomicMin; a vertex claims its place in the next queue
+// in shared memory. Rows longer than a warp are taken by the whole warp (no pieces). Dynamic
+// shared memory: 4 queue lengths (by step % 3), two queues of b.block_queue vertices, two
+// bitmasks of n bits (the `queued` stamps are not used). The queue lengths go back to
+// counts[] when the launch ends, at a bucket's end, when both bitmasks are clear.
+template <bool kVarint, class W>
+__device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long n, PathBuffers b,
+                                                     unsigned long long* log, int log_rows,
+                                                     double delta, double limit, int max_bins,
+                                                     int split_divisor) {
+  extern __shared__ __align__(16) unsigned char block_shared[];
+  cg::grid_group grid = cg::this_grid();
+  const int lane = threadIdx.x & (kWarpThreads - 1);
+  const size_type capacity = b.block_queue;
+  const size_type words = (static_cast<size_type>(n) + 31) / 32;
+  size_type* lengths = reinterpret_cast<size_type*>(block_shared);
+  vertex_t* items = reinterpret_cast<vertex_t*>(lengths + 4);
+  unsigned* marks = reinterpret_cast<unsigned*>(items + 2 * capacity);
+  auto near = [&](int step) {
+    return BlockNear{marks + (step & 1) * words, items + (step & 1) * capacity, b.near(step),
+                     capacity, lengths + step % 3};
+  };
+  Cursor c(b.ctl);
+  if (threadIdx.x == 0) c.log_first(log, log_rows, delta);
+  for (size_type i = threadIdx.x; i < 2 * words; i += blockDim.x) marks[i] = 0;
+  if (threadIdx.x < 3) lengths[threadIdx.x] = __ldcg(b.counts + kNearSlot + threadIdx.x);
+  __syncthreads();
+  size_type count = lengths[c.step % 3];
+  const BlockNear entry = near(c.step);  // the source, when the launch starts the search
+  for (size_type i = threadIdx.x; i < count; i += blockDim.x) {
+    const vertex_t v = __ldcg(entry.global_items + i);
+    bool fresh;
+    entry.claim(v, fresh);
+    if (i < capacity) entry.shared_items[i] = v;
   }
+  __syncthreads();
+  while (true) {
+    if (count == 0) {
+      if (!next_bucket<W>(grid, b, n, c, near(c.step), log, log_rows, delta, limit, max_bins,
+                          split_divisor)) {
+        break;
+      }
+      count = lengths[c.step % 3];
+      continue;
+    }
+    if (threadIdx.x == 0) lengths[(c.step + 2) % 3] = 0;
+    const BlockNear current = near(c.step);
+    Relax<W, BlockNear> relax{b.dist,
+                              b.far_mark,
+                              near(c.step + 1),
+                              nullptr,
+                              nullptr,
+                              b.far(c.bucket),
+                              b.counts + kFarSlot + c.bucket % 3,
+                              b.far_capacity,
+                              c.end,
+                              c.bucket,
+                              kEveryEdge,
+                              reinterpret_cast<int*>(b.ctl + kCtlOverflow)};
+    // Warp-uniform trip count: every lane reaches visit_row's ballots together.
+    for (size_type base = threadIdx.x - lane; base < count; base += blockDim.x) {
+      const size_type i = base + lane;
+      vertex_t u = 0;
+      double du = 0.0;
+      size_type start = 0, stop = 0;
+      if (i < count) {
+        u = current.get(i);
+        du = W::value(__ldcg(b.dist + u));
+        start = g.offsets[u];
+        stop = g.offsets[u + 1];
+      }
+      visit_row<kVarint>(g, u, du, start, stop, relax);
+      if (i < count) current.release(u);
+    }
+    __syncthreads();
+    count = lengths[(c.step + 1) % 3];
+    ++c.step;
+    ++c.steps;
+    c.add(relax);
+  }
+  if (threadIdx.x < 3) b.counts[kNearSlot + threadIdx.x] = lengths[threadIdx.x];
+  if (threadIdx.x == 0) c.save(b.ctl);
 }
 
 }  // namespace
@@ -803,26 +1000,27 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
     body<true, word>(g, DISTBFS_UNPAREN args);                                              \
   }
 
-#define DISTBFS_DELTA_STEPPING(name, word)                                                 \
+#define DISTBFS_DELTA_STEPPING(name, body, word)                                           \
   DISTBFS_RELAX_ENTRIES(                                                                   \
-      name, delta_stepping_grid, word,                                                     \
+      name, body, word,                                                                    \
       (long long n, dist_t* dist, int* queued, int* far_mark, vertex_t* near0,             \
        vertex_t* near1, vertex_t* far0, vertex_t* far1, float* far0_at, float* far1_at,    \
-       long long far_capacity,                                                              \
-       vertex_t* members, int settle, vertex_t* piece_vertex, size_type* piece_start,      \
-       long long piece_capacity, long long piece_edges, size_type* counts, long long* ctl, \
-       unsigned long long* log, int log_rows, double delta, double limit, int max_bins,    \
-       int split_divisor),                                                                 \
+       long long far_capacity, vertex_t* members, int settle, vertex_t* piece_vertex,      \
+       size_type* piece_start, long long piece_capacity, long long piece_edges,            \
+       size_type* counts, long long* ctl, long long block_queue, unsigned long long* log,  \
+       int log_rows, double delta, double limit, int max_bins, int split_divisor),         \
       (n,                                                                                  \
        PathBuffers{dist,    queued,  far_mark, near0,        near1,                        \
                    far0,    far1,    far0_at,  far1_at,      far_capacity,                 \
                    settle ? members : nullptr,                                             \
                    Pieces{piece_vertex, piece_start, piece_capacity},                      \
-                   piece_edges, counts, ctl},                                              \
+                   piece_edges, counts, ctl, block_queue},                                 \
        log, log_rows, delta, limit, max_bins, split_divisor))
 
-DISTBFS_DELTA_STEPPING(delta_stepping, ExactWord)
-DISTBFS_DELTA_STEPPING(delta_stepping_tied, TiedWord)
+DISTBFS_DELTA_STEPPING(delta_stepping, delta_stepping_grid, ExactWord)
+DISTBFS_DELTA_STEPPING(delta_stepping_tied, delta_stepping_grid, TiedWord)
+DISTBFS_DELTA_STEPPING(delta_stepping_block, delta_stepping_one_block, ExactWord)
+DISTBFS_DELTA_STEPPING(delta_stepping_block_tied, delta_stepping_one_block, TiedWord)
 
 namespace {
 

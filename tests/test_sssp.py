@@ -278,13 +278,15 @@ def test_timed_search_keeps_its_buckets(backend):
 @pytest.mark.gpu
 @pytest.mark.parametrize("settle", [True, False])
 @pytest.mark.parametrize("integers", [True, False])
-@pytest.mark.parametrize("one_block", [True, False])
+@pytest.mark.parametrize("one_block", ["queue 4096", "queue 4", False])
 def test_one_gpu_search_across_launches_and_scans(one_block, integers, settle):
     """The persistent kernel returns to the host every ``path_log_rows`` buckets and goes on
     where it stopped, and far piles too small for their vertices are replaced by scans of every
     vertex: a search of many buckets on a mesh in launches of two buckets, with piles of 1% of
     the vertices, on one block and on a full grid, on tied words and on float64 distances, with
-    and without settle passes, gives numpy's distances and tree."""
+    and without settle passes, gives numpy's distances and tree. One block without settle
+    passes is the one-block kernel, its near queues in shared memory (or, past 4 vertices,
+    partly in global memory)."""
     import dataclasses
 
     case = graphs.grid(40, 25)
@@ -296,11 +298,13 @@ def test_one_gpu_search_across_launches_and_scans(one_block, integers, settle):
         path_log_rows=2,
         path_far_fraction=0.01,
         path_one_block_vertices=1 << 19 if one_block else 0,
+        path_block_queue=int(one_block.split()[1]) if one_block else 4096,
         path_bucket_bins=1,
         path_settle_degree=0 if settle else 1 << 20,
     )
     dist, preds, search = run(case, weights, 0, cuda, ONE, delta=2.0, integers=integers)
     assert search.state.tied == integers
+    assert (search.state.shared_bytes > 0) == bool(one_block and not settle)
     np.testing.assert_array_equal(dist, want_dist)
     np.testing.assert_array_equal(preds, want_preds)
     assert len(search.buckets) > 10

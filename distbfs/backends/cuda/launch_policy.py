@@ -117,7 +117,11 @@ class LaunchPolicy:
     path_one_block_vertices : int
         Graphs of at most this many vertices run the delta-stepping grid as ONE block (block
         barriers, 0.12 us, instead of grid barriers, 1 us): road networks, whose buckets hold
-        a few hundred vertices, pay a barrier per step thousands of times.
+        a few hundred vertices, pay a barrier per step thousands of times. Those without settle
+        passes run the one-block kernel, whose near queues live in shared memory.
+    path_block_queue : int
+        Vertices of each of the one-block kernel's two near queues held in shared memory (a
+        step that queues more puts the rest in the global queue).
     path_split_divisor : int
         A bucket ends at the first delta-wide histogram boundary below which at least 1 / this
         of the far pile's live vertices lie, and at least as many as the grid has threads: a
@@ -186,6 +190,7 @@ class LaunchPolicy:
     path_threads: int = 256
     path_piece_edges: int = 256
     path_one_block_vertices: int = 1 << 19
+    path_block_queue: int = 4096
     path_split_divisor: int = 8
     path_bucket_bins: int = 64
     path_dense_bucket_bins: int = 4
@@ -214,6 +219,7 @@ class LaunchPolicy:
             "fused_max_frontier",
             "fused_small_grid_blocks",
             "path_piece_edges",
+            "path_block_queue",
             "path_split_divisor",
             "path_bucket_bins",
             "path_dense_bucket_bins",

@@ -58,7 +58,8 @@ class DevicePathState:
     (with tied words: from the search itself; else once the tree is built); the kernels'
     buffers. ``words``: what the grid relaxes, the distances' bits or (``tied``) integer
     distances tied to their parents; ``overflowed``: a tied search met a distance past 32 bits
-    and has no result."""
+    and has no result; ``shared_bytes``: the dynamic shared memory of the one-block kernel
+    (``block_kernel_bytes``), 0 where the search runs the grid kernel."""
 
     distances: Any
     buffers: dict[str, Any] = field(default_factory=dict)
@@ -68,6 +69,7 @@ class DevicePathState:
     tied: bool = False
     words: Any = None
     overflowed: bool = False
+    shared_bytes: int = 0
 
 
 def weight_args(graph: DistGraph) -> tuple[Any, np.int32]:
@@ -148,7 +150,33 @@ def path_start(
         "log": cupy.zeros((policy.path_log_rows, LOG_WORDS), dtype=np.uint64),
     }
     blocks = 1 if n <= policy.path_one_block_vertices else grid
-    return DevicePathState(distances, buffers, None, blocks, grid, tied, words)
+    shared = block_kernel_bytes(policy, graph, tied) if blocks == 1 else 0
+    return DevicePathState(distances, buffers, None, blocks, grid, tied, words, False, shared)
+
+
+def block_kernel_bytes(policy: LaunchPolicy, graph: DistGraph, tied: bool) -> int:
+    """The dynamic shared memory of the one-block kernel (``delta_stepping_one_block``:
+    four queue lengths, two near queues of ``path_block_queue`` vertices, two bitmasks of the
+    vertices), its attribute raised to match; 0 where the search takes the grid kernel instead
+    (settle passes, or more than a block's shared memory)."""
+    if settle_passes(policy, graph):
+        return 0
+    ids = check_graph(graph)
+    words = -(-graph.n // 32)
+    nbytes = 4 * 8 + 2 * policy.path_block_queue * ids.itemsize + 2 * words * 4
+    kernel = relax_kernel(policy, graph, search_kernel(tied, True))
+    optin = cupy.cuda.runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin
+    limit = cupy.cuda.runtime.deviceGetAttribute(optin, cupy.cuda.Device().id)
+    if nbytes > limit - kernel.shared_size_bytes:
+        return 0
+    if kernel.max_dynamic_shared_size_bytes < nbytes:
+        kernel.max_dynamic_shared_size_bytes = nbytes
+    return nbytes
+
+
+def search_kernel(tied: bool, one_block: bool) -> str:
+    """The name of the delta-stepping kernel (``kernels/relax.cu``) of a search."""
+    return ("delta_stepping_block" if one_block else "delta_stepping") + ("_tied" if tied else "")
 
 
 def run_buckets(
@@ -166,7 +194,8 @@ def run_buckets(
         ctl[CTL_END] = np.float64(delta).view(np.int64)
         b["ctl"] = cupy.asarray(ctl)
     b["log"].fill(0)
-    relax_kernel(policy, graph, "delta_stepping_tied" if state.tied else "delta_stepping")(
+    kernel = relax_kernel(policy, graph, search_kernel(state.tied, state.shared_bytes > 0))
+    kernel(
         (state.blocks,),
         (policy.path_threads,),
         (
@@ -190,6 +219,7 @@ def run_buckets(
             np.int64(policy.path_piece_edges),
             b["counts"],
             b["ctl"],
+            np.int64(policy.path_block_queue),
             b["log"],
             np.int32(policy.path_log_rows),
             np.float64(delta),
@@ -197,6 +227,7 @@ def run_buckets(
             np.int32(bucket_bins(policy, graph)),
             np.int32(policy.path_split_divisor),
         ),
+        shared_mem=state.shared_bytes,
     )
     ctl = b["ctl"].get()
     log = b["log"].get()
@@ -247,9 +278,11 @@ def settled_in_buckets(distances: Any, lowers: list[float]) -> list[int]:
     next bucket's)."""
     if not lowers:
         return []
-    reached = distances[distances < NO_PATH]
-    bins = cupy.searchsorted(cupy.asarray(lowers, dtype=PATH_DTYPE), reached, side="right") - 1
-    counts = cupy.bincount(cupy.maximum(bins, 0), minlength=len(lowers))
+    # bounds: the lower bounds, then NO_PATH, so that an unreached vertex counts past the last
+    # bucket; no reached distance lies below the first bound (the source's 0)
+    bounds = cupy.asarray([*lowers, NO_PATH], dtype=PATH_DTYPE)
+    bins = cupy.searchsorted(bounds, distances, side="right") - 1
+    counts = cupy.bincount(bins, minlength=len(bounds))
     return [int(x) for x in counts.get()[: len(lowers)]]
 
 
