@@ -159,19 +159,26 @@ struct Csr {
   }
 };
 
-// Reserve `count` consecutive slots of a queue from divergent code: one atomic per group of
-// active lanes, each lane's slots after those of the lanes below it. Returns the first.
+// Reserve `count` (>= 0) consecutive slots of a queue from divergent code: one atomic per
+// group of active lanes, each lane's slots after those of the lanes below it. Returns the
+// first. The prefix over the group is summed a bit of the counts at a time (a ballot and a
+// population count each; counts here are small), which costs a few instructions where a scan
+// through a coalesced group's shuffles finds every source lane in software.
 __device__ __forceinline__ size_type append_slots(size_type* counter, int count) {
-  cg::coalesced_group active = cg::coalesced_threads();
-  int below = count;  // inclusive scan of the counts over the group
-  for (unsigned offset = 1; offset < active.size(); offset *= 2) {
-    const int up = active.shfl_up(below, offset);
-    if (active.thread_rank() >= offset) below += up;
+  const unsigned active = __activemask();
+  const int lane = threadIdx.x & (kWarpThreads - 1);
+  const unsigned below = active & ((1u << lane) - 1);
+  unsigned long long prefix = 0, total = 0;
+  for (int bit = 0;; ++bit) {
+    const unsigned set = __ballot_sync(active, (count >> bit) & 1);
+    prefix += static_cast<unsigned long long>(__popc(set & below)) << bit;
+    total += static_cast<unsigned long long>(__popc(set)) << bit;
+    if (!__any_sync(active, count >> (bit + 1))) break;
   }
-  const unsigned last = active.size() - 1;
+  const int leader = __ffs(active) - 1;
   size_type base = 0;
-  if (active.thread_rank() == last) base = distbfs::reserve_slots(counter, below);
-  return active.shfl(base, last) + below - count;
+  if (lane == leader) base = distbfs::reserve_slots(counter, static_cast<size_type>(total));
+  return __shfl_sync(active, base, leader) + static_cast<size_type>(prefix);
 }
 
 struct Pieces {
