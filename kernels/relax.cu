@@ -62,6 +62,7 @@
  *   plateau_parents pass k >= 1: in zero-distance plateaus, the smallest tight in-neighbour
  *                   resolved in pass k - 1 (`plateau_commit` ends the pass)
  *   relax_pieces    the pieces the two tree passes queued
+ *   bucket_census   reached vertices by bucket (the statistics)
  * each (but tied_unpack and plateau_commit) also as <name>_varint, which reads compressed
  * columns (the four VarintColumns arrays in place of `columns`).
  */
@@ -159,12 +160,23 @@ struct Csr {
   }
 };
 
+// The first of `count` slots from a queue's counter.
+__device__ __forceinline__ size_type reserve_at(size_type* counter, size_type count) {
+  return distbfs::reserve_slots(counter, count);
+}
+__device__ __forceinline__ size_type reserve_at(unsigned* counter, size_type count) {
+  return atomicAdd(counter, static_cast<unsigned>(count));
+}
+
 // Reserve `count` (>= 0) consecutive slots of a queue from divergent code: one atomic per
 // group of active lanes, each lane's slots after those of the lanes below it. Returns the
 // first. The prefix over the group is summed a bit of the counts at a time (a ballot and a
 // population count each; counts here are small), which costs a few instructions where a scan
-// through a coalesced group's shuffles finds every source lane in software.
-__device__ __forceinline__ size_type append_slots(size_type* counter, int count) {
+// through a coalesced group's shuffles finds every source lane in software. Counter: 64 bits
+// in global memory, or 32 in shared memory (a 64-bit shared atomicAdd is a compare-and-swap
+// loop).
+template <class Counter>
+__device__ __forceinline__ size_type append_slots(Counter* counter, int count) {
   const unsigned active = __activemask();
   const int lane = threadIdx.x & (kWarpThreads - 1);
   const unsigned below = active & ((1u << lane) - 1);
@@ -177,7 +189,7 @@ __device__ __forceinline__ size_type append_slots(size_type* counter, int count)
   }
   const int leader = __ffs(active) - 1;
   size_type base = 0;
-  if (lane == leader) base = distbfs::reserve_slots(counter, static_cast<size_type>(total));
+  if (lane == leader) base = reserve_at(counter, static_cast<size_type>(total));
   return __shfl_sync(active, base, leader) + static_cast<size_type>(prefix);
 }
 
@@ -410,7 +422,7 @@ struct BlockNear {
   vertex_t* shared_items;
   vertex_t* global_items;
   size_type capacity;
-  size_type* count;
+  unsigned* count;  // in shared memory
 
   __device__ __forceinline__ bool claim(vertex_t v, bool& fresh) const {
     fresh = false;  // one-block searches have no settle passes, so no members
@@ -901,8 +913,8 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
 // step's chain of dependent memory operations is the queued vertex's distance and row, its
 // edges, and the target's distance and atomicMin; a vertex claims its place in the next queue
 // in shared memory. Rows longer than a warp are taken by the whole warp (no pieces). Dynamic
-// shared memory: 4 queue lengths (by step % 3), two queues of b.block_queue vertices, two
-// bitmasks of n bits (the `queued` stamps are not used). The queue lengths go back to
+// shared memory: 4 queue lengths (by step % 3; 32 bits, native shared atomics), two queues of
+// b.block_queue vertices, two bitmasks of n bits (the `queued` stamps are not used). The queue lengths go back to
 // counts[] when the launch ends, at a bucket's end, when both bitmasks are clear.
 template <bool kVarint, class W>
 __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long n, PathBuffers b,
@@ -914,7 +926,7 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
   const int lane = threadIdx.x & (kWarpThreads - 1);
   const size_type capacity = b.block_queue;
   const size_type words = (static_cast<size_type>(n) + 31) / 32;
-  size_type* lengths = reinterpret_cast<size_type*>(block_shared);
+  unsigned* lengths = reinterpret_cast<unsigned*>(block_shared);
   vertex_t* items = reinterpret_cast<vertex_t*>(lengths + 4);
   unsigned* marks = reinterpret_cast<unsigned*>(items + 2 * capacity);
   auto near = [&](int step) {
@@ -924,7 +936,9 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
   Cursor c(b.ctl);
   if (threadIdx.x == 0) c.log_first(log, log_rows, delta);
   for (size_type i = threadIdx.x; i < 2 * words; i += blockDim.x) marks[i] = 0;
-  if (threadIdx.x < 3) lengths[threadIdx.x] = __ldcg(b.counts + kNearSlot + threadIdx.x);
+  if (threadIdx.x < 3) {
+    lengths[threadIdx.x] = static_cast<unsigned>(__ldcg(b.counts + kNearSlot + threadIdx.x));
+  }
   __syncthreads();
   size_type count = lengths[c.step % 3];
   const BlockNear entry = near(c.step);  // the source, when the launch starts the search
@@ -1176,6 +1190,48 @@ extern "C" __global__ void __launch_bounds__(kRelaxThreads)
   }
   mine = distbfs::warp_sum(mine);
   if ((threadIdx.x & (kWarpThreads - 1)) == 0 && mine) atomicAdd(resolved, mine);
+}
+
+// Reached vertices by bucket, for the statistics: counts[k] += the vertices whose distance lies
+// in [bounds[k], bounds[k + 1]) (bounds ascending from 0; the last bucket is open above). A
+// block counts into shared bins while there are at most kCensusBins buckets.
+constexpr int kCensusBins = 2048;
+
+extern "C" __global__ void __launch_bounds__(kRelaxThreads)
+    bucket_census(long long n, const double* distances, const double* bounds, int buckets,
+                  unsigned long long* counts) {
+  __shared__ unsigned bins[kCensusBins];
+  const bool shared = buckets <= kCensusBins;
+  if (shared) {
+    for (int k = threadIdx.x; k < buckets; k += blockDim.x) bins[k] = 0;
+    __syncthreads();
+  }
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  for (size_type v = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
+       v += threads) {
+    const double d = distances[v];
+    if (as_bits(d) == kNoPath) continue;
+    int lo = 0, hi = buckets - 1;  // the last bound at or below d
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (bounds[mid] <= d) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    if (shared) {
+      atomicAdd(bins + lo, 1u);
+    } else {
+      atomicAdd(counts + lo, 1ull);
+    }
+  }
+  if (shared) {
+    __syncthreads();
+    for (int k = threadIdx.x; k < buckets; k += blockDim.x) {
+      if (bins[k]) atomicAdd(counts + k, static_cast<unsigned long long>(bins[k]));
+    }
+  }
 }
 
 // The end of a TiedWord search: distances (float64, +inf where unreached) and predecessors

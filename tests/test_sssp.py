@@ -25,7 +25,7 @@ from distbfs.backends.numpy import NumpyBackend
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import UNREACHED
 from distbfs.engine import GraphResources
-from distbfs.engine.buckets import WeightSummary, choose_delta
+from distbfs.engine.buckets import COUNTERS, BucketStats, WeightSummary, choose_delta
 from distbfs.engine.plan import PathPlan
 from distbfs.traversals.sssp import delta_stepping
 
@@ -461,3 +461,11 @@ def test_apsp_refuses_a_matrix_that_does_not_fit(monkeypatch):
     monkeypatch.setattr(memory, "available_bytes", lambda xp: 50)
     with pytest.raises(distbfs.InputError, match=r"needs 72 bytes of host memory on rank 0, 50"):
         distbfs.apsp(g)
+
+
+def test_bucket_counters_are_the_statistics_fields_in_order():
+    """``BucketLog.stats`` fills ``BucketStats`` positionally from the COUNTERS columns."""
+    import dataclasses
+
+    names = tuple(f.name for f in dataclasses.fields(BucketStats))
+    assert names[2 : 2 + len(COUNTERS)] == COUNTERS

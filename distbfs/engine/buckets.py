@@ -120,10 +120,10 @@ class BucketLog:
             merged[-1] = seconds[before:].sum(axis=0)
             seconds = merged
         out = []
+        counts = totals.tolist()  # COUNTERS in BucketStats' field order, as Python ints
         for i, (bucket, lower) in enumerate(local[:, :keys].tolist()):
-            counts = dict(zip(COUNTERS, (int(x) for x in totals[i]), strict=True))
             times = dict(zip(names, seconds[i].tolist(), strict=True)) if seconds.size else {}
-            out.append(BucketStats(int(bucket), lower, seconds=times, **counts))
+            out.append(BucketStats(int(bucket), lower, *counts[i], seconds=times))
         return out
 
 

@@ -332,7 +332,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         return relax.run_buckets(self.policy, graph, state, delta, limit)
 
     def settled_in_buckets(self, state: relax.DevicePathState, lowers: list[float]) -> list[int]:
-        return relax.settled_in_buckets(state.distances, lowers)
+        return relax.settled_in_buckets(self.policy, state.distances, lowers)
 
     def shortest_path_tree_in_place(self, graph: DistGraph, distances: Any, source: int) -> Any:
         grid = search.persistent_grid(self.policy, self._persistent)

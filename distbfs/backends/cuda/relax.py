@@ -127,7 +127,7 @@ def path_start(
     near0[0] = source
     members = cupy.empty(max(n, 1), dtype=ids)
     members[0] = source
-    counts = cupy.zeros(PATH_COUNT_SLOTS, dtype=np.int64)
+    counts = np.zeros(PATH_COUNT_SLOTS, dtype=np.int64)
     counts[0] = 1  # the source in the near queue of step 0
     counts[MEMBER_SLOT] = 1
     counts[LEAST_SLOT : LEAST_SLOT + 2] = np.float64(NO_PATH).view(np.int64)  # none yet
@@ -145,9 +145,9 @@ def path_start(
         "piece_vertex": cupy.empty(pieces, dtype=ids),
         "piece_start": cupy.empty(pieces, dtype=np.int64),
         "piece_capacity": pieces,
-        "counts": counts,
+        "counts": cupy.asarray(counts),
         "ctl": None,  # set by the first launch, which knows delta
-        "log": cupy.zeros((policy.path_log_rows, LOG_WORDS), dtype=np.uint64),
+        "log": cupy.empty((policy.path_log_rows, LOG_WORDS), dtype=np.uint64),  # zeroed a launch
     }
     blocks = 1 if n <= policy.path_one_block_vertices else grid
     shared = block_kernel_bytes(policy, graph, tied) if blocks == 1 else 0
@@ -163,7 +163,7 @@ def block_kernel_bytes(policy: LaunchPolicy, graph: DistGraph, tied: bool) -> in
         return 0
     ids = check_graph(graph)
     words = -(-graph.n // 32)
-    nbytes = 4 * 8 + 2 * policy.path_block_queue * ids.itemsize + 2 * words * 4
+    nbytes = 4 * 4 + 2 * policy.path_block_queue * ids.itemsize + 2 * words * 4
     kernel = relax_kernel(policy, graph, search_kernel(tied, True))
     optin = cupy.cuda.runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin
     limit = cupy.cuda.runtime.deviceGetAttribute(optin, cupy.cuda.Device().id)
@@ -229,10 +229,10 @@ def run_buckets(
         ),
         shared_mem=state.shared_bytes,
     )
+    first = b.get("logged", 0)  # the bucket this launch started on
     ctl = b["ctl"].get()
-    log = b["log"].get()
     rows = []
-    for row in log[: int(ctl[CTL_BUCKET]) - int(log[0, 0]) + 1]:
+    for row in b["log"][: int(ctl[CTL_BUCKET]) - first + 1].get():
         if int(row[0]) <= b.get("logged", -1):
             continue  # the bucket a launch ended on, which the next one starts from
         lower = float(row[1:2].view(np.float64)[0])
@@ -273,17 +273,21 @@ def bucket_bins(policy: LaunchPolicy, graph: DistGraph) -> int:
     return policy.path_dense_bucket_bins if dense else policy.path_bucket_bins
 
 
-def settled_in_buckets(distances: Any, lowers: list[float]) -> list[int]:
+def settled_in_buckets(policy: LaunchPolicy, distances: Any, lowers: list[float]) -> list[int]:
     """Reached vertices whose final distance lies in each bucket (from its lower bound to the
-    next bucket's)."""
+    next bucket's): one launch of ``bucket_census`` and one read."""
     if not lowers:
         return []
-    # bounds: the lower bounds, then NO_PATH, so that an unreached vertex counts past the last
-    # bucket; no reached distance lies below the first bound (the source's 0)
-    bounds = cupy.asarray([*lowers, NO_PATH], dtype=PATH_DTYPE)
-    bins = cupy.searchsorted(bounds, distances, side="right") - 1
-    counts = cupy.bincount(bins, minlength=len(bounds))
-    return [int(x) for x in counts.get()[: len(lowers)]]
+    n = distances.shape[0]
+    counts = cupy.zeros(len(lowers), dtype=np.uint64)
+    bounds = cupy.asarray(np.asarray(lowers, dtype=PATH_DTYPE))
+    blocks = max(1, min(1024, -(-n // policy.path_threads)))
+    get_kernel("relax", "bucket_census", policy, 32)(
+        (blocks,),
+        (policy.path_threads,),
+        (np.int64(n), distances, bounds, np.int32(len(lowers)), counts),
+    )
+    return [int(x) for x in counts.get()]
 
 
 def shortest_path_tree(
