@@ -70,6 +70,7 @@ constexpr int kMaxBins = DISTBFS_MAX_BINS;
 constexpr int kFusedThreads = DISTBFS_FUSED_THREADS;
 constexpr int kFusedBlocksPerSm = DISTBFS_FUSED_BLOCKS_PER_SM;
 constexpr int kPathThreads = DISTBFS_PATH_THREADS;
+constexpr int kPathBlockThreads = DISTBFS_PATH_BLOCK_THREADS;
 constexpr size_type kHeavyDegree = DISTBFS_HEAVY_DEGREE;
 constexpr size_type kFusedMaxEdges = DISTBFS_FUSED_MAX_EDGES;
 constexpr size_type kDecodePointEdges = DISTBFS_DECODE_POINT_EDGES;

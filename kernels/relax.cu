@@ -748,11 +748,14 @@ __device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers&
 }
 
 // The rows of items[0..count) through `relax`, then the pieces of the long ones (queued in
-// counts[piece_slot]), with a barrier after each.
+// counts[piece_slot]), with a barrier after each. Returns *after as read after the last barrier
+// (the next queue's length: read beside the piece count, so that a step without pieces waits
+// for one round trip after its barrier, not two).
 template <bool kVarint, class W, class Visit>
-__device__ __forceinline__ void relax_rows(cg::grid_group& grid, const Csr& g,
-                                           const PathBuffers& b, const vertex_t* items,
-                                           size_type count, int piece_slot, Visit& relax) {
+__device__ __forceinline__ size_type relax_rows(cg::grid_group& grid, const Csr& g,
+                                                const PathBuffers& b, const vertex_t* items,
+                                                size_type count, int piece_slot, Visit& relax,
+                                                const size_type* after) {
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   size_type* piece_count = b.counts + piece_slot;
@@ -760,11 +763,14 @@ __device__ __forceinline__ void relax_rows(cg::grid_group& grid, const Csr& g,
                          threads, AcceptAll{}, relax);
   barrier(grid);
   const size_type piece_total = __ldcg(piece_count);
+  size_type value = __ldcg(after);
   if (piece_total) {
     visit_pieces<kVarint, W>(b.pieces, piece_total, b.dist, g, b.piece_edges, me, threads,
                              relax);
     barrier(grid);  // the next reads of dist and the queues
+    value = __ldcg(after);
   }
+  return value;
 }
 
 // A launch's place in the search, which ctl[] carries from one launch to the next (a launch
@@ -891,8 +897,8 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
                              c.bucket,
                              b.members != nullptr ? kInsideEdges : kEveryEdge,
                              reinterpret_cast<int*>(b.ctl + kCtlOverflow)};
-    relax_rows<kVarint, W>(grid, g, b, b.near(c.step), count, kPieceSlot + c.step % 3, relax);
-    count = __ldcg(counts + kNearSlot + (c.step + 1) % 3);
+    count = relax_rows<kVarint, W>(grid, g, b, b.near(c.step), count, kPieceSlot + c.step % 3,
+                                   relax, counts + kNearSlot + (c.step + 1) % 3);
     ++c.step;
     ++c.steps;
     if (count == 0 && b.members != nullptr) {
@@ -900,7 +906,7 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
       relax.edges = kLeavingEdges;
       const size_type members = __ldcg(counts + kMemberSlot) - c.member_begin;
       relax_rows<kVarint, W>(grid, g, b, b.members + c.member_begin, members, kSettlePieceSlot,
-                             relax);
+                             relax, counts + kMemberSlot);
     }
     c.add(relax);
   }
@@ -1004,14 +1010,16 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
 // byte_offsets, point_bytes, point_values, weights, weight_kind, params...).
 #define DISTBFS_UNPAREN(...) __VA_ARGS__
 #define DISTBFS_RELAX_ENTRIES(name, body, word, params, args)                               \
-  extern "C" __global__ void __launch_bounds__(kRelaxThreads, kRelaxBlocksPerSM)           \
+  DISTBFS_RELAX_ENTRIES_BOUND(name, body, word, kRelaxThreads, kRelaxBlocksPerSM, params, args)
+#define DISTBFS_RELAX_ENTRIES_BOUND(name, body, word, threads, blocks, params, args)          \
+  extern "C" __global__ void __launch_bounds__(threads, blocks)                             \
       name(const size_type* offsets, const vertex_t* columns, const void* weights,          \
            int weight_kind, DISTBFS_UNPAREN params) {                                       \
     const Csr g{offsets, columns, {nullptr, nullptr, nullptr, nullptr}, weights,            \
                 weight_kind};                                                               \
     body<false, word>(g, DISTBFS_UNPAREN args);                                             \
   }                                                                                         \
-  extern "C" __global__ void __launch_bounds__(kRelaxThreads, kRelaxBlocksPerSM)           \
+  extern "C" __global__ void __launch_bounds__(threads, blocks)                             \
       name##_varint(                                                                        \
       const size_type* offsets, const unsigned char* bytes, const size_type* byte_offsets,  \
       const size_type* point_bytes, const vertex_t* point_values, const void* weights,      \
@@ -1021,9 +1029,9 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
     body<true, word>(g, DISTBFS_UNPAREN args);                                              \
   }
 
-#define DISTBFS_DELTA_STEPPING(name, body, word)                                           \
-  DISTBFS_RELAX_ENTRIES(                                                                   \
-      name, body, word,                                                                    \
+#define DISTBFS_DELTA_STEPPING(name, body, word, threads, blocks)                          \
+  DISTBFS_RELAX_ENTRIES_BOUND(                                                             \
+      name, body, word, threads, blocks,                                                   \
       (long long n, dist_t* dist, int* queued, int* far_mark, vertex_t* near0,             \
        vertex_t* near1, vertex_t* far0, vertex_t* far1, float* far0_at, float* far1_at,    \
        long long far_capacity, vertex_t* members, int settle, vertex_t* piece_vertex,      \
@@ -1038,10 +1046,15 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
                    piece_edges, counts, ctl, block_queue},                                 \
        log, log_rows, delta, limit, max_bins, split_divisor))
 
-DISTBFS_DELTA_STEPPING(delta_stepping, delta_stepping_grid, ExactWord)
-DISTBFS_DELTA_STEPPING(delta_stepping_tied, delta_stepping_grid, TiedWord)
-DISTBFS_DELTA_STEPPING(delta_stepping_block, delta_stepping_one_block, ExactWord)
-DISTBFS_DELTA_STEPPING(delta_stepping_block_tied, delta_stepping_one_block, TiedWord)
+DISTBFS_DELTA_STEPPING(delta_stepping, delta_stepping_grid, ExactWord, kRelaxThreads,
+                       kRelaxBlocksPerSM)
+DISTBFS_DELTA_STEPPING(delta_stepping_tied, delta_stepping_grid, TiedWord, kRelaxThreads,
+                       kRelaxBlocksPerSM)
+// the one-block kernel: its one block has the SM to itself
+DISTBFS_DELTA_STEPPING(delta_stepping_block, delta_stepping_one_block, ExactWord,
+                       distbfs::kPathBlockThreads, 1)
+DISTBFS_DELTA_STEPPING(delta_stepping_block_tied, delta_stepping_one_block, TiedWord,
+                       distbfs::kPathBlockThreads, 1)
 
 namespace {
 

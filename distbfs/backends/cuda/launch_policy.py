@@ -119,6 +119,12 @@ class LaunchPolicy:
         barriers, 0.12 us, instead of grid barriers, 1 us): road networks, whose buckets hold
         a few hundred vertices, pay a barrier per step thousands of times. Those without settle
         passes run the one-block kernel, whose near queues live in shared memory.
+    path_block_threads : int
+        Threads of the one-block kernel (its only block: a step of more vertices than threads
+        takes more than one chain of memory round trips; the advance makes a bucket at least
+        this many vertices wide). luxembourg_osm on one H200: 256 threads 6.75 ms, 512 5.23 to
+        5.67 ms (35 buckets against 66, 1,313 steps against 1,402), 1024 6.92 ms (64 registers
+        a thread: spills).
     path_block_queue : int
         Vertices of each of the one-block kernel's two near queues held in shared memory (a
         step that queues more puts the rest in the global queue).
@@ -190,6 +196,7 @@ class LaunchPolicy:
     path_threads: int = 256
     path_piece_edges: int = 256
     path_one_block_vertices: int = 1 << 19
+    path_block_threads: int = 512
     path_block_queue: int = 4096
     path_split_divisor: int = 8
     path_bucket_bins: int = 64
@@ -200,7 +207,7 @@ class LaunchPolicy:
     path_settle_degree: int = 8
 
     def __post_init__(self) -> None:
-        for name in ("block_threads", "fused_threads", "path_threads"):
+        for name in ("block_threads", "fused_threads", "path_threads", "path_block_threads"):
             value = getattr(self, name)
             if value % WARP_THREADS or not WARP_THREADS <= value <= 1024:
                 raise ValueError(f"LaunchPolicy.{name}={value}: need a multiple of 32, 32 to 1024")
@@ -280,6 +287,7 @@ class LaunchPolicy:
             f"-DDISTBFS_DECODE_POINT_EDGES={self.decode_point_edges}",
             f"-DDISTBFS_FUSED_MAX_EDGES={self.fused_max_edges}",
             f"-DDISTBFS_PATH_THREADS={self.path_threads}",
+            f"-DDISTBFS_PATH_BLOCK_THREADS={self.path_block_threads}",
         )
 
 

@@ -195,9 +195,10 @@ def run_buckets(
         b["ctl"] = cupy.asarray(ctl)
     b["log"].fill(0)
     kernel = relax_kernel(policy, graph, search_kernel(state.tied, state.shared_bytes > 0))
+    threads = policy.path_block_threads if state.shared_bytes else policy.path_threads
     kernel(
         (state.blocks,),
-        (policy.path_threads,),
+        (threads,),
         (
             *graph_args(graph),
             np.int64(graph.n),
