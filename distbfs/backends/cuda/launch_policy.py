@@ -122,9 +122,9 @@ class LaunchPolicy:
     path_block_threads : int
         Threads of the one-block kernel (its only block: a step of more vertices than threads
         takes more than one chain of memory round trips; the advance makes a bucket at least
-        this many vertices wide). luxembourg_osm on one H200: 256 threads 6.75 ms, 512 5.23 to
-        5.67 ms (35 buckets against 66, 1,313 steps against 1,402), 1024 6.92 ms (64 registers
-        a thread: spills).
+        this many vertices wide). luxembourg_osm on one H200, 64-delta buckets: 256 threads
+        6.75 ms, 512 5.23 to 5.67 ms (35 buckets against 66, 1,313 steps against 1,402), 1024
+        6.92 ms (64 registers a thread: spills).
     path_block_queue : int
         Vertices of each of the one-block kernel's two near queues held in shared memory (a
         step that queues more puts the rest in the global queue).

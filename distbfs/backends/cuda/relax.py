@@ -1,5 +1,7 @@
 """Shortest paths on one GPU that holds the whole graph (``kernels/relax.cu``): delta-stepping
-in one persistent cooperative grid, and the shortest-path tree.
+in one persistent cooperative grid (small graphs without settle passes, i.e. road networks and
+meshes: in one block whose near queues live in shared memory, ``block_kernel_bytes``), and the
+shortest-path tree.
 
 ``path_start``: the search's device state (a word a vertex: the float64 distance's bits, or
 with positive integer weights on 32-bit ids the integer distance tied to the parent that gave
