@@ -7,7 +7,10 @@ edge list, so a generated graph takes about the memory of its CSR).
 
 Weights: a weighted graph carries ``weights`` aligned with ``column_indices`` (None when
 unweighted); they travel with their edges through every pass and are handled only when present,
-so an unweighted build is unchanged. Of duplicate edges the one of smallest weight is kept; an
+so an unweighted build is unchanged. Non-negative integer weights small enough travel inside
+the edge's sort key (``key * m + weight``, ``weight_packing``), so that one sort of one array
+orders the edges and, among duplicates, their weights; other weights travel beside the keys and
+take a second sort. Of duplicate edges the one of smallest weight is kept; an
 undirected edge stores one weight in both directions (the smaller, when the input lists u -> v
 and v -> u with different weights); zero weights are edges like any other. Weights must be
 non-negative and finite (the readers and the API check them). Their dtype is
@@ -161,6 +164,30 @@ def _stored_weights(values: Any, comm: Communicator | None = None) -> Any:
     return None if values is None else values.astype(weight_dtype(values, comm))
 
 
+def packing_multiplier(top: float, n: int, nlocal: int) -> int:
+    """m such that ``key * m + w`` holds every weight w in [0, ``top``] (integers) beside any
+    key ``local_row * n + column`` of a rank owning at most ``nlocal`` rows within int64; 0 when
+    it would not fit (the weights then travel beside the keys)."""
+    m = int(top) + 1
+    return m if max(nlocal, 1) * max(n, 1) * m < 2**63 else 0
+
+
+def weight_packing(xp: Any, weights: Any, n: int, comm: Communicator | None = None) -> int:
+    """``packing_multiplier`` of the weights of a build when every weight, on every rank (with
+    ``comm``: collective, one all-reduce), is a non-negative integer; else 0. ``weights`` are
+    non-negative and finite (the readers check them)."""
+    fractional, top = False, 0.0
+    for i in _chunks(len(weights)):
+        part = weights[i : i + CHUNK]
+        fractional = fractional or not bool((part == xp.floor(part)).all())
+        top = max(top, float(part.max()))
+    size = 1
+    if comm is not None:  # any rank's fractional weight, the largest weight of all
+        both = comm.allreduce(np.array([float(fractional), top]), op="max")
+        fractional, top, size = bool(both[0]), float(both[1]), comm.size
+    return 0 if fractional else packing_multiplier(top, n, num_local(n, size, 0))
+
+
 def _edge_keys(
     xp: Any,
     src: Any,
@@ -170,11 +197,13 @@ def _edge_keys(
     symmetric: bool,
     weights: Any = None,
     threads: int = 1,
+    pack: int = 0,
 ) -> tuple[Any, Any]:
     """Sort keys ``local_row * n + column`` of the edges owned here, self-loops dropped; both
     directions when ``symmetric`` (one rank only: the reverse edge is owned here too); and the
-    weights aligned with the keys (None without ``weights``). Pieces of the edge list run on up
-    to ``threads`` host threads, each writing its own slice."""
+    weights aligned with the keys (None without ``weights``, or when ``pack`` > 0 puts them in
+    the keys: ``key * pack + weight``). Pieces of the edge list run on up to ``threads`` host
+    threads, each writing its own slice."""
     pieces = spans(xp, len(src), threads, CHUNK)
 
     def kept(bounds: tuple[int, int]) -> int:
@@ -184,7 +213,7 @@ def _edge_keys(
     counts = parallel_map(kept, pieces, threads)
     ways = 2 if symmetric else 1
     keys = xp.empty(sum(counts) * ways, dtype=xp.int64)
-    values = None if weights is None else xp.empty(len(keys), dtype=weights.dtype)
+    values = None if weights is None or pack else xp.empty(len(keys), dtype=weights.dtype)
     starts = [ways * sum(counts[:i]) for i in range(len(pieces))]
 
     def fill(i: int) -> None:
@@ -195,7 +224,7 @@ def _edge_keys(
         w = None if weights is None else weights[lo:hi][loop_free]
         at = starts[i]
         for tails, heads in ((s, d), (d, s)) if symmetric else ((s, d),):
-            keys[at : at + len(tails)] = local_id(tails, size) * n + heads
+            keys[at : at + len(tails)] = edge_keys(xp, tails, heads, n, size, w, pack)
             if values is not None:
                 values[at : at + len(tails)] = w
             at += len(tails)
@@ -204,15 +233,35 @@ def _edge_keys(
     return keys, values
 
 
+def edge_keys(
+    xp: Any, tails: Any, heads: Any, n: int, size: int, weights: Any = None, pack: int = 0
+) -> Any:
+    """The sort keys of the edges ``tails -> heads`` owned here: ``local_row * n + column``,
+    times ``pack`` plus the (integer) weight where ``pack`` > 0."""
+    keys = local_id(tails, size) * n + heads
+    if pack:
+        keys *= pack
+        keys += weights.astype(xp.int64)
+    return keys
+
+
 def _exchanged_keys(
-    comm: Communicator, xp: Any, src: Any, dst: Any, n: int, directed: bool, weights: Any = None
+    comm: Communicator,
+    xp: Any,
+    src: Any,
+    dst: Any,
+    n: int,
+    directed: bool,
+    weights: Any = None,
+    pack: int = 0,
 ) -> tuple[Any, Any]:
     """Send every edge (both directions when undirected, self-loops dropped) to the owner of
     its tail, in rounds of at most CHUNK / 2 directed edges, and return the received edges'
     sort keys ``local_row * n + column`` in one array sized beforehand, with their weights
     (None without ``weights``): a first pass counts what each round sends to each rank (one
     all-gather of the counts), so no round's keys are ever copied twice. Every rank runs the
-    same number of rounds (collective)."""
+    same number of rounds (collective). ``pack`` > 0: the weights travel in the keys
+    (``edge_keys``) and None is returned for them."""
     p = comm.size
     step = CHUNK // 2 if directed else CHUNK // 4  # edges per round: both directions travel
     rounds = comm.allreduce(-(-len(src) // step), op="max")
@@ -236,13 +285,13 @@ def _exchanged_keys(
         sent[i] = counts.get() if hasattr(counts, "get") else counts
     received = comm.allgather_array(sent.reshape(-1)).reshape(p, rounds, p)[:, :, comm.rank]
     keys = xp.empty(int(received.sum()), dtype=xp.int64)
-    values = None if weights is None else xp.empty(len(keys), dtype=weights.dtype)
+    values = None if weights is None or pack else xp.empty(len(keys), dtype=weights.dtype)
     at = 0
     for i in range(rounds):
-        tails, *payloads = directed_edges(i, values is not None)
+        tails, *payloads = directed_edges(i, weights is not None)
         offsets, tails, payloads = bin_by_owner(xp, tails, p, *payloads)
         _, (tails, heads, *w) = comm.alltoallv(offsets, tails, *payloads)
-        keys[at : at + len(tails)] = local_id(tails, p) * n + heads
+        keys[at : at + len(tails)] = edge_keys(xp, tails, heads, n, p, *w[:1], pack=pack)
         if values is not None:
             values[at : at + len(tails)] = w[0]
         at += len(tails)
@@ -251,10 +300,13 @@ def _exchanged_keys(
     return keys, values
 
 
-def _sort_unique_in_place(xp: Any, keys: Any, weights: Any = None) -> tuple[Any, Any]:
+def _sort_unique_in_place(
+    xp: Any, keys: Any, weights: Any = None, pack: int = 0
+) -> tuple[Any, Any]:
     """Sort ``keys`` in place and compact its distinct values to its front; return that prefix,
     and that of ``weights`` (permuted and compacted alongside, in place: of duplicate keys the
-    smallest weight stays; None without weights)."""
+    smallest weight stays; None without weights). ``pack`` > 0: the keys hold their weights
+    (``edge_keys``), so one sort orders both, and keys are distinct by ``key // pack``."""
     if weights is None:
         keys.sort()
     else:
@@ -262,9 +314,12 @@ def _sort_unique_in_place(xp: Any, keys: Any, weights: Any = None) -> tuple[Any,
     out = 0
     for i in _chunks(len(keys)):
         chunk = keys[i : i + CHUNK]
+        edge = chunk // pack if pack else chunk
         first = xp.empty(len(chunk), dtype=xp.bool_)
-        first[1:] = chunk[1:] != chunk[:-1]
-        first[:1] = True if i == 0 else chunk[:1] != keys[i - 1 : i]
+        first[1:] = edge[1:] != edge[:-1]
+        before = keys[i - 1 : i] // pack if pack else keys[i - 1 : i]
+        first[:1] = True if i == 0 else edge[:1] != before
+        del edge
         distinct = chunk[first]  # a copy: safe to write before position i + len(chunk)
         if weights is not None:
             weights[out : out + len(distinct)] = weights[i : i + CHUNK][first]
@@ -312,22 +367,29 @@ BUILD_FIX = (
 """What the refusal of a graph too large to build suggests."""
 
 
-def build_bytes(n: int, nlocal: int, edges: int, weighted: bool) -> int:
+def build_bytes(n: int, nlocal: int, edges: int, weighted: bool, packed: bool = False) -> int:
     """The peak bytes of building a rank's CSR of ``edges`` directed edges (the input aside):
     per owned vertex the row offsets and the degree counts (int64 each), per edge an int64 key,
     the sort's buffer of as much, the column id and, weighted, three more words (the weight,
-    its sort permutation and the stored copy)."""
-    per_edge = 16 + vertex_dtype(n).itemsize + (24 if weighted else 0)
+    its sort permutation and the stored copy), or with the weights in the keys (``packed``)
+    two (the weight taken out and the stored copy)."""
+    per_edge = 16 + vertex_dtype(n).itemsize + ((16 if packed else 24) if weighted else 0)
     return 16 * (nlocal + 1) + per_edge * edges
 
 
 def require_build(
-    xp: Any, comm: Communicator | None, n: int, nlocal: int, edges: int, weighted: bool
+    xp: Any,
+    comm: Communicator | None,
+    n: int,
+    nlocal: int,
+    edges: int,
+    weighted: bool,
+    packed: bool = False,
 ) -> None:
     """Refuse (``InputError`` on every rank, before any large allocation) a build whose peak
     (``build_bytes``) would not fit."""
     what = f"building the CSR of {n:,} vertices and {edges:,} directed edges (this rank's)"
-    require(build_bytes(n, nlocal, edges, weighted), xp, comm, what, BUILD_FIX)
+    require(build_bytes(n, nlocal, edges, weighted, packed), xp, comm, what, BUILD_FIX)
 
 
 def build_graph(
@@ -359,20 +421,22 @@ def build_graph(
         raise InputError(f"graph too large to build: {n} vertices on {p} ranks (use more ranks)")
     directions = 1 if directed else 2
     edges = comm.allreduce(len(src)) * directions // p if p > 1 else len(src) * directions
-    require_build(xp, comm, n, nlocal, edges, weights is not None)
-    src = xp.asarray(src, dtype=xp.int64)
-    dst = xp.asarray(dst, dtype=xp.int64)
     if weights is not None:
         weights = _carried(xp, weights)
-        if weights.shape != src.shape:
-            raise ValueError(f"weights: {weights.shape[0]} weights for {src.shape[0]} edges")
+        if weights.shape != (len(src),):
+            raise ValueError(f"weights: {weights.shape[0]} weights for {len(src)} edges")
+    pack = 0 if weights is None else weight_packing(xp, weights, n, comm)
+    require_build(xp, comm, n, nlocal, edges, weights is not None, pack > 0)
+    src = xp.asarray(src, dtype=xp.int64)
+    dst = xp.asarray(dst, dtype=xp.int64)
+    threads = host_threads(p)
     if p > 1:  # both directions travel to their owners
-        keys, values = _exchanged_keys(comm, xp, src, dst, n, directed, weights)
+        keys, values = _exchanged_keys(comm, xp, src, dst, n, directed, weights, pack)
     else:
-        keys, values = _edge_keys(xp, src, dst, n, p, not directed, weights, host_threads(p))
+        keys, values = _edge_keys(xp, src, dst, n, p, not directed, weights, threads, pack)
     del src, dst, weights
     row_offsets, column_indices, values = _csr_from_unsorted_keys(
-        xp, keys, n, nlocal, values, host_threads(p)
+        xp, keys, n, nlocal, values, threads, pack
     )
     del keys
     stored = _stored_weights(values, comm)
@@ -382,12 +446,19 @@ def build_graph(
 
 
 def _csr_from_unsorted_keys(
-    xp: Any, keys: Any, n: int, nlocal: int, weights: Any = None, threads: int = 1
+    xp: Any, keys: Any, n: int, nlocal: int, weights: Any = None, threads: int = 1, pack: int = 0
 ) -> tuple[Any, Any, Any]:
-    """Row offsets, column ids and weights (None without ``weights``) of the keys
+    """Row offsets, column ids and weights (None without ``weights`` or ``pack``) of the keys
     ``row * n + column`` (sorted and deduplicated in place: rows, then neighbours within a row;
-    the keys and weights are consumed)."""
-    keys, weights = _sort_unique_in_place(xp, keys, weights)
+    the keys and weights are consumed). ``pack`` > 0: the keys hold their weights
+    (``edge_keys``), which are taken out after the sort."""
+    keys, weights = _sort_unique_in_place(xp, keys, weights, pack)
+    if pack:  # integers to 2**24 are exact in float32
+        weights = xp.empty(len(keys), dtype=xp.float32 if pack <= 2**24 + 1 else xp.float64)
+        for i in _chunks(len(keys)):
+            chunk = keys[i : i + CHUNK]
+            weights[i : i + CHUNK] = chunk % pack
+            chunk //= pack
     return (*_csr_from_keys(xp, keys, n, nlocal, threads), weights)
 
 
@@ -399,12 +470,14 @@ def build_local_graph(
     whole-graph copy on each (the replica of small graphs) from all-gathered edges."""
     if n > 0 and n * n >= 2**63:
         raise InputError(f"graph too large to build: {n} vertices on 1 rank (use more ranks)")
-    require_build(xp, None, n, n, len(src) * (1 if directed else 2), weights is not None)
+    weights = None if weights is None else _carried(xp, weights)
+    pack = 0 if weights is None else weight_packing(xp, weights, n)
+    edges = len(src) * (1 if directed else 2)
+    require_build(xp, None, n, n, edges, weights is not None, pack > 0)
     src = xp.asarray(src, dtype=xp.int64)
     dst = xp.asarray(dst, dtype=xp.int64)
-    weights = None if weights is None else _carried(xp, weights)
-    keys, values = _edge_keys(xp, src, dst, n, 1, not directed, weights)
-    row_offsets, column_indices, values = _csr_from_unsorted_keys(xp, keys, n, n, values)
+    keys, values = _edge_keys(xp, src, dst, n, 1, not directed, weights, pack=pack)
+    row_offsets, column_indices, values = _csr_from_unsorted_keys(xp, keys, n, n, values, pack=pack)
     num_edges = int(column_indices.shape[0])
     stored = _stored_weights(values)
     return DistGraph(n, num_edges, directed, 0, 1, row_offsets, column_indices, stored)

@@ -130,17 +130,23 @@ def test_duplicates_symmetry_loops_and_zeros():
     assert build_graph(ONE, src, dst, 5, directed=True).weights is None
 
 
+@pytest.mark.parametrize("kind", ["fractional", "integers"])
 @pytest.mark.parametrize("directed", [True, False])
 @pytest.mark.parametrize("chunk", [None, 5, 64])
-def test_every_builder_gives_the_reference(monkeypatch, xp, directed, chunk):
+def test_every_builder_gives_the_reference(monkeypatch, xp, directed, chunk, kind):
     """build_graph, build_local_graph and build_graph_streamed (rows split over spans when
-    CHUNK is small) give the CSR and weights of the reference, in either array module."""
+    CHUNK is small) give the CSR and weights of the reference, in either array module; with
+    fractional weights (beside the keys, a float64 graph) and with integers (in the keys, a
+    float32 graph)."""
     if chunk is not None:
         monkeypatch.setattr(graph_module, "CHUNK", chunk)
     rng = np.random.default_rng(7)
     n, m = 40, 600
     src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
-    w = rng.integers(0, 6, m) + rng.choice([0.0, 0.25, 0.1], m)  # 0.1: a float64 graph
+    w = rng.integers(0, 6, m).astype(np.float64)
+    if kind == "fractional":
+        w += rng.choice([0.0, 0.25, 0.1], m)  # 0.1: a float64 graph
+    assert (graph_module.weight_packing(xp, xp.asarray(w), n) > 0) == (kind == "integers")
     offsets, columns, weights = weighted_reference(src, dst, w, n, directed)
     for graph in (
         build_graph(
@@ -170,7 +176,7 @@ def test_every_builder_gives_the_reference(monkeypatch, xp, directed, chunk):
             weighted=True,
         ),
     ):
-        assert graph.weights.dtype == np.float64
+        assert graph.weights.dtype == (np.float64 if kind == "fractional" else np.float32)
         np.testing.assert_array_equal(host(graph.row_offsets), offsets)
         np.testing.assert_array_equal(host(graph.column_indices), columns)
         np.testing.assert_array_equal(host(graph.weights), weights)
@@ -178,20 +184,37 @@ def test_every_builder_gives_the_reference(monkeypatch, xp, directed, chunk):
     assert empty.weights.shape == (0,) and empty.weights.dtype == np.float32
 
 
+def test_weights_travel_in_the_keys_while_they_fit():
+    """key * m + w must stay within int64 for the rank with the most rows."""
+    assert graph_module.packing_multiplier(255, 2**27, 2**26) == 256  # kron27 on 2 ranks
+    assert graph_module.packing_multiplier(255, 2**30, 2**28) == 0  # kron30 on 4: 2**66
+    assert graph_module.packing_multiplier(2.0**31, 2**20, 2**20) == 0
+    assert graph_module.weight_packing(np, np.array([0.0, 3.0, 7.0]), 10) == 8
+    assert graph_module.weight_packing(np, np.array([0.0, 3.5]), 10) == 0
+    assert graph_module.weight_packing(np, np.zeros(0), 10) == 1
+
+
 @pytest.mark.mpi
+@pytest.mark.parametrize("kind", ["integers", "fractional"])
 @pytest.mark.parametrize("directed", [True, False])
-def test_build_graph_weights_at_any_rank_count(comm, directed, monkeypatch):
+def test_build_graph_weights_at_any_rank_count(comm, directed, kind, monkeypatch):
     """Each rank's rows and weights equal the one-rank graph's (also in rounds of few edges);
-    the stored edges with weights rebuild the same graph (the reverse CSR's path)."""
+    the stored edges with weights rebuild the same graph (the reverse CSR's path). Integer
+    weights travel in the keys, fractional ones beside them; one fractional weight on one rank
+    sends every rank's beside the keys."""
     rng = np.random.default_rng(3)
     n, m = 300, 3000
     src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
     w = rng.integers(0, 100, m).astype(np.float64)
+    if kind == "fractional":
+        w[comm.size - 1] += 0.5  # on the last rank's share only
+    mine = slice(comm.rank, None, comm.size)
+    packed = graph_module.weight_packing(np, w[mine], n, comm)
+    assert packed == (100 if kind == "integers" else 0)  # the largest weight, 99, plus one
     whole = build_graph(ONE, src, dst, n, directed=directed, weights=w)
     for chunk in (None, 16):
         if chunk is not None:
             monkeypatch.setattr(graph_module, "CHUNK", chunk)
-        mine = slice(comm.rank, None, comm.size)
         g = build_graph(comm, src[mine], dst[mine], n, directed=directed, weights=w[mine])
         assert_same_rows(g, whole)
         tails, heads, weights = g.stored_edges(np, with_weights=True)

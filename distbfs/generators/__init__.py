@@ -22,7 +22,7 @@ import numpy as np
 
 from ..comm.base import Communicator
 from ..errors import InputError
-from ..graph import BUILD_FIX, DistGraph, build_bytes, build_graph
+from ..graph import BUILD_FIX, DistGraph, build_bytes, build_graph, packing_multiplier
 from ..memory import available_host_bytes, require
 from ..partition import num_local
 from ..streamed import Spill, build_graph_streamed
@@ -140,7 +140,8 @@ def generate(
     share = -(-total // comm.size)  # tuples, then each tuple both ways in the build
     held = share * (16 + (0 if spec is None else spec.dtype.itemsize))
     nlocal = num_local(n, comm.size, comm.rank)
-    needed = held + build_bytes(n, nlocal, 2 * share, spec is not None)
+    packed = spec is not None and packing_multiplier(spec.hi, n, num_local(n, comm.size, 0)) > 0
+    needed = held + build_bytes(n, nlocal, 2 * share, spec is not None, packed)
     require(needed, xp, comm, f"generating {total:,} edges ({share:,} a rank)", BUILD_FIX)
     dtypes = EDGE_DTYPES if spec is None else (*EDGE_DTYPES, spec.dtype)
     src, dst, *rest = make_share(xp, total, comm.rank, comm.size, made, progress, dtypes)
