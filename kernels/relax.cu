@@ -920,13 +920,15 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
 // edges, and the target's distance and atomicMin; a vertex claims its place in the next queue
 // in shared memory. Rows longer than a warp are taken by the whole warp (no pieces). Dynamic
 // shared memory: 4 queue lengths (by step % 3; 32 bits, native shared atomics), two queues of
-// b.block_queue vertices, two bitmasks of n bits (the `queued` stamps are not used). The queue lengths go back to
-// counts[] when the launch ends, at a bucket's end, when both bitmasks are clear.
+// b.block_queue vertices, two bitmasks of n bits (the `queued` stamps are not used). The
+// queue lengths go back to counts[] when the launch ends, at a bucket's end, when both
+// bitmasks are clear.
 template <bool kVarint, class W>
-__device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long n, PathBuffers b,
-                                                     unsigned long long* log, int log_rows,
-                                                     double delta, double limit, int max_bins,
-                                                     int split_divisor) {
+__device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long n,
+                                                         PathBuffers b, unsigned long long* log,
+                                                         int log_rows, double delta,
+                                                         double limit, int max_bins,
+                                                         int split_divisor) {
   extern __shared__ __align__(16) unsigned char block_shared[];
   cg::grid_group grid = cg::this_grid();
   const int lane = threadIdx.x & (kWarpThreads - 1);
