@@ -3,11 +3,12 @@
 # connected components on kron$SCALE, one GPU then two (mpirun, NCCL), each run validated by
 # `distbfs bench`; a line per run with its statistics. Logs and JSON in $OUT. Carry: .whl.
 #   run with: bash benchmarks/device_two_gpu_traversals.sh
-# Environment: SCALE (27), SSSP_ROOTS (2), CC_RUNS (8), LIMIT (seconds a run, 120).
+# Environment: ALGORITHMS ("sssp cc"), SCALE (27), SSSP_ROOTS (2), CC_RUNS (8), LIMIT (seconds
+# a run, 120).
 set -uo pipefail
 source benchmarks/device_env.sh
 scale=${SCALE:-27}
-for algorithm in sssp cc; do
+for algorithm in ${ALGORITHMS:-sssp cc}; do
   roots=${SSSP_ROOTS:-2}
   [ "$algorithm" = cc ] && roots=${CC_RUNS:-8}
   for ranks in 1 2; do

@@ -4,6 +4,7 @@ whole run's median wall time. Also a target for a profiler (``nsys profile pytho
 
     python3 benchmarks/profile_cc.py --graph luxembourg --runs 16
     python3 benchmarks/profile_cc.py --graph kron26 --runs 8
+    mpirun -n 2 python3 benchmarks/profile_cc.py --graph kron27 --runs 8   (rank 0 prints)
 """
 
 from __future__ import annotations
@@ -40,14 +41,16 @@ def main() -> int:
         for row in result.rounds:
             for name, seconds in row.seconds.items():
                 phases.setdefault((row.phase, row.round, name), []).append(seconds)
+    if graph.comm.rank:
+        return 0
     print(
-        f"{args.graph}: {len(result.rounds)} rounds, {result.count} components; median "
+        f"{args.graph} on {graph.comm.size} rank(s): {len(result.rounds)} rounds, {result.count} components; median "
         f"{1e3 * statistics.median(walls):.3f} ms a run ({1e3 * statistics.median(timed):.3f} ms "
         "timed by phase)"
     )
     for (phase, index, name), seconds in phases.items():
         if any(seconds):
-            print(f"  {phase:>9} {index:>2} {name:>15} {1e3 * statistics.median(seconds):9.3f} ms")
+            print(f"  {phase:>13} {index:>2} {name:>15} {1e3 * statistics.median(seconds):9.3f} ms")
     return 0
 
 

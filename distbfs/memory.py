@@ -61,6 +61,28 @@ def require(needed: int, xp: Any, comm: Communicator | None, what: str, fix: str
     """Raise ``InputError`` on every rank unless every rank has ``needed`` bytes available for
     arrays of ``xp`` (collective: one all-gather; ``comm`` None: this rank alone). Ranks that
     draw on the same memory (one node's host, one GPU) must fit together."""
+    short = shortfall(needed, xp, comm)
+    if short is not None:
+        rank, wanted, together, available = short
+        where = "device" if on_device(xp) else "host"
+        shared = ""
+        if together > wanted:
+            shared = f" ({together:,} with the other ranks sharing that memory)"
+        raise InputError(
+            f"{what} needs {wanted:,} bytes of {where} memory on rank {rank}{shared}, "
+            f"{available:,} are available: {fix}"
+        )
+
+
+def fits(needed: int, xp: Any, comm: Communicator | None) -> bool:
+    """Whether every rank has ``needed`` bytes available for arrays of ``xp`` (collective, as
+    ``require``; the same answer on every rank)."""
+    return shortfall(needed, xp, comm) is None
+
+
+def shortfall(needed: int, xp: Any, comm: Communicator | None) -> tuple[int, int, int, int] | None:
+    """The first rank lacking ``needed`` bytes (collective, as ``require``): (rank, its bytes,
+    the bytes of all ranks sharing its memory, the bytes available); None when all fit."""
     mine = (memory_owner(xp), int(needed), available_bytes(xp))
     ranks = [mine] if comm is None else comm.allgather_object(mine)
     together: dict[tuple[str, ...], int] = {}
@@ -68,11 +90,5 @@ def require(needed: int, xp: Any, comm: Communicator | None, what: str, fix: str
         together[owner] = together.get(owner, 0) + wanted
     for rank, (owner, wanted, available) in enumerate(ranks):
         if together[owner] > available:
-            where = "device" if on_device(xp) else "host"
-            shared = ""
-            if together[owner] > wanted:
-                shared = f" ({together[owner]:,} with the other ranks sharing that memory)"
-            raise InputError(
-                f"{what} needs {wanted:,} bytes of {where} memory on rank {rank}{shared}, "
-                f"{available:,} are available: {fix}"
-            )
+            return rank, wanted, together[owner], available
+    return None

@@ -1,7 +1,8 @@
 /*
- * link.cu: Afforest's Link and Compress on one GPU (Sutton, Ben-Nun & Barak, "Optimizing
- * Parallel Graph Connectivity Computation via Subgraph Sampling", IPDPS 2018; gapbs cc.cc),
- * a lock-free union-find over the label array of a graph held whole by one rank.
+ * link.cu: Afforest's Link and Compress (Sutton, Ben-Nun & Barak, "Optimizing Parallel Graph
+ * Connectivity Computation via Subgraph Sampling", IPDPS 2018; gapbs cc.cc), a lock-free
+ * union-find over a label array of every vertex of the graph: held whole by one rank, or
+ * replicated on every rank, which links the rows it owns into its own copy.
  *
  * Labels (comp_t, int64): comp[v] is the parent of vertex v in a forest of min-label trees; a
  * root points at itself and every pointer goes down (comp[v] <= v). link(u, v) hooks the larger
@@ -10,26 +11,34 @@
  * every pair of trees they connect (no rounds). compress() then points every vertex at its
  * root, so the labels are the smallest vertex id of each component found so far.
  *
+ * Replicated labels (several ranks): a rank's rows are the striped ones (local row i is global
+ * vertex i * size + rank). A link kernel given `hooked` marks every root it hooks there;
+ * hooked_pairs's (vertex, parent) of those, from every rank, are what the others link
+ * (link_pairs) to hold the same forest: a copy changes from the last common one only by hooks.
+ *
  * Labels written by other blocks are read with __ldcg (through L2, never a stale L1 line):
  * a stale read would only cost a failed CAS and a retry, but a retry that kept reading the same
  * stale line would never end.
  *
- * Kernels, each a grid-stride loop over the vertices that counts what it did into counts[0]
- * (links read), counts[1] (links whose ends had different labels when read) and counts[2]
- * (roots hooked), one atomicAdd per block and count:
- *   link_neighbour  neighbour r of every vertex, in the row of its out-neighbours followed
- *                   (directed graphs) by its in-neighbours: Afforest's sampled subgraph
- *   link_rows       every neighbour (out, and in on a directed graph) of the vertices whose
- *                   label is not *skip (the largest intermediate component; -1: none); rows
- *                   longer than a warp are strided by the whole warp (Merrill's warp gathering)
- *   compress        every label to its tree's root (pointer jumping)
+ * Kernels, each a grid-stride loop that counts what it did into counts[0] (links read),
+ * counts[1] (links whose ends had different labels when read) and counts[2] (roots hooked), one
+ * atomicAdd per block and count:
+ *   link_neighbour  neighbour r of every owned vertex, in the row of its out-neighbours
+ *                   followed (directed graphs) by its in-neighbours: Afforest's sampled subgraph
+ *   link_rows       every neighbour (out, and in on a directed graph) of the owned vertices
+ *                   whose label is not *skip (the largest intermediate component; -1: none);
+ *                   rows longer than a warp are strided by the whole warp (Merrill's warp
+ *                   gathering)
+ *   link_pairs      the pairs (pairs[2i], pairs[2i + 1]) another rank hooked
  * (link_neighbour_varint and link_rows_varint: the same over compressed rows, VarintColumns in
  * common.cuh; a row of at most kDecodePointEdges edges is decoded by its lane, a longer one
  * by the whole warp, a lane to each stretch between its decode points),
- * and, one block:
- *   most_frequent_label  the label most of the sampled vertices carry (the smallest among
- *                   equals; -1 without samples) into *out, for link_rows to read: the largest
- *                   intermediate component is found without a round trip to the host
+ * and:
+ *   compress        every label to its tree's root (pointer jumping)
+ *   most_frequent_label (one block)  the label most of the sampled vertices carry (the
+ *                   smallest among equals; -1 without samples) into *out, for link_rows to
+ *                   read: the largest intermediate component is found without a round trip to
+ *                   the host
  */
 #include "common.cuh"
 
@@ -49,8 +58,9 @@ __device__ __forceinline__ comp_t read_label(const comp_t* comp, comp_t v) {
 
 enum LinkOutcome { kSameTree = 0, kJoinedMeanwhile = 1, kHooked = 2 };
 
-// Join the trees of u and v.
-__device__ __forceinline__ LinkOutcome link(comp_t u, comp_t v, comp_t* comp) {
+// Join the trees of u and v; a root hooked is marked in `hooked` (unless null).
+__device__ __forceinline__ LinkOutcome link(comp_t u, comp_t v, comp_t* comp,
+                                            unsigned char* hooked) {
   comp_t p1 = read_label(comp, u);
   comp_t p2 = read_label(comp, v);
   if (p1 == p2) return kSameTree;
@@ -63,7 +73,10 @@ __device__ __forceinline__ LinkOutcome link(comp_t u, comp_t v, comp_t* comp) {
       const unsigned long long seen =
           atomicCAS(reinterpret_cast<unsigned long long*>(comp + high),
                     static_cast<unsigned long long>(high), static_cast<unsigned long long>(low));
-      if (seen == static_cast<unsigned long long>(high)) return kHooked;
+      if (seen == static_cast<unsigned long long>(high)) {
+        if (hooked != nullptr) hooked[high] = 1;
+        return kHooked;
+      }
     }
     p1 = read_label(comp, read_label(comp, high));
     p2 = read_label(comp, low);
@@ -71,13 +84,15 @@ __device__ __forceinline__ LinkOutcome link(comp_t u, comp_t v, comp_t* comp) {
   return kJoinedMeanwhile;
 }
 
+// What a thread's links did, and where they mark the roots they hook (null: nowhere).
 struct Tally {
+  unsigned char* marks;
   unsigned long long links = 0;
   unsigned long long crossing = 0;
   unsigned long long hooked = 0;
 
   __device__ __forceinline__ void add(comp_t u, comp_t v, comp_t* comp) {
-    const LinkOutcome outcome = link(u, v, comp);
+    const LinkOutcome outcome = link(u, v, comp, marks);
     ++links;
     crossing += outcome != kSameTree;
     hooked += outcome == kHooked;
@@ -104,35 +119,49 @@ struct Rows {
   distbfs::VarintColumns coded;  // compressed
 };
 
-// The neighbour at edge slot `slot` of vertex v's row.
+// The rows a link kernel reads: local row i is global vertex i * size + rank (striped; one
+// rank holding the whole graph: size 1, rank 0).
+struct Stripe {
+  long long rows;
+  int size;
+  int rank;
+
+  __device__ __forceinline__ comp_t vertex(long long row) const {
+    return row * size + rank;
+  }
+};
+
+// The neighbour at edge slot `slot` of local row `row` (global vertex v).
 template <bool kVarint>
-__device__ __forceinline__ comp_t neighbour_at(const Rows& rows, comp_t v, size_type slot) {
+__device__ __forceinline__ comp_t neighbour_at(const Rows& rows, long long row, comp_t v,
+                                               size_type slot) {
   if constexpr (kVarint) {
-    return distbfs::open_at(rows.coded, v, rows.offsets[v], v, slot).next();
+    return distbfs::open_at(rows.coded, row, rows.offsets[row], v, slot).next();
   } else {
     return rows.cols[slot];
   }
 }
 
-// Link u to the neighbours at slots [from, to) of its row (first slot row_begin), in order.
+// Link global vertex u (local row `row`, first slot row_begin) to the neighbours at slots
+// [from, to) of its row, in order.
 template <bool kVarint>
-__device__ __forceinline__ void link_slots(comp_t u, size_type row_begin, size_type from,
-                                           size_type to, const Rows& rows, comp_t* comp,
-                                           Tally& tally) {
+__device__ __forceinline__ void link_slots(long long row, comp_t u, size_type row_begin,
+                                           size_type from, size_type to, const Rows& rows,
+                                           comp_t* comp, Tally& tally) {
   if (from >= to) return;
   if constexpr (kVarint) {
-    distbfs::VarintCursor cursor = distbfs::open_at(rows.coded, u, row_begin, u, from);
+    distbfs::VarintCursor cursor = distbfs::open_at(rows.coded, row, row_begin, u, from);
     for (size_type i = from; i < to; ++i) tally.add(u, cursor.next(), comp);
   } else {
     for (size_type i = from; i < to; ++i) tally.add(u, rows.cols[i], comp);
   }
 }
 
-// Link vertex v to the slots [begin, end) of its row. Every lane of the warp calls it
-// together: rows longer than a warp (compressed: than the stretch between two decode points)
-// are taken one at a time by the whole warp, the others by their lane.
+// Link global vertex v (local row `row`) to the slots [begin, end) of its row. Every lane of
+// the warp calls it together: rows longer than a warp (compressed: than the stretch between
+// two decode points) are taken one at a time by the whole warp, the others by their lane.
 template <bool kVarint>
-__device__ __forceinline__ void link_row(comp_t v, size_type begin, size_type end,
+__device__ __forceinline__ void link_row(long long row, comp_t v, size_type begin, size_type end,
                                          const Rows& rows, comp_t* comp, Tally& tally) {
   constexpr size_type kLane = kVarint ? distbfs::kDecodePointEdges : 1;  // slots a lane's turn
   const int lane = threadIdx.x % kWarpThreads;
@@ -141,6 +170,7 @@ __device__ __forceinline__ void link_row(comp_t v, size_type begin, size_type en
   while (pending) {
     const int leader = __ffs(pending) - 1;
     pending &= pending - 1;
+    const long long at = __shfl_sync(kFullWarp, row, leader);
     const comp_t u = __shfl_sync(kFullWarp, v, leader);
     const size_type first = __shfl_sync(kFullWarp, begin, leader);
     const size_type last = __shfl_sync(kFullWarp, end, leader);
@@ -148,25 +178,27 @@ __device__ __forceinline__ void link_row(comp_t v, size_type begin, size_type en
     for (size_type k = first / kLane + lane; k * kLane < last; k += kWarpThreads) {
       const size_type from = k * kLane > first ? k * kLane : first;
       const size_type to = (k + 1) * kLane < last ? (k + 1) * kLane : last;
-      link_slots<kVarint>(u, first, from, to, rows, comp, tally);
+      link_slots<kVarint>(at, u, first, from, to, rows, comp, tally);
     }
   }
-  if (!long_row) link_slots<kVarint>(v, begin, begin, end, rows, comp, tally);
+  if (!long_row) link_slots<kVarint>(row, v, begin, begin, end, rows, comp, tally);
 }
 
 template <bool kVarint>
 __device__ __forceinline__ void link_sampled(const Rows& out, const Rows& in, int directed,
-                                             long long n, long long r, comp_t* comp,
+                                             Stripe stripe, long long r, comp_t* comp,
+                                             unsigned char* hooked,
                                              unsigned long long* counts) {
-  Tally tally;
+  Tally tally{hooked};
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long v = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
-       v += stride) {
-    const size_type degree = out.offsets[v + 1] - out.offsets[v];
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < stripe.rows; i += stride) {
+    const comp_t v = stripe.vertex(i);
+    const size_type degree = out.offsets[i + 1] - out.offsets[i];
     if (r < degree) {
-      tally.add(v, neighbour_at<kVarint>(out, v, out.offsets[v] + r), comp);
-    } else if (directed && r - degree < in.offsets[v + 1] - in.offsets[v]) {
-      tally.add(v, neighbour_at<kVarint>(in, v, in.offsets[v] + (r - degree)), comp);
+      tally.add(v, neighbour_at<kVarint>(out, i, v, out.offsets[i] + r), comp);
+    } else if (directed && r - degree < in.offsets[i + 1] - in.offsets[i]) {
+      tally.add(v, neighbour_at<kVarint>(in, i, v, in.offsets[i] + (r - degree)), comp);
     }
   }
   tally.flush(counts);
@@ -174,20 +206,22 @@ __device__ __forceinline__ void link_sampled(const Rows& out, const Rows& in, in
 
 template <bool kVarint>
 __device__ __forceinline__ void link_unskipped(const Rows& out, const Rows& in, int directed,
-                                               long long n, const comp_t* skip_label,
-                                               comp_t* comp, unsigned long long* counts) {
-  Tally tally;
+                                               Stripe stripe, const comp_t* skip_label,
+                                               comp_t* comp, unsigned char* hooked,
+                                               unsigned long long* counts) {
+  Tally tally{hooked};
   const comp_t skip = *skip_label;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   // Warp-uniform trip count: every lane reaches link_row's ballots together.
-  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < stripe.rows;
        base += stride) {
-    const long long v = base + threadIdx.x;
-    const bool take = v < n && read_label(comp, v) != skip;
-    link_row<kVarint>(v, take ? out.offsets[v] : 0, take ? out.offsets[v + 1] : 0, out, comp,
+    const long long i = base + threadIdx.x;
+    const comp_t v = stripe.vertex(i);
+    const bool take = i < stripe.rows && read_label(comp, v) != skip;
+    link_row<kVarint>(i, v, take ? out.offsets[i] : 0, take ? out.offsets[i + 1] : 0, out, comp,
                       tally);
     if (directed) {
-      link_row<kVarint>(v, take ? in.offsets[v] : 0, take ? in.offsets[v + 1] : 0, in, comp,
+      link_row<kVarint>(i, v, take ? in.offsets[i] : 0, take ? in.offsets[i + 1] : 0, in, comp,
                         tally);
     }
   }
@@ -206,31 +240,50 @@ __device__ __forceinline__ void link_unskipped(const Rows& out, const Rows& in, 
 #define DISTBFS_CODED(side)                                                                   \
   Rows{side##offsets, nullptr,                                                                \
        {side##bytes, side##byte_offsets, side##point_bytes, side##point_values}}
+// After the rows, every link kernel takes the stripe and then, after its own argument, the
+// labels, where it marks hooked roots (null: nowhere) and its counts.
+#define DISTBFS_STRIPE long long rows, int size, int rank
+#define DISTBFS_LABELS comp_t *comp, unsigned char *hooked, unsigned long long *counts
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    link_neighbour(DISTBFS_PLAIN_ROWS(), DISTBFS_PLAIN_ROWS(in_), int directed, long long n,
-                   long long r, comp_t* comp, unsigned long long* counts) {
-  link_sampled<false>(DISTBFS_PLAIN(), DISTBFS_PLAIN(in_), directed, n, r, comp, counts);
+    link_neighbour(DISTBFS_PLAIN_ROWS(), DISTBFS_PLAIN_ROWS(in_), int directed, DISTBFS_STRIPE,
+                   long long r, DISTBFS_LABELS) {
+  link_sampled<false>(DISTBFS_PLAIN(), DISTBFS_PLAIN(in_), directed, Stripe{rows, size, rank}, r,
+                      comp, hooked, counts);
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     link_neighbour_varint(DISTBFS_CODED_ROWS(), DISTBFS_CODED_ROWS(in_), int directed,
-                          long long n, long long r, comp_t* comp, unsigned long long* counts) {
-  link_sampled<true>(DISTBFS_CODED(), DISTBFS_CODED(in_), directed, n, r, comp, counts);
+                          DISTBFS_STRIPE, long long r, DISTBFS_LABELS) {
+  link_sampled<true>(DISTBFS_CODED(), DISTBFS_CODED(in_), directed, Stripe{rows, size, rank}, r,
+                     comp, hooked, counts);
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    link_rows(DISTBFS_PLAIN_ROWS(), DISTBFS_PLAIN_ROWS(in_), int directed, long long n,
-              const comp_t* skip_label, comp_t* comp, unsigned long long* counts) {
-  link_unskipped<false>(DISTBFS_PLAIN(), DISTBFS_PLAIN(in_), directed, n, skip_label, comp,
-                        counts);
+    link_rows(DISTBFS_PLAIN_ROWS(), DISTBFS_PLAIN_ROWS(in_), int directed, DISTBFS_STRIPE,
+              const comp_t* skip_label, DISTBFS_LABELS) {
+  link_unskipped<false>(DISTBFS_PLAIN(), DISTBFS_PLAIN(in_), directed, Stripe{rows, size, rank},
+                        skip_label, comp, hooked, counts);
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    link_rows_varint(DISTBFS_CODED_ROWS(), DISTBFS_CODED_ROWS(in_), int directed, long long n,
-                     const comp_t* skip_label, comp_t* comp, unsigned long long* counts) {
-  link_unskipped<true>(DISTBFS_CODED(), DISTBFS_CODED(in_), directed, n, skip_label, comp,
-                       counts);
+    link_rows_varint(DISTBFS_CODED_ROWS(), DISTBFS_CODED_ROWS(in_), int directed, DISTBFS_STRIPE,
+                     const comp_t* skip_label, DISTBFS_LABELS) {
+  link_unskipped<true>(DISTBFS_CODED(), DISTBFS_CODED(in_), directed, Stripe{rows, size, rank},
+                       skip_label, comp, hooked, counts);
+}
+
+// count pairs (vertex, parent), interleaved, that other ranks hooked; nothing is marked: every
+// rank links them.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    link_pairs(const vertex_t* pairs, long long count, comp_t* comp, unsigned long long* counts) {
+  Tally tally{nullptr};
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    tally.add(pairs[2 * i], pairs[2 * i + 1], comp);
+  }
+  tally.flush(counts);
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) compress(long long n, comp_t* comp) {

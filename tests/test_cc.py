@@ -296,16 +296,31 @@ def test_validator_checks_directed_edges_and_shapes(backend):
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("mode", ["default", "rounds", "no room"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_any_rank_count(backend, backend_comm, name):
-    """The labels are scipy's and the rounds are those of one rank linking in striped rounds,
-    as several ranks do (one GPU alone links in place: its passes count links as the threads'
-    races fall, which test_in_place_links_what_the_rounds_link checks)."""
+def test_any_rank_count(backend, backend_comm, name, mode, monkeypatch):
+    """The labels are scipy's. Several ranks of a backend that links in place (CUDA) link into
+    replicas of the labels: the same largest component and links per phase as the rounds, and
+    a merge after the sampled passes and after the finish. Otherwise (numpy, told not to, or no
+    room for a replica: ``fits`` says no), striped rounds: those of one rank. (One GPU alone
+    links in place: its passes count links as the threads' races fall, which
+    test_in_place_links_what_the_rounds_link checks.)"""
+    if mode == "no room":
+        monkeypatch.setattr("distbfs.engine.components.fits", lambda *args: False)
     case = CASES[name]
-    labels, search = run(case, backend, backend_comm)
+    labels, search = run(case, backend, backend_comm, in_place=False if mode == "rounds" else None)
     np.testing.assert_array_equal(labels, reference(case))
-    if backend_comm.size > 1 or not search_in_place(backend):
-        _, alone = run(case, backend, ONE, in_place=False)
+    _, alone = run(case, backend, ONE, in_place=False)
+    if backend_comm.size > 1 and mode == "default" and search_in_place(backend):
+        assert [r.phase for r in search.rounds if r.phase.startswith("merge")] == [
+            "merge samples",
+            "merge",
+        ]
+        assert search.giant == alone.giant
+        linked = [row for row in first_rounds(search) if not row[0].startswith("merge")]
+        assert linked == first_rounds(alone)
+        assert all(r.label_requests == 0 for r in search.rounds)
+    elif backend_comm.size > 1 or not search_in_place(backend):
         assert round_rows(search) == round_rows(alone)
 
 

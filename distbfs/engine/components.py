@@ -12,9 +12,13 @@ backend. A directed graph is linked through its out- and in-neighbours (weakly c
 components): the plan holds the in-neighbour CSR (``GraphResources.in_neighbours``, built once
 per graph).
 
-Linking in place. One rank holds every label: a backend with ``link_in_place`` (CUDA) joins a
-whole set of links in one lock-free union-find pass and compresses, in place of the rounds of
-the striped path (``in_place``). The labels, the largest component and the links are the same.
+Linking in place. A backend with ``link_in_place`` (CUDA) joins a whole set of links in one
+lock-free union-find pass over a label array of every vertex and compresses, in place of the
+rounds of the striped path (``in_place``). One rank holds that array; on several ranks each holds
+a replica (``replicated``, where every rank's device has room for it, ``REPLICA_METHODS``),
+links the rows it owns into it, and a merge after the sampled passes and after the finish makes
+the replicas equal (``distbfs.traversals.cc``). The labels, the largest component and the links
+are the same.
 
 Statistics. Every round (one pass of: read the labels of the links' far ends, keep the links
 joining different labels, hook, compress) is one ``RoundStats`` row: its counters summed over
@@ -31,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..hashing import derive_keys, splitmix64
+from ..memory import fits
 from .plan import require_search
 
 DEFAULT_SAMPLE_ROUNDS = 2
@@ -59,6 +64,15 @@ COMPONENT_METHODS = (
     "jumping_labels",
 )
 """The backend methods of connected components (``distbfs.backends.base``)."""
+REPLICA_METHODS = (
+    "link_in_place",
+    "replica_start",
+    "replica_bytes",
+    "hooked_pairs",
+    "link_pairs",
+    "replica_owned",
+)
+"""The backend methods of a run over replicated labels (several ranks linking in place)."""
 
 
 def sample_vertices(n: int, count: int) -> np.ndarray:
@@ -90,7 +104,10 @@ class ComponentPlan:
         The in-neighbours of a directed graph (the graph itself when undirected).
     in_place : bool
         Each set of links is one union-find pass, not rounds (``link_in_place``). By default
-        where it can be: one rank, and a backend that has it; False forces the rounds.
+        where it can be: a backend that has it, and one rank or room on every rank for a
+        replica of the labels (``replica_bytes``); False forces the rounds.
+    replicated : bool
+        In place on several ranks: every rank links into its replica of the labels.
     sample_rounds : int
     samples : numpy array of int64
         The sampled vertices (global ids, the same on every rank).
@@ -114,18 +131,39 @@ class ComponentPlan:
         self.graph, self.backend, self.comm = resources.graph, backend, resources.comm
         require_search(resources, "components", f"components of {self.graph.n:,} vertices")
         self.in_graph = resources.in_neighbours()
-        can = self.comm.size == 1 and callable(getattr(backend, "link_in_place", None))
+        can = in_place is not False and self._can_link_in_place()
         if in_place and not can:
             raise ValueError(f"the {backend.name} backend cannot link in place on this graph")
-        self.in_place = can if in_place is None else bool(in_place)
+        self.in_place = can
+        self.replicated = can and self.comm.size > 1
         self.sample_rounds = int(sample_rounds)
         self.samples = sample_vertices(self.graph.n, int(samples))
         graph = self.graph
-        self._my_samples = backend.xp.asarray(self.samples[self.samples % graph.size == graph.rank])
+        read = self.samples  # the samples this rank reads: its own, or all in a replica
+        if not self.replicated:
+            read = read[read % graph.size == graph.rank]
+        self._my_samples = backend.xp.asarray(read)
+
+    def _can_link_in_place(self) -> bool:
+        """Whether the backend links in place here: one rank, or on several the replica
+        methods and every rank's room for a replica (collective where several)."""
+        backend = self.backend
+        if not callable(getattr(backend, "link_in_place", None)):
+            return False
+        if self.comm.size == 1:
+            return True
+        if not all(callable(getattr(backend, name, None)) for name in REPLICA_METHODS):
+            return False
+        return fits(backend.replica_bytes(self.graph), backend.xp, self.comm)
 
     def start(self) -> Any:
-        """A new run's state: every vertex its own label."""
-        return self.backend.components_start(self.graph, self.resources.backend_resources)
+        """A new run's state: every vertex its own label (the owned ones', or a replica's)."""
+        start = self.backend.replica_start if self.replicated else self.backend.components_start
+        return start(self.graph, self.resources.backend_resources)
+
+    def owned(self, state: Any) -> Any:
+        """The run's state over the owned vertices' labels (local order): a replica's share."""
+        return self.backend.replica_owned(self.graph, state) if self.replicated else state
 
     def largest_label(self, state: Any) -> Any:
         """The most frequent label among the sampled vertices (collective: one all-gather of
@@ -136,9 +174,12 @@ class ComponentPlan:
             label = self.backend.largest_in_place(self.graph, state, self._my_samples)
             if label is not None:
                 return label
-        labels = self.backend.owned_labels(self.graph, state, self._my_samples)
+        if self.replicated:  # every label is here, the same on every rank
+            labels = state.labels[self._my_samples]
+        else:
+            labels = self.backend.owned_labels(self.graph, state, self._my_samples)
         labels = np.asarray(self.backend.to_host(labels), dtype=np.int64)
-        if self.comm.size > 1:
+        if self.comm.size > 1 and not self.replicated:
             labels = np.concatenate(self.comm.allgather_object(labels))
         return most_frequent(labels)
 
@@ -171,6 +212,8 @@ class RoundStats:
 
 IN_PLACE_COUNTERS = (COUNTERS.index("links"), COUNTERS.index("crossing"), COUNTERS.index("hooked"))
 """The COUNTERS that a pass in place counts (``link_in_place``'s three, in this order)."""
+SENT_COUNTERS = (COUNTERS.index("hooks_sent"), COUNTERS.index("hooks_sent_remote"))
+"""The COUNTERS of a merge's pairs sent (every one to other ranks)."""
 
 
 class RoundLog:
@@ -185,11 +228,12 @@ class RoundLog:
         self.names.append((phase, index, jumps))
         self.rows.append(list(counters))
 
-    def in_place(self, phase: str, counts: Any) -> None:
+    def in_place(self, phase: str, counts: Any, sent: int = 0) -> None:
         """One pass in place (one round, one compress): ``counts`` as IN_PLACE_COUNTERS, in an
-        array the backend's ``to_host`` reads."""
+        array the backend's ``to_host`` reads; ``sent``: hook requests sent to other ranks (a
+        merge's pairs)."""
         self.names.append((phase, 0, 1))
-        self.rows.append(counts)
+        self.rows.append((counts, sent))
 
     def stats(self, comm: Any, timer: Any, to_host: Any = np.asarray) -> list[RoundStats]:
         """Sum the counters over ranks (one all-reduce) and take the slowest phase times;
@@ -199,7 +243,9 @@ class RoundLog:
             if isinstance(row, list):
                 local[i] = row
             else:
-                local[i, list(IN_PLACE_COUNTERS)] = to_host(row)
+                counts, sent = row
+                local[i, list(IN_PLACE_COUNTERS)] = to_host(counts)
+                local[i, list(SENT_COUNTERS)] = sent
         totals = comm.allreduce(local)
         phases = timer.per_level()
         names = sorted({name for row in phases for name in row})
@@ -219,6 +265,7 @@ __all__ = [
     "COUNTERS",
     "DEFAULT_SAMPLES",
     "DEFAULT_SAMPLE_ROUNDS",
+    "REPLICA_METHODS",
     "ComponentPlan",
     "RoundLog",
     "RoundStats",

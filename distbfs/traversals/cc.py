@@ -53,10 +53,16 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
     state = plan.start()
     log = RoundLog()
     for r in range(plan.sample_rounds):  # the sampled subgraph: neighbour r of every vertex
-        link_edges(plan, state, f"sample {r}", log, timer, neighbour=r)
+        merges = plan.replicated and r == plan.sample_rounds - 1  # the merge compresses
+        link_edges(plan, state, f"sample {r}", log, timer, neighbour=r, compress=not merges)
+    if plan.replicated and plan.sample_rounds:
+        merge(plan, state, "merge samples", log, timer, sampled=True)
     with timer.phase("largest"):
         giant = plan.largest_label(state)
-    link_edges(plan, state, "finish", log, timer, skip=giant)  # its edges are inside it
+    link_edges(plan, state, "finish", log, timer, skip=giant, compress=not plan.replicated)
+    if plan.replicated:
+        merge(plan, state, "merge", log, timer, sampled=False)
+    state = plan.owned(state)
     rounds = log.stats(plan.comm, timer, plan.backend.to_host)
     return ComponentSearch(state.labels, int(giant), rounds, state)
 
@@ -70,14 +76,17 @@ def link_edges(
     *,
     neighbour: int | None = None,
     skip: Any = -1,
+    compress: bool = True,
 ) -> None:
     """Link neighbour ``neighbour`` of every vertex, or (None) every neighbour of the vertices
     whose label is not ``skip`` (as ``largest_label`` gives it): in one pass where the plan
-    links in place (one rank), else in rounds over the exchange (``link``)."""
+    links in place (then compressed unless ``compress`` is False: a merge follows), else in
+    rounds over the exchange (``link``)."""
     backend, graph, in_graph = plan.backend, plan.graph, plan.in_graph
     if plan.in_place:
         with timer.phase("link"):
-            log.in_place(phase, backend.link_in_place(graph, in_graph, state, neighbour, skip))
+            counts = backend.link_in_place(graph, in_graph, state, neighbour, skip, compress)
+            log.in_place(phase, counts)
         timer.next_level()
         return
     with timer.phase("links"):
@@ -86,6 +95,27 @@ def link_edges(
         else:
             links = backend.sample_links(graph, in_graph, neighbour)
     link(plan, state, links, phase, log, timer)
+
+
+def merge(
+    plan: ComponentPlan, state: Any, phase: str, log: RoundLog, timer: Any, *, sampled: bool
+) -> None:
+    """Make the replicas equal (collective): every rank's roots hooked since the last merge,
+    with their labels, go to every rank (one all-gather), which links the other ranks' into
+    its replica and compresses (its trees as deep as after a ``sampled`` pass or not)."""
+    backend, comm = plan.backend, plan.comm
+    with timer.phase("hooked"):
+        pairs = backend.hooked_pairs(plan.graph, state)
+    with timer.phase("exchange"):
+        sizes = comm.allgather_object(int(pairs.shape[0]))
+        gathered = comm.allgather_array(pairs)
+    begin = sum(sizes[: comm.rank])
+    end = begin + sizes[comm.rank]
+    with timer.phase("link"):
+        others = [gathered[:begin], gathered[end:]]
+        counts = backend.link_pairs(plan.graph, state, others, sampled)
+        log.in_place(phase, counts, sent=(comm.size - 1) * (sizes[comm.rank] // 2))
+    timer.next_level()
 
 
 def link(

@@ -299,13 +299,48 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         state: ComponentState,
         neighbour: int | None,
         skip: Any,
+        compress: bool = True,
     ) -> Any:
-        """One rank: Afforest's Link over neighbour ``neighbour`` of every vertex (None: every
-        neighbour of the vertices not labeled ``skip``) in one union-find pass, then Compress
-        (``link.link_in_place``); its counts (links, crossing, hooked), left on the device."""
+        """Afforest's Link over neighbour ``neighbour`` of every owned vertex (None: every
+        neighbour of the owned vertices not labeled ``skip``) in one union-find pass over the
+        labels of every vertex (one rank's, or this rank's replica), then Compress unless
+        told not to (``link.link_in_place``); its counts (links, crossing, hooked), left on
+        the device."""
+        grids = (self._persistent, self._resident)
         return link.link_in_place(
-            self.policy, (self._persistent, self._resident), graph, in_graph, state, neighbour, skip
+            self.policy, grids, graph, in_graph, state, neighbour, skip, compress
         )
+
+    def replica_start(self, graph: DistGraph, resources: Any) -> ComponentState:
+        """A connected-components run over a replica of every vertex's label (several ranks;
+        ``link``): every vertex its own label, no root hooked yet."""
+        scratch = {
+            "owned": graph.owned_vertices(cupy),
+            "hooked": cupy.zeros(graph.n, dtype=np.uint8),
+        }
+        return ComponentState(cupy.arange(graph.n, dtype=np.int64), scratch, resources)
+
+    def replica_bytes(self, graph: DistGraph) -> int:
+        """Device bytes a replicated run takes beyond the graph, at most: the labels and marks
+        of every vertex, and the pairs of every rank's hooked roots (each fewer than n)."""
+        width = check_graph(graph).itemsize
+        return graph.n * (8 + 1 + 8 + 2 * width * (graph.size + 1))
+
+    def hooked_pairs(self, graph: DistGraph, state: ComponentState) -> Any:
+        return link.hooked_pairs(graph, state)
+
+    def link_pairs(
+        self, graph: DistGraph, state: ComponentState, segments: list[Any], sampled: bool
+    ) -> Any:
+        grids = (self._persistent, self._resident)
+        return link.link_pairs(self.policy, grids, graph, state, segments, sampled)
+
+    def replica_owned(self, graph: DistGraph, state: ComponentState) -> ComponentState:
+        """The run's state over the owned vertices' labels alone (local order), the replica
+        dropped."""
+        labels = state.labels[graph.rank :: graph.size].copy()
+        scratch = {"owned": state.scratch["owned"]}
+        return ComponentState(labels, scratch, state.resources)
 
     def largest_in_place(self, graph: DistGraph, state: ComponentState, samples: Any) -> Any:
         """One rank: the most frequent label of the sampled vertices ``samples`` (the smallest

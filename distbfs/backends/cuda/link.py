@@ -1,17 +1,24 @@
-"""Afforest's Link and Compress on one GPU (``kernels/link.cu``): a graph held whole by one rank
+"""Afforest's Link and Compress on GPUs (``kernels/link.cu``): a label array over every vertex
 links a set of edges in ONE pass of a lock-free union-find (each hook one ``atomicCAS`` on a
-root's label) and compresses every tree to a star in one more; the striped rounds of
-``distbfs.backends.arrays.hook`` (ask, cross, hook, jump, each with an all-reduce) are what
-several ranks need, since no rank can CAS another's labels.
+root's label) and compresses every tree to a star in one more. One rank holds the graph whole;
+several ranks each hold a replica of the labels and link the rows they own into it, marking the
+roots they hook, and ``merge`` makes the replicas equal again (the striped rounds of
+``distbfs.backends.arrays.hook``, where no rank can CAS another's labels, are the fallback).
 
 Compressed rows (``DeviceColumns``) are decoded inside the ``_varint`` kernels.
 
-The edge sets are Afforest's (``distbfs.traversals.cc``): neighbour r of every vertex (its out-row
-followed, on a directed graph, by its in-row: the same links as
-``distbfs.backends.arrays.components.sample_links``), or every neighbour of the vertices whose
-label is not the largest intermediate component's. Same labels as the striped rounds: after a
-pass and its compress, every vertex's label is the smallest vertex of the component its linked
-edges form.
+The edge sets are Afforest's (``distbfs.traversals.cc``): neighbour r of every owned vertex (its
+out-row followed, on a directed graph, by its in-row: the same links as
+``distbfs.backends.arrays.components.sample_links``), or every neighbour of the owned vertices
+whose label is not the largest intermediate component's. Same labels as the striped rounds:
+after a pass (and, on several ranks, a merge) and its compress, every vertex's label is the
+smallest vertex of the component its linked edges form.
+
+Merging replicas. Every replica starts a phase equal to the others and changes only by hooks:
+a hooked root h takes a parent in its new tree. So the pairs (h, label of h) of every rank's
+hooked roots (``hooked_pairs``), linked into every other replica (``link_pairs``), give each
+replica the union of all the ranks' links; after the compress every replica holds the smallest
+vertex of each component: the same labels on every rank.
 """
 
 from __future__ import annotations
@@ -42,11 +49,15 @@ def link_in_place(
     state: ComponentState,
     neighbour: int | None,
     skip: Any,
+    compress: bool = True,
 ) -> Any:
-    """Link neighbour ``neighbour`` of every vertex (None: every neighbour of the vertices whose
-    label is not ``skip``: -1 for none, or a 0-d device array as ``most_frequent`` leaves it),
-    then compress. Returns, on the device and unread, (links read, links whose ends had
-    different labels when read, roots hooked): a run reads them once, at its end.
+    """Link neighbour ``neighbour`` of every owned vertex (None: every neighbour of the owned
+    vertices whose label is not ``skip``: -1 for none, or a 0-d device array as
+    ``most_frequent`` leaves it) into ``state.labels`` (every vertex's), marking the roots
+    hooked in ``state.scratch["hooked"]`` where there is one, then compress (unless
+    ``compress`` is False: a merge follows, whose compress serves both). Returns, on the
+    device and unread, (links read, links whose ends had different labels when read, roots
+    hooked): a run reads them once, at its end.
 
     ``grids``: the backend's memos of ``search.persistent_grid`` and ``search.resident_grid``.
     A sampled pass runs on the persistent grid: nearly every link hooks, many threads climb to
@@ -54,11 +65,11 @@ def link_in_place(
     one H100: 4.7 + 2.0 ms for link and compress at 4 blocks a multiprocessor, 5.5 + 2.6 ms
     with every slot filled). The finish pass mostly reads labels that already agree and runs
     on the resident grid (0.65 + 0.57 ms against 0.87 + 0.71)."""
-    if graph.size != 1:
-        raise ValueError(f"linking in place needs the whole graph on one rank, not {graph.size}")
+    n = graph.n
+    if state.labels.shape[0] != n:
+        raise ValueError(f"linking in place needs the labels of all {n} vertices")
     bits = 8 * check_graph(graph).itemsize
     directed = in_graph is not graph
-    n = graph.n
     counts = cupy.zeros(3, dtype=np.uint64)
     if graph.compressed != in_graph.compressed:
         raise ValueError("linking in place needs out- and in-rows both plain or both compressed")
@@ -73,24 +84,84 @@ def link_in_place(
         in_graph.row_offsets,
         *in_columns,
         np.int32(directed),
-        np.int64(n),
+        np.int64(graph.nlocal),
+        np.int32(graph.size),
+        np.int32(graph.rank),
     )
     if n == 0:
         return counts
     if neighbour is None:
         if not isinstance(skip, cupy.ndarray):
             skip = cupy.full((), skip, dtype=np.int64)
-        names = (kernel_name("link_rows", graph), "compress")
-        kernels = [get_kernel("link", name, policy, bits) for name in names]
-        blocks = [resident_grid(policy, grids[1], kernel) for kernel in kernels]
+        kernel = get_kernel("link", kernel_name("link_rows", graph), policy, bits)
+        blocks = resident_grid(policy, grids[1], kernel)
         argument = skip
     else:
-        names = (kernel_name("link_neighbour", graph), "compress")
-        kernels = [get_kernel("link", name, policy, bits) for name in names]
-        blocks = [persistent_grid(policy, grids[0])] * 2
+        kernel = get_kernel("link", kernel_name("link_neighbour", graph), policy, bits)
+        blocks = persistent_grid(policy, grids[0])
         argument = np.int64(neighbour)
-    _launch(policy, kernels[0], blocks[0], n, (*rows, argument, state.labels, counts))
-    _launch(policy, kernels[1], blocks[1], n, (np.int64(n), state.labels))
+    hooked = state.scratch.get("hooked")
+    marks = NO_MARKS if hooked is None else hooked
+    _launch(policy, kernel, blocks, graph.nlocal, (*rows, argument, state.labels, marks, counts))
+    if compress:
+        compress_labels(policy, grids, state, bits, sampled=neighbour is not None)
+    return counts
+
+
+NO_MARKS = np.uintp(0)
+"""The null pointer a link kernel takes for ``hooked`` where no root is marked (one rank)."""
+
+
+def compress_labels(
+    policy: LaunchPolicy,
+    grids: tuple[dict[int, int], ResidentGrids],
+    state: ComponentState,
+    bits: int,
+    sampled: bool,
+) -> None:
+    """Point every label at its tree's root; on the persistent grid after a ``sampled`` pass
+    (its trees are deep and hub roots contended), else on the resident grid."""
+    kernel = get_kernel("link", "compress", policy, bits)
+    n = state.labels.shape[0]
+    blocks = (
+        persistent_grid(policy, grids[0]) if sampled else resident_grid(policy, grids[1], kernel)
+    )
+    _launch(policy, kernel, blocks, n, (np.int64(n), state.labels))
+
+
+def hooked_pairs(graph: DistGraph, state: ComponentState) -> Any:
+    """The roots this replica hooked since the last merge with their labels, interleaved
+    (vertex, label, vertex, label, ...) in the width of the graph's vertex ids; the marks are
+    cleared."""
+    hooked = state.scratch["hooked"]
+    ids = cupy.flatnonzero(hooked)
+    hooked.fill(0)
+    pairs = cupy.empty(2 * ids.shape[0], dtype=check_graph(graph))
+    pairs[0::2] = ids
+    pairs[1::2] = state.labels[ids]
+    return pairs
+
+
+def link_pairs(
+    policy: LaunchPolicy,
+    grids: tuple[dict[int, int], ResidentGrids],
+    graph: DistGraph,
+    state: ComponentState,
+    segments: list[Any],
+    sampled: bool,
+) -> Any:
+    """Link every (vertex, label) pair of each of ``segments`` (interleaved, as
+    ``hooked_pairs`` gives them: the other ranks') into the labels, then compress (as after a
+    ``sampled`` pass or not). Returns the counts as ``link_in_place``."""
+    bits = 8 * check_graph(graph).itemsize
+    counts = cupy.zeros(3, dtype=np.uint64)
+    kernel = get_kernel("link", "link_pairs", policy, bits)
+    for pairs in segments:
+        count = pairs.shape[0] // 2
+        if count:
+            blocks = resident_grid(policy, grids[1], kernel)
+            _launch(policy, kernel, blocks, count, (pairs, np.int64(count), state.labels, counts))
+    compress_labels(policy, grids, state, bits, sampled)
     return counts
 
 
