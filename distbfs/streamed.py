@@ -1,8 +1,11 @@
-"""One rank's CSR built from an edge source it can replay (the generators' path on one rank):
-a counting sort by tail in three passes that never holds the edge list, so a generated graph
-takes about the memory of its CSR; with ``spill``, columns that do not fit the device are built
-in host memory the device maps, so a graph larger than the GPU is never whole on it. The result
-is ``distbfs.graph.build_graph``'s on one rank, row for row and weight for weight.
+"""A rank's CSR built from an edge source it can replay (the generators' path on one rank, and
+on several where the held edge list would not fit): a counting sort by tail in three passes that
+never holds the edge list, so a generated graph takes about the memory of its CSR. On several
+ranks each replays the whole list and keeps the edges whose tail it owns (no exchange: each
+rank makes every edge, twice). With ``spill`` (one rank), columns that do not fit the device are
+built in host memory the device maps, so a graph larger than the GPU is never whole on it. The
+result is ``distbfs.graph.build_graph``'s at the same rank count, row for row and weight for
+weight.
 
 The span and batch sizes are ``distbfs.graph.CHUNK``, read at each call.
 """
@@ -16,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import graph
+from .comm.base import Communicator
 from .constants import ROW_OFFSET_DTYPE, vertex_dtype, weight_dtype
 from .errors import InputError
 from .graph import (
@@ -27,6 +31,7 @@ from .graph import (
     _stored_weights,
 )
 from .memory import available_bytes, require
+from .partition import num_local
 
 EdgeChunks = Callable[[bool], Iterable[tuple[Any, ...]]]
 """A replayable edge source: ``chunks(first)`` yields (src, dst) int64 arrays, or (src, dst,
@@ -47,11 +52,13 @@ def build_graph_streamed(
     xp: Any = np,
     weighted: bool = False,
     spill: Spill | None = None,
+    comm: Communicator | None = None,
 ) -> DistGraph:
-    """Build the one-rank CSR of the edges ``chunks`` yields, without holding the edge list:
-    the same graph as ``build_graph`` on one rank (rows and their columns sorted, duplicates
-    and self-loops dropped, both directions of an undirected edge; ``weighted``: the chunks
-    carry weights, of duplicates the smallest is kept).
+    """Build this rank's CSR of the edges ``chunks`` yields (all of them, on every rank),
+    without holding the edge list: the same graph as ``build_graph`` at the rank count of
+    ``comm`` (None: one rank) (rows and their columns sorted, duplicates and self-loops
+    dropped, both directions of an undirected edge; ``weighted``: the chunks carry weights,
+    of duplicates the smallest is kept) (collective).
 
     A counting sort by tail in three passes: (1) count every row's edges (self-loops dropped;
     both directions when undirected); (2) replay the edges and place each head (and weight) in
@@ -65,32 +72,38 @@ def build_graph_streamed(
     the device maps) and stay there: the device holds only the offsets and one span, and the
     graph comes out host-resident (a graph larger than the GPU, never whole on it).
     """
+    rank, size = (0, 1) if comm is None else (comm.rank, comm.size)
     if n < 0:
         raise InputError(f"vertex count must be non-negative, got {n}")
-    if n > 0 and n * n >= 2**63:
-        raise InputError(f"graph too large to build: {n} vertices on 1 rank (use more ranks)")
+    nlocal = num_local(n, size, rank)
+    if n > 0 and num_local(n, size, 0) * n >= 2**63:
+        raise InputError(f"graph too large to build: {n} vertices on {size} rank(s) (use more)")
+    if spill is not None and size > 1:
+        raise ValueError("spilled columns are built by one rank only")
 
     def edges(first: bool) -> Iterable[tuple[Any, Any, Any]]:
-        return _directed_edges(chunks(first), xp, directed, weighted and not first)
+        made = _directed_edges(chunks(first), xp, directed, weighted and not first)
+        return made if size == 1 else _owned_edges(made, xp, rank, size)
 
-    require(16 * (n + 1), xp, None, f"building the row offsets of {n:,} vertices", BUILD_FIX)
-    offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)  # pass 1: row lengths, then offsets
+    what = f"building the row offsets of {nlocal:,} vertices"
+    require(16 * (nlocal + 1), xp, comm, what, BUILD_FIX)
+    offsets = xp.zeros(nlocal + 1, dtype=ROW_OFFSET_DTYPE)  # pass 1: row lengths, then offsets
     for tails, _, _ in edges(True):
-        offsets[1:] += xp.bincount(tails, minlength=n)
+        offsets[1:] += xp.bincount(tails, minlength=nlocal)
     offsets[1:] = xp.cumsum(offsets[1:])
     slots = int(offsets[-1])  # the peak of passes 2 and 3 beyond the offsets already held
     per_edge = vertex_dtype(n).itemsize + (8 if weighted else 0)
     span = 24 * min(slots, graph.CHUNK)  # a span's keys and sort (int64 x3)
-    sorting = per_edge * slots + 8 * n + span  # and the degrees
-    copying = 2 * per_edge * slots + 8 * (n + 1)  # the kept columns copied out, row offsets
-    what = f"building the CSR of {n:,} vertices and {slots:,} directed edges"
+    sorting = per_edge * slots + 8 * nlocal + span  # and the degrees
+    copying = 2 * per_edge * slots + 8 * (nlocal + 1)  # the kept columns copied out, row offsets
+    what = f"building the CSR of {n:,} vertices and {slots:,} directed edges (this rank's)"
     spilled = spill is not None and max(sorting, copying) > available_bytes(xp)
     if spilled:  # the columns and weights in host memory; the device keeps a span's sort
         converted = 4 * slots if weighted else 0  # float32 weights made beside them
         require(per_edge * slots + converted, np, None, what + " in host memory", BUILD_FIX)
         require(8 * n + span, xp, None, what, BUILD_FIX)
     else:
-        require(max(sorting, copying), xp, None, what, BUILD_FIX)
+        require(max(sorting, copying), xp, comm, what, BUILD_FIX)
     make = spill if spilled else (lambda length, dtype: xp.empty(length, dtype=dtype))
     columns = make(slots, vertex_dtype(n))
     values = None
@@ -103,7 +116,7 @@ def build_graph_streamed(
     if weighted and values is None:  # no edge
         values = xp.empty(0, dtype=xp.float32)
     degrees, out = _sort_rows_in_place(xp, offsets, columns, n, values)  # pass 3
-    row_offsets = xp.zeros(n + 1, dtype=ROW_OFFSET_DTYPE)
+    row_offsets = xp.zeros(nlocal + 1, dtype=ROW_OFFSET_DTYPE)
     xp.cumsum(degrees, out=row_offsets[1:])
     del degrees, offsets
     if spilled:  # where they were built (the rows' tail of duplicates stays unused)
@@ -113,7 +126,17 @@ def build_graph_streamed(
         column_indices = columns[:out].copy()
         stored = None if values is None else _stored_weights(values[:out])
     del columns, values
-    return DistGraph(n, out, directed, 0, 1, row_offsets, column_indices, stored)
+    num_edges = out if comm is None else int(comm.allreduce(out))
+    return DistGraph(n, num_edges, directed, rank, size, row_offsets, column_indices, stored)
+
+
+def _owned_edges(
+    edges: Iterable[tuple[Any, Any, Any]], xp: Any, rank: int, size: int
+) -> Iterable[tuple[Any, Any, Any]]:
+    """Of ``edges``, those whose tail this rank owns, the tail as its local row."""
+    for tails, heads, weights in edges:
+        mine = xp.flatnonzero(tails % size == rank)
+        yield tails[mine] // size, heads[mine], None if weights is None else weights[mine]
 
 
 def _spilled_weights(values: Any, make: Spill) -> Any:
@@ -190,10 +213,11 @@ def _place_heads(
 def _sort_rows_in_place(
     xp: Any, offsets: Any, columns: Any, n: int, values: Any = None
 ) -> tuple[Any, int]:
-    """Sort each row of ``columns`` (rows at ``offsets``) and drop duplicates, a span of rows
-    at a time, compacting to the front, the weights in ``values`` alongside (of duplicates the
-    smallest stays); returns the rows' new degrees and the columns kept."""
-    degrees = xp.zeros(n, dtype=ROW_OFFSET_DTYPE)
+    """Sort each row of ``columns`` (rows at ``offsets``; column ids below ``n``) and drop
+    duplicates, a span of rows at a time, compacting to the front, the weights in ``values``
+    alongside (of duplicates the smallest stays); returns the rows' new degrees and the columns
+    kept."""
+    degrees = xp.zeros(len(offsets) - 1, dtype=ROW_OFFSET_DTYPE)
     out = 0
     for first_row, end_row in itertools.pairwise(_row_spans(xp, offsets)):
         lo, hi = int(offsets[first_row]), int(offsets[end_row])

@@ -443,6 +443,46 @@ def test_generated_graph_is_the_same_at_every_rank_count(comm, case):
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("weights", [None, "uniform:0:9"])
+@pytest.mark.parametrize("case", ["kronecker", "grid2d", "grid2d-tiny"])
+def test_ranks_without_room_for_the_held_lists_stream_the_same_graph(
+    comm, case, weights, monkeypatch
+):
+    """Where the held lists would not fit (``fits`` says no), every rank replays the whole
+    tuple list and keeps its rows (build_graph_streamed, in chunks and spans smaller than a
+    row): the graph (and weights) of the held build at that rank count."""
+    import distbfs.generators as generators_module
+    import distbfs.graph as graph_module
+
+    kind = case.split("-")[0]
+    held = generate(kind, comm, weights=weights, **MPI_CASES[case])
+    monkeypatch.setattr(generators_module, "fits", lambda *args: False)
+    monkeypatch.setattr(generator_chunks, "CHUNK_EDGES_HOST", 37)
+    monkeypatch.setattr(graph_module, "CHUNK", 5)
+    calls = []
+
+    def build_streamed(*args, _build=generators_module.build_graph_streamed, **kwargs):
+        calls.append(kwargs["comm"])
+        return _build(*args, **kwargs)
+
+    monkeypatch.setattr(generators_module, "build_graph_streamed", build_streamed)
+    streamed = generate(kind, comm, weights=weights, **MPI_CASES[case])
+    assert calls == ([comm] if comm.size > 1 else [])  # one rank: held while numpy has room
+    assert (streamed.rank, streamed.size, streamed.num_edges) == (
+        comm.rank,
+        comm.size,
+        held.num_edges,
+    )
+    np.testing.assert_array_equal(streamed.row_offsets, held.row_offsets)
+    np.testing.assert_array_equal(streamed.column_indices, held.column_indices)
+    if weights is None:
+        assert streamed.weights is None
+    else:
+        assert streamed.weights.dtype == held.weights.dtype
+        np.testing.assert_array_equal(streamed.weights, held.weights)
+
+
+@pytest.mark.mpi
 def test_each_rank_makes_its_slice_of_the_tuples(comm):
     src, dst = kronecker_edges(9, 3, 11, comm.rank, comm.size)
     all_src = comm.allgather_array(src)

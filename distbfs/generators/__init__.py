@@ -3,7 +3,8 @@ G(n, M) (``uniform``), and 2D/3D grid lattices (the high-diameter case, ``grids`
 with integer edge weights (``weights``: ``uniform:LO:HI``). Each rank makes its own share of the
 edge tuples a chunk at a time (``chunks``) and the graph is built collectively by
 ``build_graph`` (undirected); one rank replays its list into ``build_graph_streamed`` instead,
-never holding it. Parameters are checked once (``params``).
+never holding it, and so do several where the held lists would not fit (each replays the whole
+list and keeps the edges whose tail it owns). Parameters are checked once (``params``).
 
 Invariant: for given parameters the edge tuples, and so the built graph, are bit-identical
 whatever the number of ranks, the chunk size and the array module (numpy or cupy): every random
@@ -23,7 +24,7 @@ import numpy as np
 from ..comm.base import Communicator
 from ..errors import InputError
 from ..graph import BUILD_FIX, DistGraph, build_bytes, build_graph, packing_multiplier
-from ..memory import available_host_bytes, require
+from ..memory import available_host_bytes, fits, require
 from ..partition import num_local
 from ..streamed import Spill, build_graph_streamed
 from .chunks import (
@@ -127,21 +128,30 @@ def generate(
     spec = parse_weight_spec(weights)
     total, chunk, n = _source(kind, scale, edgefactor, shape, seed, xp)
     made = chunk if spec is None else weighted_chunk(xp, chunk, spec, seed)
-    if comm.size == 1 and _streamed(xp, total, spec is not None):
-
-        def chunks(first: bool) -> Iterator[tuple[Any, ...]]:
-            # the first pass only counts: no weights made for it
-            return replay(xp, total, chunk if first else made, progress if first else None)
-
-        weighted = spec is not None
-        return build_graph_streamed(
-            chunks, n, directed=False, xp=xp, weighted=weighted, spill=spill
-        )
     share = -(-total // comm.size)  # tuples, then each tuple both ways in the build
     held = share * (16 + (0 if spec is None else spec.dtype.itemsize))
     nlocal = num_local(n, comm.size, comm.rank)
     packed = spec is not None and packing_multiplier(spec.hi, n, num_local(n, comm.size, 0)) > 0
     needed = held + build_bytes(n, nlocal, 2 * share, spec is not None, packed)
+    if comm.size == 1:
+        streamed = _streamed(xp, total, spec is not None)
+    else:  # the held list's build where every rank has room for it (collective)
+        streamed = not fits(needed, xp, comm)
+    if streamed:
+
+        def chunks(first: bool) -> Iterator[tuple[Any, ...]]:
+            # the first pass only counts: no weights made for it
+            return replay(xp, total, chunk if first else made, progress if first else None)
+
+        return build_graph_streamed(
+            chunks,
+            n,
+            directed=False,
+            xp=xp,
+            weighted=spec is not None,
+            spill=spill if comm.size == 1 else None,
+            comm=comm if comm.size > 1 else None,
+        )
     require(needed, xp, comm, f"generating {total:,} edges ({share:,} a rank)", BUILD_FIX)
     dtypes = EDGE_DTYPES if spec is None else (*EDGE_DTYPES, spec.dtype)
     src, dst, *rest = make_share(xp, total, comm.rank, comm.size, made, progress, dtypes)
