@@ -30,6 +30,7 @@
  *                   rows longer than a warp are strided by the whole warp (Merrill's warp
  *                   gathering)
  *   link_pairs      the pairs (pairs[2i], pairs[2i + 1]) another rank hooked
+ *   hooked_pairs    the pairs (vertex, label) of the roots this rank hooked (not counted)
  * (link_neighbour_varint and link_rows_varint: the same over compressed rows, VarintColumns in
  * common.cuh; a row of at most kDecodePointEdges edges is decoded by its lane, a longer one
  * by the whole warp, a lane to each stretch between its decode points),
@@ -271,6 +272,33 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                      const comp_t* skip_label, DISTBFS_LABELS) {
   link_unskipped<true>(DISTBFS_CODED(), DISTBFS_CODED(in_), directed, Stripe{rows, size, rank},
                        skip_label, comp, hooked, counts);
+}
+
+// The pairs (vertex, label) of the roots marked in `marks` (cleared), interleaved, into pairs at
+// slots taken from *count (one atomicAdd a warp): the hooks this replica sends.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    hooked_pairs(long long n, unsigned char* marks, const comp_t* comp, vertex_t* pairs,
+                 unsigned long long* count) {
+  const int lane = threadIdx.x % kWarpThreads;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  // Warp-uniform trip count: every lane reaches the ballot together.
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
+       base += stride) {
+    const long long v = base + threadIdx.x;
+    const bool hooked = v < n && marks[v];
+    const unsigned int ballot = __ballot_sync(kFullWarp, hooked);
+    if (ballot == 0) continue;
+    const int leader = __ffs(ballot) - 1;
+    unsigned long long first = 0;
+    if (lane == leader) first = atomicAdd(count, static_cast<unsigned long long>(__popc(ballot)));
+    first = __shfl_sync(kFullWarp, first, leader);
+    if (hooked) {
+      const unsigned long long slot = first + __popc(ballot & ((1u << lane) - 1));
+      marks[v] = 0;
+      pairs[2 * slot] = static_cast<vertex_t>(v);
+      pairs[2 * slot + 1] = static_cast<vertex_t>(comp[v]);
+    }
+  }
 }
 
 // count pairs (vertex, parent), interleaved, that other ranks hooked; nothing is marked: every

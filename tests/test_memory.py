@@ -55,7 +55,8 @@ def test_a_streamed_build_checks_its_passes(monkeypatch):
 
     monkeypatch.setattr(memory, "available_host_bytes", lambda: 20 << 20)
     monkeypatch.setattr(generators, "available_host_bytes", lambda: 20 << 20)
-    refusal = r"CSR of 65,536 vertices and [\d,]+ directed edges \(this rank's\) needs"  # the streamed build's
+    # the streamed build's
+    refusal = r"CSR of 65,536 vertices and [\d,]+ directed edges \(this rank's\) needs"
     with pytest.raises(distbfs.InputError, match=refusal):
         distbfs.Graph.generate("kronecker", scale=16, backend="numpy")
 

@@ -53,15 +53,14 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
     state = plan.start()
     log = RoundLog()
     for r in range(plan.sample_rounds):  # the sampled subgraph: neighbour r of every vertex
-        merges = plan.replicated and r == plan.sample_rounds - 1  # the merge compresses
-        link_edges(plan, state, f"sample {r}", log, timer, neighbour=r, compress=not merges)
-    if plan.replicated and plan.sample_rounds:
-        merge(plan, state, "merge samples", log, timer, sampled=True)
+        link_edges(plan, state, f"sample {r}", log, timer, neighbour=r)
+    if plan.replicated and plan.sample_rounds:  # into compressed replicas: mostly label reads
+        merge(plan, state, "merge samples", log, timer)
     with timer.phase("largest"):
         giant = plan.largest_label(state)
     link_edges(plan, state, "finish", log, timer, skip=giant, compress=not plan.replicated)
-    if plan.replicated:
-        merge(plan, state, "merge", log, timer, sampled=False)
+    if plan.replicated:  # few hooks: the merge's compress serves both
+        merge(plan, state, "merge", log, timer)
     state = plan.owned(state)
     rounds = log.stats(plan.comm, timer, plan.backend.to_host)
     return ComponentSearch(state.labels, int(giant), rounds, state)
@@ -97,12 +96,10 @@ def link_edges(
     link(plan, state, links, phase, log, timer)
 
 
-def merge(
-    plan: ComponentPlan, state: Any, phase: str, log: RoundLog, timer: Any, *, sampled: bool
-) -> None:
+def merge(plan: ComponentPlan, state: Any, phase: str, log: RoundLog, timer: Any) -> None:
     """Make the replicas equal (collective): every rank's roots hooked since the last merge,
     with their labels, go to every rank (one all-gather), which links the other ranks' into
-    its replica and compresses (its trees as deep as after a ``sampled`` pass or not)."""
+    its replica and compresses."""
     backend, comm = plan.backend, plan.comm
     with timer.phase("hooked"):
         pairs = backend.hooked_pairs(plan.graph, state)
@@ -113,7 +110,7 @@ def merge(
     end = begin + sizes[comm.rank]
     with timer.phase("link"):
         others = [gathered[:begin], gathered[end:]]
-        counts = backend.link_pairs(plan.graph, state, others, sampled)
+        counts = backend.link_pairs(plan.graph, state, others)
         log.in_place(phase, counts, sent=(comm.size - 1) * (sizes[comm.rank] // 2))
     timer.next_level()
 

@@ -327,13 +327,12 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         return graph.n * (8 + 1 + 8 + 2 * width * (graph.size + 1))
 
     def hooked_pairs(self, graph: DistGraph, state: ComponentState) -> Any:
-        return link.hooked_pairs(graph, state)
-
-    def link_pairs(
-        self, graph: DistGraph, state: ComponentState, segments: list[Any], sampled: bool
-    ) -> Any:
         grids = (self._persistent, self._resident)
-        return link.link_pairs(self.policy, grids, graph, state, segments, sampled)
+        return link.hooked_pairs(self.policy, grids, graph, state)
+
+    def link_pairs(self, graph: DistGraph, state: ComponentState, segments: list[Any]) -> Any:
+        grids = (self._persistent, self._resident)
+        return link.link_pairs(self.policy, grids, graph, state, segments)
 
     def replica_owned(self, graph: DistGraph, state: ComponentState) -> ComponentState:
         """The run's state over the owned vertices' labels alone (local order), the replica

@@ -129,16 +129,25 @@ def compress_labels(
     _launch(policy, kernel, blocks, n, (np.int64(n), state.labels))
 
 
-def hooked_pairs(graph: DistGraph, state: ComponentState) -> Any:
+def hooked_pairs(
+    policy: LaunchPolicy,
+    grids: tuple[dict[int, int], ResidentGrids],
+    graph: DistGraph,
+    state: ComponentState,
+) -> Any:
     """The roots this replica hooked since the last merge with their labels, interleaved
-    (vertex, label, vertex, label, ...) in the width of the graph's vertex ids; the marks are
-    cleared."""
-    hooked = state.scratch["hooked"]
-    ids = cupy.flatnonzero(hooked)
-    hooked.fill(0)
-    pairs = cupy.empty(2 * ids.shape[0], dtype=check_graph(graph))
-    pairs[0::2] = ids
-    pairs[1::2] = state.labels[ids]
+    (vertex, label, vertex, label, ...) in the width of the graph's vertex ids, in no
+    particular order; the marks are cleared."""
+    hooked, labels = state.scratch["hooked"], state.labels
+    count = int(cupy.count_nonzero(hooked))
+    dtype = check_graph(graph)
+    pairs = cupy.empty(2 * count, dtype=dtype)
+    if count:
+        kernel = get_kernel("link", "hooked_pairs", policy, 8 * dtype.itemsize)
+        taken = cupy.zeros(1, dtype=np.uint64)
+        blocks = resident_grid(policy, grids[1], kernel)
+        n = labels.shape[0]
+        _launch(policy, kernel, blocks, n, (np.int64(n), hooked, labels, pairs, taken))
     return pairs
 
 
@@ -148,11 +157,10 @@ def link_pairs(
     graph: DistGraph,
     state: ComponentState,
     segments: list[Any],
-    sampled: bool,
 ) -> Any:
     """Link every (vertex, label) pair of each of ``segments`` (interleaved, as
-    ``hooked_pairs`` gives them: the other ranks') into the labels, then compress (as after a
-    ``sampled`` pass or not). Returns the counts as ``link_in_place``."""
+    ``hooked_pairs`` gives them: the other ranks') into the labels, then compress. Returns the
+    counts as ``link_in_place``."""
     bits = 8 * check_graph(graph).itemsize
     counts = cupy.zeros(3, dtype=np.uint64)
     kernel = get_kernel("link", "link_pairs", policy, bits)
@@ -161,7 +169,7 @@ def link_pairs(
         if count:
             blocks = resident_grid(policy, grids[1], kernel)
             _launch(policy, kernel, blocks, count, (pairs, np.int64(count), state.labels, counts))
-    compress_labels(policy, grids, state, bits, sampled)
+    compress_labels(policy, grids, state, bits, sampled=False)
     return counts
 
 
