@@ -362,6 +362,31 @@ def test_relax_and_tree_in_small_chunks(monkeypatch):
     np.testing.assert_array_equal(chunked.predecessors, whole.predecessors)
 
 
+@pytest.mark.parametrize("source", [0, 7])
+def test_array_stages_in_small_chunks(monkeypatch, backend, source):
+    """The array-module stages (the striped steps of several ranks; numpy and CUDA) relax and
+    find tight edges a chunk of rows at a time, each chunk reduced to one request per target:
+    chunks of 7 edges (a long row alone, empty rows, the last row) give the whole's result."""
+    from distbfs.backends.arrays import relax
+
+    in_place = callable(getattr(backend, "shortest_paths_in_place", None))
+    if type(backend) is NumpyBackend or in_place:
+        pytest.skip("relaxes in its own stages")
+    case = graphs.random_graph(300, 1200, 4, True)
+    weights = weighted(case, 9, "integer", 0, 5)
+    calls = []
+    original = relax.chunk_bounds
+
+    def bounds(*args):
+        calls.append(original(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(relax, "chunk_bounds", bounds)
+    monkeypatch.setattr(relax, "CHUNK_EDGES", 7)
+    check(case, weights, source, backend, ONE)  # against scipy: distances and the tree
+    assert max(len(b) for b in calls) > 10  # many chunks were read
+
+
 def test_rank_major_is_the_all_gather_order():
     """``partition.rank_major`` places every vertex where ``allgather_array`` of the ranks'
     owned-vertex arrays puts it, for any n and rank count."""

@@ -16,6 +16,12 @@ d(u) + w = d(u) from the vertices resolved in pass k - 1), and the owner's lexic
 minimum of (distance, pass, parent) (``contract_min``) resolves a vertex in the first pass that
 reaches it, with its smallest parent. ``tree_finish`` ends it.
 
+Chunks: ``relax`` and ``tight_requests`` read the rows of at most ``CHUNK_EDGES`` edges at a
+time (a bucket of a large graph reaches billions of edges, and every gathered edge takes a few
+words of temporaries); each chunk's requests are reduced to one per target (the smallest
+payload, as the owner reduces them) before the next is read, and a relaxation's cull against
+``sent`` sees what the chunks before it requested.
+
 Buckets: ``pending`` lists the owned vertices that improved since they were last settled (a
 vertex enters once per improvement; duplicates and settled ones are dropped when the list is
 scanned), so finding the next bucket and its members costs what has changed, not n.
@@ -25,13 +31,17 @@ Invariant: a settled vertex's distance never changes again.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from ...graph import DistGraph
 from ...partition import local_id, owner, rank_major
 from ..base import PathState, Relaxations
-from .ops import gather_ranges
+from .ops import gather_ranges, min_per_vertex
+
+CHUNK_EDGES = 1 << 26
+"""Edges ``relax`` and ``tight_requests`` gather at a time (a row longer than this alone)."""
 
 
 def path_start(
@@ -55,11 +65,55 @@ def path_start(
     return PathState(distances, passes, preds, settled, empty, 0, scratch, resources)
 
 
+def chunk_bounds(xp: Any, offsets: Any, vertices: Any) -> list[int]:
+    """Positions [0, ..., len(vertices)] that cut ``vertices`` into runs whose rows (at
+    ``offsets``) hold about ``CHUNK_EDGES`` edges each (a longer row alone)."""
+    count = int(vertices.shape[0])
+    if count == 0:
+        return [0, 0]
+    ends = xp.cumsum(offsets[vertices + 1] - offsets[vertices])
+    total = int(ends[-1])
+    if total <= CHUNK_EDGES:
+        return [0, count]
+    cuts = xp.searchsorted(ends, xp.arange(CHUNK_EDGES, total, CHUNK_EDGES)) + 1
+    inner = sorted({int(c) for c in cuts.tolist() if 0 < int(c) < count})
+    return [0, *inner, count]
+
+
+def reduced(xp: Any, part: Relaxations) -> Relaxations:
+    """One chunk's requests, one per target (the smallest payload, as the owner keeps)."""
+    keep = min_per_vertex(xp, part.vertices, part.payloads)
+    return Relaxations(*(field[keep] for field in (part.vertices, *part.payloads)))
+
+
+def joined(xp: Any, parts: list[Relaxations]) -> Relaxations:
+    """The requests of every chunk, concatenated (the owner's reduction takes the minima)."""
+    if len(parts) == 1:
+        return parts[0]
+    fields = zip(*((p.vertices, *p.payloads) for p in parts), strict=True)
+    return Relaxations(*(xp.concatenate(list(field)) for field in fields))
+
+
 def relax(
     xp: Any, graph: DistGraph, state: PathState, vertices: Any, delta: float, heavy: bool
 ) -> Relaxations:
     """The requests along the light (``heavy`` False) or heavy out-edges of ``vertices`` (owned
-    local ids), culled against what this rank already sent."""
+    local ids), culled against what this rank already sent, a chunk of rows at a time."""
+    bounds = chunk_bounds(xp, graph.row_offsets, vertices)
+    if len(bounds) == 2:
+        return relax_rows(xp, graph, state, vertices, delta, heavy)
+    parts = []
+    for a, b in itertools.pairwise(bounds):
+        parts.append(reduced(xp, relax_rows(xp, graph, state, vertices[a:b], delta, heavy)))
+        # the chunks after it cull against these (each below sent; partition_min writes them)
+        state.scratch["sent"][parts[-1].vertices] = parts[-1].distances
+    return joined(xp, parts)
+
+
+def relax_rows(
+    xp: Any, graph: DistGraph, state: PathState, vertices: Any, delta: float, heavy: bool
+) -> Relaxations:
+    """``relax`` of one chunk of rows."""
     starts = graph.row_offsets[vertices]
     slots, tails = gather_ranges(xp, starts, graph.row_offsets[vertices + 1] - starts)
     targets = graph.column_indices[slots]
@@ -98,7 +152,21 @@ def tight_requests(
     """Tree pass ``k``: the requests (target, d(u) + w, k, u) along the out-edges of
     ``vertices`` that are tight, d(u) + w = d(v) by ``everywhere`` (every rank's distances,
     ``partition.rank_major`` order), with d(u) + w > d(u) (pass 0) or d(u) + w = d(u) (pass
-    k >= 1)."""
+    k >= 1); a chunk of rows at a time, each chunk's reduced to one per target."""
+    bounds = chunk_bounds(xp, graph.row_offsets, vertices)
+    if len(bounds) == 2:
+        return tight_rows(xp, graph, state, vertices, k, everywhere)
+    parts = [
+        reduced(xp, tight_rows(xp, graph, state, vertices[a:b], k, everywhere))
+        for a, b in itertools.pairwise(bounds)
+    ]
+    return joined(xp, parts)
+
+
+def tight_rows(
+    xp: Any, graph: DistGraph, state: PathState, vertices: Any, k: int, everywhere: Any
+) -> Relaxations:
+    """``tight_requests`` of one chunk of rows."""
     starts = graph.row_offsets[vertices]
     slots, tails = gather_ranges(xp, starts, graph.row_offsets[vertices + 1] - starts)
     if graph.weights is None:
