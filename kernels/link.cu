@@ -44,6 +44,7 @@
 #include "common.cuh"
 
 #include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
 
 typedef long long comp_t;
 
@@ -274,30 +275,38 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                        skip_label, comp, hooked, counts);
 }
 
+// Marks a thread of hooked_pairs reads in a row: a block takes one slot range (one atomicAdd)
+// for kBlockThreads * kMarksPerThread vertices, so that the slots of a sampled merge, whose
+// hooks are half the vertices, do not queue on one counter.
+constexpr int kMarksPerThread = 16;
+
 // The pairs (vertex, label) of the roots marked in `marks` (cleared), interleaved, into pairs at
-// slots taken from *count (one atomicAdd a warp): the hooks this replica sends.
+// slots taken from *count: the hooks this replica sends.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     hooked_pairs(long long n, unsigned char* marks, const comp_t* comp, vertex_t* pairs,
                  unsigned long long* count) {
-  const int lane = threadIdx.x % kWarpThreads;
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  // Warp-uniform trip count: every lane reaches the ballot together.
-  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < n;
-       base += stride) {
-    const long long v = base + threadIdx.x;
-    const bool hooked = v < n && marks[v];
-    const unsigned int ballot = __ballot_sync(kFullWarp, hooked);
-    if (ballot == 0) continue;
-    const int leader = __ffs(ballot) - 1;
-    unsigned long long first = 0;
-    if (lane == leader) first = atomicAdd(count, static_cast<unsigned long long>(__popc(ballot)));
-    first = __shfl_sync(kFullWarp, first, leader);
-    if (hooked) {
-      const unsigned long long slot = first + __popc(ballot & ((1u << lane) - 1));
+  typedef cub::BlockScan<unsigned int, kBlockThreads> Scan;
+  __shared__ typename Scan::TempStorage storage;
+  __shared__ unsigned long long block_first;
+  const long long span = static_cast<long long>(kBlockThreads) * kMarksPerThread;
+  for (long long base = blockIdx.x * span; base < n; base += gridDim.x * span) {
+    const long long first = base + static_cast<long long>(threadIdx.x) * kMarksPerThread;
+    const long long last = first + kMarksPerThread < n ? first + kMarksPerThread : n;
+    unsigned int mine = 0;
+    for (long long v = first; v < last; ++v) mine += marks[v] != 0;
+    unsigned int offset, total;
+    Scan(storage).ExclusiveSum(mine, offset, total);
+    if (threadIdx.x == 0) block_first = total ? atomicAdd(count, total) : 0;
+    __syncthreads();
+    unsigned long long slot = block_first + offset;
+    for (long long v = first; mine != 0 && v < last; ++v) {
+      if (marks[v] == 0) continue;
       marks[v] = 0;
       pairs[2 * slot] = static_cast<vertex_t>(v);
       pairs[2 * slot + 1] = static_cast<vertex_t>(comp[v]);
+      ++slot;
     }
+    __syncthreads();  // storage and block_first are reused
   }
 }
 

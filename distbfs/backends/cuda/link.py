@@ -108,6 +108,8 @@ def link_in_place(
     return counts
 
 
+MARKS_PER_THREAD = 16
+"""Marks a thread of ``hooked_pairs`` reads (``kMarksPerThread`` of ``kernels/link.cu``)."""
 NO_MARKS = np.uintp(0)
 """The null pointer a link kernel takes for ``hooked`` where no root is marked (one rank)."""
 
@@ -147,7 +149,8 @@ def hooked_pairs(
         taken = cupy.zeros(1, dtype=np.uint64)
         blocks = resident_grid(policy, grids[1], kernel)
         n = labels.shape[0]
-        _launch(policy, kernel, blocks, n, (np.int64(n), hooked, labels, pairs, taken))
+        spans = -(-n // MARKS_PER_THREAD)  # a thread reads MARKS_PER_THREAD marks
+        _launch(policy, kernel, blocks, spans, (np.int64(n), hooked, labels, pairs, taken))
     return pairs
 
 
