@@ -15,11 +15,11 @@ tight in-neighbour, the rule tied words follow) and, where zero weights leave ve
 without one, plateau passes (``distbfs.traversals.sssp``).
 
 Memory: 8 bytes a vertex of words, 20 of stamps, near queues and members (int32 ids; 36 with
-int64 ids), far-pile slots of 8 bytes (12 with int64 ids; two piles of n,
-``LaunchPolicy.path_far_fraction``), and pieces of long rows: about 44 bytes a vertex beside
-the CSR, freed when the search is done. The tree then takes 8 a vertex (and 4 where plateaus
-need passes) beside the distances; tied words become 16 a vertex of distances and
-predecessors.
+int64 ids; the one-block kernel keeps no stamps or members: 12), far-pile slots of 8 bytes
+(12 with int64 ids; two piles of n, ``LaunchPolicy.path_far_fraction``), and pieces of long
+rows: about 44 bytes a vertex beside the CSR, freed when the search is done. The tree then
+takes 8 a vertex (and 4 where plateaus need passes) beside the distances; tied words become 16
+a vertex of distances and predecessors.
 """
 
 from __future__ import annotations
@@ -123,11 +123,16 @@ def path_start(
         distances = cupy.full(n, NO_PATH, dtype=PATH_DTYPE)
         distances[source] = 0.0
         words = distances.view(np.uint64)
-    queued = cupy.full(n, -1, dtype=np.int32)
-    queued[source] = 0
+    blocks = 1 if n <= policy.path_one_block_vertices else grid
+    shared = block_kernel_bytes(policy, graph, tied) if blocks == 1 else 0
+    # the one-block kernel claims vertices in shared memory and has no settle passes: no
+    # stamps or members (a slot each stands in)
+    stamped = n if shared == 0 else 1
+    queued = cupy.full(stamped, -1, dtype=np.int32)
+    queued[source if shared == 0 else 0] = 0
     near0 = cupy.empty(max(n, 1), dtype=ids)
     near0[0] = source
-    members = cupy.empty(max(n, 1), dtype=ids)
+    members = cupy.empty(max(stamped, 1), dtype=ids)
     members[0] = source
     counts = np.zeros(PATH_COUNT_SLOTS, dtype=np.int64)
     counts[0] = 1  # the source in the near queue of step 0
@@ -151,8 +156,6 @@ def path_start(
         "ctl": None,  # set by the first launch, which knows delta
         "log": cupy.empty((policy.path_log_rows, LOG_WORDS), dtype=np.uint64),  # zeroed a launch
     }
-    blocks = 1 if n <= policy.path_one_block_vertices else grid
-    shared = block_kernel_bytes(policy, graph, tied) if blocks == 1 else 0
     return DevicePathState(distances, buffers, None, blocks, grid, tied, words, False, shared)
 
 
