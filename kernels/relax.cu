@@ -21,6 +21,9 @@
  *     others once it is settled, from their final distances (Meyer & Sanders' heavy edges,
  *     split by where they land rather than by weight, since a bucket spans several deltas). A
  *     hub whose distance falls several times within its bucket thus relaxes its long row once.
+ *     Where each row ascends by weight (weight kind 3, Csr::rows_by_weight: a copy the host
+ *     makes for these searches), a step reads only the edges that land inside and the settle
+ *     pass only the others, each found by a binary search on the row's weights (narrow_row).
  *   - advance: the far pile's live entries (distance at or beyond the old end) are counted in
  *     a histogram of delta-wide bins past the old end; the new end is the first bin boundary
  *     with at least max(threads of the grid, live / split_divisor) vertices below it (a
@@ -151,13 +154,19 @@ struct Csr {
   const vertex_t* columns;       // plain columns (the plain kernels)
   distbfs::VarintColumns coded;  // compressed columns (the *_varint kernels)
   const void* weights;           // float or double, or none (every edge weighs 1)
-  int weight_kind;               // 0 none, 1 float, 2 double
+  int weight_kind;               // 0 none, 1 float, 2 double, 3 float with rows ascending
 
   __device__ __forceinline__ double weight(size_type e) const {
-    if (weight_kind == 1) return static_cast<double>(static_cast<const float*>(weights)[e]);
+    if (weight_kind == 1 || weight_kind == kRowsByWeight) {
+      return static_cast<double>(static_cast<const float*>(weights)[e]);
+    }
     if (weight_kind == 2) return static_cast<const double*>(weights)[e];
     return 1.0;
   }
+  // Whether each row's edges ascend by weight (the plain kernels' searches with settle passes:
+  // a step reads only the edges that land inside the bucket, a settle pass the others).
+  __device__ __forceinline__ bool rows_by_weight() const { return weight_kind == kRowsByWeight; }
+  static constexpr int kRowsByWeight = 3;
 };
 
 // The first of `count` slots from a queue's counter.
@@ -312,6 +321,40 @@ __device__ __forceinline__ void visit_row(const Csr& g, vertex_t u, double du, s
   }
 }
 
+// Which out-edges a relaxation pass takes: every one (a step of a search without settle
+// passes), those whose target lands inside the bucket (a step of one with them), or the others
+// (the settle pass at the bucket's end: once, from the final distances, Meyer & Sanders'
+// heavy edges, split by where they land rather than by weight, since a bucket spans several
+// deltas).
+enum RelaxEdges { kEveryEdge, kInsideEdges, kLeavingEdges };
+
+// Visitors other than Relax read whole rows.
+template <class Visit>
+__device__ __forceinline__ void narrow_for(const Visit&, const Csr&, double, size_type&,
+                                           size_type&) {}
+
+// The part of u's row [start, stop) a pass that takes `edges` reads where the row ascends by
+// weight: the edges landing below `end` are its first ones (a step takes those, the settle
+// pass the rest), found by a binary search on the weights. Elsewhere the whole row.
+__device__ __forceinline__ void narrow_row(const Csr& g, RelaxEdges edges, double end, double du,
+                                           size_type& start, size_type& stop) {
+  if (!g.rows_by_weight() || edges == kEveryEdge) return;
+  size_type lo = start, hi = stop;  // the first edge with du + w >= end
+  while (lo < hi) {
+    const size_type mid = lo + (hi - lo) / 2;
+    if (du + g.weight(mid) < end) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (edges == kInsideEdges) {
+    stop = lo;
+  } else {
+    start = lo;
+  }
+}
+
 // Visit the out-edges of the vertices items[0..count) (items == nullptr: 0..count-1) with
 // visit(u, du, v[], w[], k): rows up to a warp by their thread, up to piece_edges by the warp,
 // longer ones queued as pieces (visit_pieces visits those); compressed rows up to
@@ -336,6 +379,7 @@ __device__ __forceinline__ void visit_rows(const vertex_t* items, size_type coun
       if (accept(u, du)) {
         start = g.offsets[u];
         stop = g.offsets[u + 1];
+        if constexpr (!kVarint) narrow_for(visit, g, du, start, stop);
       }
       if (stop - start > piece_edges) {
         const int parts = piece_parts<kVarint>(start, stop, piece_edges);
@@ -384,12 +428,6 @@ __device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count,
   }
 }
 
-// Which out-edges a relaxation pass takes: every one (a step of a search without settle
-// passes), those whose target lands inside the bucket (a step of one with them), or the others
-// (the settle pass at the bucket's end: once, from the final distances, Meyer & Sanders'
-// heavy edges, split by where they land rather than by weight, since a bucket spans several
-// deltas).
-enum RelaxEdges { kEveryEdge, kInsideEdges, kLeavingEdges };
 
 // The near queue of a step, as Relax and advance fill it. claim(v, fresh): whether v joins
 // now (false: queued for this step already), `fresh` whether it is new to the bucket; put(slot,
@@ -533,6 +571,13 @@ struct Relax {
     }
   }
 };
+
+// A relaxation pass reads the part of a row it takes (found by ADL from visit_rows).
+template <class W, class Near>
+__device__ __forceinline__ void narrow_for(const Relax<W, Near>& relax, const Csr& g, double du,
+                                           size_type& start, size_type& stop) {
+  narrow_row(g, relax.edges, relax.end, du, start, stop);
+}
 
 struct AcceptAll {
   __device__ __forceinline__ bool operator()(vertex_t, double) const { return true; }

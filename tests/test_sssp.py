@@ -11,6 +11,7 @@ graphs agree with BFS; any delta gives the same result.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 
 import numpy as np
@@ -385,6 +386,43 @@ def test_array_stages_in_small_chunks(monkeypatch, backend, source):
     monkeypatch.setattr(relax, "CHUNK_EDGES", 7)
     check(case, weights, source, backend, ONE)  # against scipy: distances and the tree
     assert max(len(b) for b in calls) > 10  # many chunks were read
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("span", [None, 97])
+@pytest.mark.parametrize("kind", ["integer", "positive"])
+def test_dense_searches_read_rows_by_weight(monkeypatch, span, kind):
+    """One GPU, a graph dense enough for settle passes: the search kernel reads a copy of the
+    rows each ascending by weight (sorted a span of rows at a time: spans of 97 edges cut
+    between rows, a hub's row alone), the same edges per row; steps and settle passes that
+    read only their part of each row give scipy's distances and tree (float64 words, and
+    tied words that record the tree)."""
+    cuda = make_backend("cuda")  # skips without a GPU
+    from distbfs.backends.cuda import relax
+
+    if span is not None:
+        monkeypatch.setattr(relax, "SORT_SPAN_EDGES", span)
+    src, dst, n, _ = power_law(1500, 30000, 5)  # hubs, and a mean degree past 8
+    case = (
+        np.concatenate([src, np.zeros(400, np.int64)]),
+        np.concatenate([dst, np.arange(400)]),
+        n,
+        False,
+    )
+    weights = weighted(case, 4, kind, 0, 60)
+    graph = graphs.build(case, ONE, cuda, weights)
+    assert relax.settle_passes(cuda.policy, graph)
+    rows = relax.search_rows(cuda.policy, graph)
+    assert int(rows[3]) == int(relax.ROWS_BY_WEIGHT)
+    offsets = graphs.host(graph.row_offsets)
+    edges = np.stack([graphs.host(graph.column_indices), graphs.host(graph.weights)], axis=1)
+    ordered = np.stack([graphs.host(rows[1]), graphs.host(rows[2])], axis=1)
+    for lo, hi in itertools.pairwise(offsets.tolist()):
+        assert np.all(np.diff(ordered[lo:hi, 1]) >= 0)
+        again = ordered[lo:hi][np.argsort(ordered[lo:hi, 0], kind="stable")]
+        np.testing.assert_array_equal(again, edges[lo:hi])  # rows sorted by column
+    for source in (0, 7, n - 1):
+        check(case, weights, source, cuda, ONE)
 
 
 def test_rank_major_is_the_all_gather_order():

@@ -353,12 +353,20 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     # -- shortest paths on one GPU holding the whole graph (``relax``) ------------------------
 
+    def prepare_paths(self, graph: DistGraph, resources: CudaGraphResources) -> None:
+        """Once per graph, before its first search in place: the rows the search kernel reads
+        (``relax.search_rows``)."""
+        if resources.search_rows is None:
+            resources.search_rows = relax.search_rows(self.policy, graph)
+
     def path_start_in_place(
-        self, graph: DistGraph, source: int, integers: bool
+        self, graph: DistGraph, source: int, integers: bool, resources: CudaGraphResources
     ) -> relax.DevicePathState:
         kernel = relax.relax_kernel(self.policy, graph, "delta_stepping")
         grid = search.resident_grid(self.policy, self._resident, kernel, self.policy.path_threads)
-        return relax.path_start(self.policy, graph, source, grid, integers)
+        self.prepare_paths(graph, resources)
+        rows = resources.search_rows
+        return relax.path_start(self.policy, graph, source, grid, integers, rows)
 
     def shortest_paths_in_place(
         self, graph: DistGraph, state: relax.DevicePathState, delta: float, limit: float

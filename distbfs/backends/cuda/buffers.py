@@ -158,6 +158,7 @@ class CudaGraphResources:
     fused_log_host: np.ndarray | None = None  # the same memory, as the host reads it
     block_layout: tuple[int, int, int] | None = None
     gather_order: Any | None = None
+    search_rows: tuple[Any, ...] | None = None
 
 
 def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> CudaGraphResources:

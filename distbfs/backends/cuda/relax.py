@@ -14,6 +14,12 @@ builds the tree from the distances: pass 0 (every reached vertex's smallest stri
 tight in-neighbour, the rule tied words follow) and, where zero weights leave vertices
 without one, plateau passes (``distbfs.traversals.sssp``).
 
+Rows by weight (``search_rows``): a search with settle passes (dense graphs) reads a copy of
+the rows, each ascending by weight, made once per graph where the device has room: a step then
+reads only the edges of a row that land inside its bucket (a binary search on the row's
+weights), the settle pass only the others, where whole rows were read in every step a hub
+improved in. Float32 weights on plain columns; 8 bytes an edge, kept with the graph.
+
 Memory: 8 bytes a vertex of words, 20 of stamps, near queues and members (int32 ids; 36 with
 int64 ids; the one-block kernel keeps no stamps or members: 12), far-pile slots of 8 bytes
 (12 with int64 ids; two piles of n, ``LaunchPolicy.path_far_fraction``), and pieces of long
@@ -24,6 +30,7 @@ a vertex of distances and predecessors.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +39,7 @@ import numpy as np
 
 from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from ...graph import DistGraph
+from ...memory import fits
 from .buffers import check_graph
 from .compressed import column_args, kernel_name
 from .kernels import get_kernel
@@ -61,7 +69,8 @@ class DevicePathState:
     buffers. ``words``: what the grid relaxes, the distances' bits or (``tied``) integer
     distances tied to their parents; ``overflowed``: a tied search met a distance past 32 bits
     and has no result; ``shared_bytes``: the dynamic shared memory of the one-block kernel
-    (``block_kernel_bytes``), 0 where the search runs the grid kernel."""
+    (``block_kernel_bytes``), 0 where the search runs the grid kernel; ``rows``: the row
+    arguments the search kernel reads (``graph_args``, or the rows by weight: ``search_rows``)."""
 
     distances: Any
     buffers: dict[str, Any] = field(default_factory=dict)
@@ -72,6 +81,7 @@ class DevicePathState:
     words: Any = None
     overflowed: bool = False
     shared_bytes: int = 0
+    rows: tuple[Any, ...] = ()
 
 
 def weight_args(graph: DistGraph) -> tuple[Any, np.int32]:
@@ -94,6 +104,59 @@ def graph_args(graph: DistGraph) -> tuple[Any, ...]:
     return (graph.row_offsets, *column_args(graph), *weight_args(graph))
 
 
+ROWS_BY_WEIGHT = np.int32(3)
+"""The weight kind that tells the search kernel each row ascends by weight (float32 weights;
+``Csr::kRowsByWeight`` of ``kernels/relax.cu``)."""
+SORT_SPAN_EDGES = 1 << 26
+"""Edges ``rows_by_weight`` sorts at a time (a row longer than this alone)."""
+
+
+def rows_by_weight(graph: DistGraph) -> tuple[Any, Any] | None:
+    """The columns and weights of ``graph`` with each row ascending by weight (equal weights in
+    column order), where a search with settle passes reads them (``search_rows``): plain
+    columns and float32 weights; None otherwise. A span of rows at a time: the slots' row
+    within it shifted above the weight's bits (non-negative floats order as their bits), one
+    stable sort."""
+    if graph.compressed or graph.weights is None or graph.weights.dtype != np.float32:
+        return None
+    offsets, columns, weights = graph.row_offsets, graph.column_indices, graph.weights
+    sorted_columns, sorted_weights = cupy.empty_like(columns), cupy.empty_like(weights)
+    total = int(offsets[-1])
+    cuts = cupy.searchsorted(offsets, cupy.arange(0, total, SORT_SPAN_EDGES), side="right") - 1
+    bounds = sorted({0, graph.nlocal, *(int(c) for c in cuts.tolist())})
+    for first, last in itertools.pairwise(bounds):
+        lo, hi = int(offsets[first]), int(offsets[last])
+        if hi == lo:
+            continue
+        slots = cupy.arange(lo, hi, dtype=np.int64)
+        keys = cupy.searchsorted(offsets[first + 1 : last + 1], slots, side="right")
+        keys = (keys.astype(np.uint64) << np.uint64(32)) | weights[lo:hi].view(np.uint32)
+        order = cupy.argsort(keys)
+        del keys, slots
+        order += lo
+        sorted_columns[lo:hi] = columns[order]
+        sorted_weights[lo:hi] = weights[order]
+    return sorted_columns, sorted_weights
+
+
+def search_rows(policy: LaunchPolicy, graph: DistGraph) -> tuple[Any, ...]:
+    """The row arguments of the search kernel for ``graph`` (built once per graph: the
+    backend keeps them): where its searches take settle passes, the rows ascending by weight
+    (``rows_by_weight``) when they exist and the device has room for them beside the graph,
+    else ``graph_args``."""
+    plain = graph_args(graph)
+    if not settle_passes(policy, graph) or graph.compressed or graph.weights is None:
+        return plain
+    copy = graph.column_indices.nbytes + graph.weights.nbytes
+    sorting = 40 * min(graph.num_local_edges, SORT_SPAN_EDGES)  # a span's keys, order, sort
+    if not fits(copy + sorting, cupy, None):
+        return plain
+    by_weight = rows_by_weight(graph)
+    if by_weight is None:
+        return plain
+    return (graph.row_offsets, by_weight[0], by_weight[1], ROWS_BY_WEIGHT)
+
+
 def piece_slots(policy: LaunchPolicy, graph: DistGraph) -> int:
     """Slots for the pieces of long rows one step or tree pass may queue: pieces of
     ``path_piece_edges`` edges, at most two a piece's worth of edges; compressed rows are cut at
@@ -105,11 +168,17 @@ def piece_slots(policy: LaunchPolicy, graph: DistGraph) -> int:
 
 
 def path_start(
-    policy: LaunchPolicy, graph: DistGraph, source: int, grid: int, integers: bool
+    policy: LaunchPolicy,
+    graph: DistGraph,
+    source: int,
+    grid: int,
+    integers: bool,
+    rows: tuple[Any, ...] | None = None,
 ) -> DevicePathState:
     """The state of a search from ``source`` (local = global id on one rank): the source at
     distance 0 in the first near queue and the first bucket's members, bucket 0 ending at the
-    first delta. ``integers`` (positive integer weights) on 32-bit ids: tied words."""
+    first delta. ``integers`` (positive integer weights) on 32-bit ids: tied words. ``rows``:
+    what the search kernel reads (``search_rows``; None: ``graph_args``)."""
     ids = check_graph(graph)
     n = graph.n
     tied = integers and ids == np.int32
@@ -156,7 +225,8 @@ def path_start(
         "ctl": None,  # set by the first launch, which knows delta
         "log": cupy.empty((policy.path_log_rows, LOG_WORDS), dtype=np.uint64),  # zeroed a launch
     }
-    return DevicePathState(distances, buffers, None, blocks, grid, tied, words, False, shared)
+    rows = graph_args(graph) if rows is None else rows
+    return DevicePathState(distances, buffers, None, blocks, grid, tied, words, False, shared, rows)
 
 
 def block_kernel_bytes(policy: LaunchPolicy, graph: DistGraph, tied: bool) -> int:
@@ -205,7 +275,7 @@ def run_buckets(
         (state.blocks,),
         (threads,),
         (
-            *graph_args(graph),
+            *state.rows,
             np.int64(graph.n),
             state.words,
             b["queued"],
