@@ -189,6 +189,14 @@ def run_distbfs(
     return series, reached
 
 
+def synchronize_device(graph: distbfs.Graph) -> None:
+    """Wait for the graph's device work (a no-op on numpy)."""
+    if graph.backend.name == "cuda":
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+
+
 def peak_memory(graph: distbfs.Graph, root: int, args: argparse.Namespace) -> dict[str, Any]:
     """Device bytes one more search (its tree included) holds at its peak, the graph's CSR
     with its weights counted in, against the CSR's bytes (``bench_gpu.PeakHook``)."""
@@ -340,8 +348,12 @@ def bench_graph(case: Case, args: argparse.Namespace, work: Path) -> dict[str, A
         if not args.keep:
             shutil.rmtree(native)
         doc["convert_seconds"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    graph.path_plan(args.delta)  # per graph, untimed by the searches (rows by weight, dense)
+    synchronize_device(graph)
+    doc["plan_seconds"] = time.perf_counter() - t0
     roots = search_roots(case, graph, args.roots)
-    say(f"   distbfs: {len(roots)} searches")
+    say(f"   distbfs: {len(roots)} searches (plan {doc['plan_seconds']:.3f} s)")
     series, reached = run_distbfs(graph, roots, args)
     stats = series.statistics
     memory = peak_memory(graph, roots[0], args) if graph.backend.name == "cuda" else {}

@@ -44,7 +44,8 @@ def main() -> int:
     if graph.comm.rank:
         return 0
     print(
-        f"{args.graph} on {graph.comm.size} rank(s): {len(result.rounds)} rounds, {result.count} components; median "
+        f"{args.graph} on {graph.comm.size} rank(s): {len(result.rounds)} rounds, "
+        f"{result.count} components; median "
         f"{1e3 * statistics.median(walls):.3f} ms a run ({1e3 * statistics.median(timed):.3f} ms "
         "timed by phase)"
     )
