@@ -116,7 +116,7 @@ def rows_by_weight(graph: DistGraph) -> tuple[Any, Any] | None:
     column order), where a search with settle passes reads them (``search_rows``): plain
     columns and float32 weights; None otherwise. A span of rows at a time: the slots' row
     within it shifted above the weight's bits (non-negative floats order as their bits), one
-    stable sort."""
+    stable sort (CUB's radix sort)."""
     if graph.compressed or graph.weights is None or graph.weights.dtype != np.float32:
         return None
     offsets, columns, weights = graph.row_offsets, graph.column_indices, graph.weights
@@ -128,11 +128,14 @@ def rows_by_weight(graph: DistGraph) -> tuple[Any, Any] | None:
         lo, hi = int(offsets[first]), int(offsets[last])
         if hi == lo:
             continue
-        slots = cupy.arange(lo, hi, dtype=np.int64)
-        keys = cupy.searchsorted(offsets[first + 1 : last + 1], slots, side="right")
-        keys = (keys.astype(np.uint64) << np.uint64(32)) | weights[lo:hi].view(np.uint32)
+        # each slot's row within the span: a mark at every later row's start, summed
+        starts = cupy.bincount(offsets[first + 1 : last] - lo, minlength=hi - lo + 1)[: hi - lo]
+        keys = cupy.cumsum(starts).astype(np.uint64)
+        del starts
+        keys <<= np.uint64(32)
+        keys |= weights[lo:hi].view(np.uint32)
         order = cupy.argsort(keys)
-        del keys, slots
+        del keys
         order += lo
         sorted_columns[lo:hi] = columns[order]
         sorted_weights[lo:hi] = weights[order]
