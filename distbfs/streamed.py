@@ -73,13 +73,7 @@ def build_graph_streamed(
     graph comes out host-resident (a graph larger than the GPU, never whole on it).
     """
     rank, size = (0, 1) if comm is None else (comm.rank, comm.size)
-    if n < 0:
-        raise InputError(f"vertex count must be non-negative, got {n}")
-    nlocal = num_local(n, size, rank)
-    if n > 0 and num_local(n, size, 0) * n >= 2**63:
-        raise InputError(f"graph too large to build: {n} vertices on {size} rank(s) (use more)")
-    if spill is not None and size > 1:
-        raise ValueError("spilled columns are built by one rank only")
+    nlocal = _owned_rows(n, rank, size, spill)
 
     def edges(first: bool) -> Iterable[tuple[Any, Any, Any]]:
         made = _directed_edges(chunks(first), xp, directed, weighted and not first)
@@ -128,6 +122,17 @@ def build_graph_streamed(
     del columns, values
     num_edges = out if comm is None else int(comm.allreduce(out))
     return DistGraph(n, num_edges, directed, rank, size, row_offsets, column_indices, stored)
+
+
+def _owned_rows(n: int, rank: int, size: int, spill: Spill | None) -> int:
+    """This rank's rows of a streamed build of ``n`` vertices, the arguments checked."""
+    if n < 0:
+        raise InputError(f"vertex count must be non-negative, got {n}")
+    if n > 0 and num_local(n, size, 0) * n >= 2**63:
+        raise InputError(f"graph too large to build: {n} vertices on {size} rank(s) (use more)")
+    if spill is not None and size > 1:
+        raise ValueError("spilled columns are built by one rank only")
+    return num_local(n, size, rank)
 
 
 def _owned_edges(

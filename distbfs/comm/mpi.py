@@ -9,12 +9,18 @@ staging buffers) or NCCL instead.
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any
 
 import numpy as np
 from mpi4py import MPI
 
 from .base import Communicator
+
+ABORT_GRACE_SECONDS = 0.25
+"""How long a rank that ends the job waits after flushing its output before MPI_Abort: the
+launcher (mpiexec, srun) forwards a rank's output as it reads it and drops what is unread when
+the abort kills the job (four ranks on a 2-core CI machine lost a rank's traceback so)."""
 
 _OPS = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
 
@@ -93,4 +99,5 @@ class MPICommunicator(Communicator):
     def abort(self, code: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
+        time.sleep(ABORT_GRACE_SECONDS)  # the launcher forwards what was printed, then kills
         self.comm.Abort(code)

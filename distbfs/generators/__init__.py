@@ -138,24 +138,41 @@ def generate(
     else:  # the held list's build where every rank has room for it (collective)
         streamed = not fits(needed, xp, comm)
     if streamed:
-
-        def chunks(first: bool) -> Iterator[tuple[Any, ...]]:
-            # the first pass only counts: no weights made for it
-            return replay(xp, total, chunk if first else made, progress if first else None)
-
-        return build_graph_streamed(
-            chunks,
-            n,
-            directed=False,
-            xp=xp,
-            weighted=spec is not None,
-            spill=spill if comm.size == 1 else None,
-            comm=comm if comm.size > 1 else None,
-        )
+        source = (total, chunk, made, spec is not None)
+        return _replayed(comm, source, n, xp, progress, spill)
     require(needed, xp, comm, f"generating {total:,} edges ({share:,} a rank)", BUILD_FIX)
     dtypes = EDGE_DTYPES if spec is None else (*EDGE_DTYPES, spec.dtype)
     src, dst, *rest = make_share(xp, total, comm.rank, comm.size, made, progress, dtypes)
     return build_graph(comm, src, dst, n, directed=False, xp=xp, weights=rest[0] if rest else None)
+
+
+def _replayed(
+    comm: Communicator,
+    source: tuple[int, EdgeChunk, EdgeChunk, bool],
+    n: int,
+    xp: Any,
+    progress: Progress | None,
+    spill: Spill | None,
+) -> DistGraph:
+    """The graph built from the whole tuple list made twice (``build_graph_streamed``): one
+    rank's, or on several each rank's own rows. ``source``: (tuples, the chunk maker, the same
+    with weights, weighted)."""
+    total, chunk, made, weighted = source
+
+    def chunks(first: bool) -> Iterator[tuple[Any, ...]]:
+        # the first pass only counts: no weights made for it
+        return replay(xp, total, chunk if first else made, progress if first else None)
+
+    several = comm.size > 1
+    return build_graph_streamed(
+        chunks,
+        n,
+        directed=False,
+        xp=xp,
+        weighted=weighted,
+        spill=None if several else spill,
+        comm=comm if several else None,
+    )
 
 
 STREAMED_HOST_SHARE = 0.25
