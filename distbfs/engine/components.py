@@ -166,8 +166,9 @@ class ComponentPlan:
         return self.backend.replica_owned(self.graph, state) if self.replicated else state
 
     def largest_label(self, state: Any) -> Any:
-        """The most frequent label among the sampled vertices (collective: one all-gather of
-        their labels), the smallest among equals: the largest intermediate component. An int,
+        """The most frequent label among the sampled vertices (collective on striped labels: one
+        all-gather of their labels; a replica reads them all), the smallest among equals: the
+        largest intermediate component. An int,
         or where the plan links in place and the backend can, a 0-d device array never
         read to the host (``int()`` reads it)."""
         if self.in_place and callable(getattr(self.backend, "largest_in_place", None)):
