@@ -322,9 +322,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     def replica_bytes(self, graph: DistGraph) -> int:
         """Device bytes a replicated run takes beyond the graph, at most: the labels and marks
-        of every vertex, and the pairs of every rank's hooked roots (each fewer than n)."""
+        of every vertex; this rank's pairs of hooked roots and every rank's all-gathered (twice
+        where NCCL pads unequal parts), each rank's fewer than n."""
         width = check_graph(graph).itemsize
-        return graph.n * (8 + 1 + 8 + 2 * width * (graph.size + 1))
+        return graph.n * (8 + 1 + 2 * width * (1 + 2 * graph.size))
 
     def hooked_pairs(self, graph: DistGraph, state: ComponentState) -> Any:
         grids = (self._persistent, self._resident)

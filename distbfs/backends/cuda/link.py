@@ -2,8 +2,9 @@
 links a set of edges in ONE pass of a lock-free union-find (each hook one ``atomicCAS`` on a
 root's label) and compresses every tree to a star in one more. One rank holds the graph whole;
 several ranks each hold a replica of the labels and link the rows they own into it, marking the
-roots they hook, and ``merge`` makes the replicas equal again (the striped rounds of
-``distbfs.backends.arrays.hook``, where no rank can CAS another's labels, are the fallback).
+roots they hook, and a merge (``distbfs.traversals.cc.merge``) makes the replicas equal again
+(the striped rounds of ``distbfs.backends.arrays.hook``, where no rank can CAS another's
+labels, are the fallback).
 
 Compressed rows (``DeviceColumns``) are decoded inside the ``_varint`` kernels.
 
