@@ -142,7 +142,7 @@ class ComponentPlan:
         read = self.samples  # the samples this rank reads: its own, or all in a replica
         if not self.replicated:
             read = read[read % graph.size == graph.rank]
-        self._my_samples = backend.xp.asarray(read)
+        self._read_samples = backend.xp.asarray(read)
 
     def _can_link_in_place(self) -> bool:
         """Whether the backend links in place here: one rank, or on several the replica
@@ -172,13 +172,13 @@ class ComponentPlan:
         or where the plan links in place and the backend can, a 0-d device array never
         read to the host (``int()`` reads it)."""
         if self.in_place and callable(getattr(self.backend, "largest_in_place", None)):
-            label = self.backend.largest_in_place(self.graph, state, self._my_samples)
+            label = self.backend.largest_in_place(self.graph, state, self._read_samples)
             if label is not None:
                 return label
         if self.replicated:  # every label is here, the same on every rank
-            labels = state.labels[self._my_samples]
+            labels = state.labels[self._read_samples]
         else:
-            labels = self.backend.owned_labels(self.graph, state, self._my_samples)
+            labels = self.backend.owned_labels(self.graph, state, self._read_samples)
         labels = np.asarray(self.backend.to_host(labels), dtype=np.int64)
         if self.comm.size > 1 and not self.replicated:
             labels = np.concatenate(self.comm.allgather_object(labels))

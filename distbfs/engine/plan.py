@@ -353,11 +353,12 @@ class PathPlan:
         if in_place and not can:
             raise ValueError(f"the {backend.name} backend cannot search paths in place here")
         self.in_place = can if in_place is None else bool(in_place)
-        self.backend_resources = resources.backend_resources
         prepare = getattr(backend, "prepare_paths", None)
         if self.in_place and callable(prepare):  # per graph, before any search is timed
-            prepare(self.graph, self.backend_resources)
+            prepare(self.graph, resources.backend_resources)
 
     def start(self, source: int, predecessors: bool) -> Any:
         """A new search's state: the source at distance 0 on its owner."""
-        return self.backend.path_start(self.graph, source, predecessors, self.backend_resources)
+        return self.backend.path_start(
+            self.graph, source, predecessors, self.resources.backend_resources
+        )

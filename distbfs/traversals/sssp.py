@@ -90,7 +90,8 @@ def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any
     backend, graph = plan.backend, plan.graph
     integers = plan.positive_integers
     while True:
-        state = backend.path_start_in_place(graph, source, integers, plan.backend_resources)
+        resources = plan.resources.backend_resources
+        state = backend.path_start_in_place(graph, source, integers, resources)
         rows: list[Any] = []
         done = False
         while not done:
