@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # One device call on the 4-GPU machine (nvidia-h200-x4, see ../shared/DEVICE.md), under 10
 # minutes: what issue #6 asks of `mpirun -n 4 python -m distbfs`.
-#   1. the GPU binding of 4 ranks and the multi-GPU tests at 4 ranks;
+#   1. the GPU binding of 4 ranks and the multi-GPU tests at 4 ranks; the planted failures
+#      (each starts its own 2-rank job: a failing rank must end the job with its message);
 #   2. the default main job, `mpirun -n 4 python3 -m distbfs` (no arguments);
 #   3. the Graph500-style benchmark at 1, 2 and 4 GPUs (bench_multi_gpu.py; --compare prints
 #      strong scaling, weak scaling with 2**26 vertices per GPU, and the targets);
 #   4. the single-node Slurm script's command line (slurm/one_node.sbatch), run by hand with
 #      mpirun instead of srun: slurm/common.sh's environment, the binding, `python3 -m distbfs
-#      bench`.
+#      bench`;
+#   5. the node launcher, `launch/run_node.sh 2 bench` (CUPY_CACHE_DIR kept: no second compile).
 #   run with: bash benchmarks/device_four_gpu.sh       (carry .whl: pytest-mpi, ...)
 # Environment: BENCH_GRAPHS_1, BENCH_GRAPHS_2, BENCH_GRAPHS_4 (graphs at each GPU count; default
 # kron26 kron27 kron28 / kron27 kron28 / kron27 kron28: one rank builds kron28 streamed, within
-# one H200's memory), BENCH_STRATEGIES (default: hybrid direction_optimizing where the backend
-# has bottom-up kernels), BENCH_ROOTS (64), BENCH_VALIDATE (validate the first 16 searches of
-# each graph), BENCH_TIMEOUT (seconds per benchmark run: 110, twice that on one GPU), SKIP
-# (steps to leave out, e.g. "tests slurm").
+# one H200's memory), BENCH_GPUS (the GPU counts benchmarked, "1 2 4"), BENCH_STRATEGIES
+# (default: hybrid direction_optimizing where the backend has bottom-up kernels), BENCH_ROOTS
+# (64), BENCH_VALIDATE (validate the first 16 searches of each graph), BENCH_TIMEOUT (seconds
+# per benchmark run: 110, twice that on one GPU), SKIP (steps to leave out, e.g. "tests
+# failures slurm launch").
 set -uo pipefail
 source benchmarks/device_env.sh
 ngpus=4
@@ -42,6 +45,14 @@ if [[ $skip != *" tests "* ]]; then
   grep -a -E "^FAILED|passed|failed|error" "$OUT/tests.log" | tail -n 8
 fi
 
+if [[ $skip != *" failures "* ]]; then
+  echo "== planted failures (2-rank jobs started by pytest)"
+  timeout 200 python3 -m pytest -q -rs -m multi_gpu -k failure_on_one_rank -s \
+    -p no:cacheprovider tests/test_multi_gpu.py >"$OUT/failures.log" 2>&1
+  echo "pytest exit $?"
+  grep -a -E "^FAILED|job ended|passed|failed|error" "$OUT/failures.log" | tail -n 6
+fi
+
 if [[ $skip != *" main "* ]]; then
   echo "== main job: mpirun -n $ngpus python3 -m distbfs"
   timeout 60 "${mpirun[@]}" python3 -m distbfs >"$OUT/main_job.log" 2>&1
@@ -50,9 +61,9 @@ if [[ $skip != *" main "* ]]; then
 fi
 
 if [[ $skip != *" bench "* ]]; then
-  echo "== benchmark at 1, 2 and $ngpus GPUs, strategies: $BENCH_STRATEGIES"
+  echo "== benchmark at ${BENCH_GPUS:-1 2 $ngpus} GPUs, strategies: $BENCH_STRATEGIES"
   jsons=()
-  for p in 1 2 "$ngpus"; do
+  for p in ${BENCH_GPUS:-1 2 $ngpus}; do
     var=BENCH_GRAPHS_$p
     default="kron27 kron28"
     seconds=$limit
@@ -81,4 +92,11 @@ if [[ $skip != *" slurm "* ]]; then
   ) >"$OUT/slurm_line.log" 2>&1
   echo "slurm line exit $?"
   grep -E "rank|harmonic_mean_TEPS|validat|error" "$OUT/slurm_line.log" | head -n 8
+fi
+
+if [[ $skip != *" launch "* ]]; then
+  echo "== launch/run_node.sh 2 bench"
+  timeout 90 launch/run_node.sh 2 bench >"$OUT/run_node.log" 2>&1
+  echo "run_node.sh exit $?"
+  grep -E "rank|harmonic_mean_TEPS|validat|error" "$OUT/run_node.log" | head -n 8
 fi
