@@ -360,6 +360,20 @@ def test_progress_reports_this_ranks_tuples(monkeypatch):
     assert calls[-1] == (180, 180)
 
 
+def test_progress_of_a_streamed_build_runs_over_both_passes(monkeypatch):
+    """A build that makes the whole list twice reports 2x the tuples, in order, to the end:
+    the bar does not sit at 100% through the second pass."""
+    import distbfs.generators as generators_module
+
+    monkeypatch.setattr(generators_module, "_streamed", lambda *args: True)
+    monkeypatch.setattr(generator_chunks, "CHUNK_EDGES_HOST", 100)
+    calls = []
+    generate("grid2d", ONE, shape=(10, 10), progress=lambda d, t: calls.append((d, t)))
+    done = [d for d, _ in calls]
+    assert {t for _, t in calls} == {360} and done == sorted(done)
+    assert (180, 360) in calls and done[-1] == 360
+
+
 BAD = [
     ({"kind": "rmat", "scale": 5}, "kind", "'rmat'"),
     ({"kind": "kronecker"}, "scale", "kronecker"),

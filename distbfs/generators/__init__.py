@@ -107,7 +107,8 @@ def generate(
     xp : module
         numpy or cupy: the module of the graph's arrays.
     progress : callable, optional
-        ``progress(done, total)`` in tuples of this rank's share, after each chunk.
+        ``progress(done, total)`` in tuples of this rank's share, after each chunk; a build
+        that makes the whole list twice (streamed) counts both passes, 2x the tuples.
     weights : str, optional
         ``"uniform:LO:HI"``: integer edge weights uniform in ``[LO, HI]`` (``weights``);
         None: unweighted.
@@ -160,8 +161,10 @@ def _replayed(
     total, chunk, made, weighted = source
 
     def chunks(first: bool) -> Iterator[tuple[Any, ...]]:
-        # the first pass only counts: no weights made for it
-        return replay(xp, total, chunk if first else made, progress if first else None)
+        # the first pass only counts: no weights made for it; progress runs over both passes
+        done = 0 if first else total
+        report = None if progress is None else lambda k, _: progress(done + k, 2 * total)
+        return replay(xp, total, chunk if first else made, report)
 
     several = comm.size > 1
     return build_graph_streamed(
