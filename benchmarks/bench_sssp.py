@@ -198,8 +198,9 @@ def synchronize_device(graph: distbfs.Graph) -> None:
 
 
 def peak_memory(graph: distbfs.Graph, root: int, args: argparse.Namespace) -> dict[str, Any]:
-    """Device bytes one more search (its tree included) holds at its peak, the graph's CSR
-    with its weights counted in, against the CSR's bytes (``bench_gpu.PeakHook``)."""
+    """Device bytes a search (its tree included) holds at its peak, with the graph and what its
+    plan keeps (the CSR with its weights, rows by weight), against the CSR's bytes
+    (``bench_gpu.PeakHook``). Call it while no earlier result is alive."""
     import cupy
     from bench_gpu import PeakHook
 
@@ -354,9 +355,11 @@ def bench_graph(case: Case, args: argparse.Namespace, work: Path) -> dict[str, A
     doc["plan_seconds"] = time.perf_counter() - t0
     roots = search_roots(case, graph, args.roots)
     say(f"   distbfs: {len(roots)} searches (plan {doc['plan_seconds']:.3f} s)")
+    # the peak before the series: its profiled result (distances, tree, vertex ids) would
+    # count as held by the graph
+    memory = peak_memory(graph, roots[0], args) if graph.backend.name == "cuda" else {}
     series, reached = run_distbfs(graph, roots, args)
     stats = series.statistics
-    memory = peak_memory(graph, roots[0], args) if graph.backend.name == "cuda" else {}
     doc["distbfs"] = {
         **series.document(),
         "reached": reached,
