@@ -156,22 +156,3 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
         distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
     }
 }
-
-/*
- * label_source_kernel: level 0 of a single-source search, contracted in one thread: the
- * source's bit in the zeroed visited bitmask (every rank knows it is labeled); on its owner
- * (local >= 0) label 0, its own parent (when preds is given) and the first slot of the frontier.
- * One launch instead of a store per array.
- */
-extern "C" __global__ void label_source_kernel(mask_word_t* __restrict__ visited_mask,
-                                               long long source,  // in: global id
-                                               long long local,   // in: local row, or -1
-                                               label_t* __restrict__ labels,
-                                               pred_t* __restrict__ preds,  // or null
-                                               vertex_t* __restrict__ frontier) {
-    visited_mask[source / 32] = 1u << (source % 32);
-    if (local < 0) return;
-    labels[local] = 0;
-    if (preds != nullptr) preds[local] = static_cast<pred_t>(source);
-    frontier[0] = static_cast<vertex_t>(local);
-}

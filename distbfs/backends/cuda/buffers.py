@@ -16,7 +16,6 @@ so the peak is never both; no capacity is smaller than what its stage can append
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +66,6 @@ KERNELS = {
     "filter": ("filter_partition", "filter_kernel"),
     "partition": ("filter_partition", "partition_kernel"),
     "contract": ("contract", "contract_kernel"),
-    "label_source": ("contract", "label_source_kernel"),
     "contract_expand": ("contract_expand", "contract_expand_kernel"),
     "block_levels": ("contract_expand", "block_levels_kernel"),
     "contract_expand_peers": ("contract_expand", "contract_expand_peers_kernel"),
@@ -263,26 +261,12 @@ class SearchQueues:
     def edge_parents(self) -> Any | None:
         return self.edge.parents if self.keep_parents else None
 
-    # Views of the counters, made on first use (a search of fused levels reads none of them).
-    @functools.cached_property
-    def edge_count(self) -> Any:
-        """The counter a kernel reads the edge queue's length from."""
-        return self.counters[Counter.EDGES :]
-
-    @functools.cached_property
-    def kept_count(self) -> Any:
-        """The counter a kernel reads the kept items' length from."""
-        return self.counters[Counter.FILTERED :]
-
-    @functools.cached_property
-    def bin_counter(self) -> Any:
-        """The meeting bins' lengths, packed."""
-        return self.counters[Counter.BINS :]
-
-    @functools.cached_property
-    def fixed_counters(self) -> Any:
-        """What a one-rank level reads."""
-        return self.counters[: Counter.BINS]
+    def __post_init__(self) -> None:
+        # Device pointers to the two counters kernels read a queue length from.
+        self.edge_count = self.counters[Counter.EDGES :]
+        self.kept_count = self.counters[Counter.FILTERED :]
+        self.bin_counter = self.counters[Counter.BINS :]  # meeting bins: both lengths, packed
+        self.fixed_counters = self.counters[: Counter.BINS]  # what a one-rank level reads
 
     def grid(self, items: int, items_per_block: int) -> int:
         """Blocks for ``items`` (a host bound), at most the persistent grid."""

@@ -69,17 +69,12 @@ def start(
         fill_bytes(preds, UNREACHED_BYTE)
     visited_mask = buffers["visited bitmask"]
     fill_bytes(visited_mask, 0)
+    sources = np.unique(np.asarray(sources, dtype=np.int64).reshape(-1))
+    _mark_sources(visited_mask, sources)  # every rank knows the sources are labeled
     frontier = buffers["vertex frontier"]
-    sources = np.asarray(sources, dtype=np.int64).reshape(-1)
-    if sources.shape[0] > 1:
-        sources = np.unique(sources)
-    if sources.shape[0] == 1:
-        frontier_size = _label_source(resources, graph, int(sources[0]), buffers)
-    else:
-        _mark_sources(visited_mask, sources)  # every rank knows the sources are labeled
-        mine = sources[owner(sources, graph.size) == graph.rank]
-        frontier_size = int(mine.shape[0])
-        _label_sources(labels, preds, frontier, mine, local_id(mine, graph.size))
+    mine = sources[owner(sources, graph.size) == graph.rank]
+    frontier_size = int(mine.shape[0])
+    _label_sources(labels, preds, frontier, mine, local_id(mine, graph.size))
     counters = buffers["level counters"]
     queues = SearchQueues(
         graph=graph,
@@ -110,27 +105,13 @@ def start(
     )
 
 
-def _label_source(
-    resources: CudaGraphResources, graph: DistGraph, source: int, buffers: dict[str, Any]
-) -> int:
-    """One source: its bit on every rank; on its owner its label, parent and frontier slot
-    (``label_source_kernel``, one launch). Returns the rank's frontier length."""
-    mine = source % graph.size == graph.rank
-    args = (
-        buffers["visited bitmask"],
-        np.int64(source),
-        np.int64(source // graph.size if mine else -1),
-        buffers["labels"],
-        buffers.get("predecessors"),  # None: a null pointer
-        buffers["vertex frontier"],
-    )
-    resources.kernels["label_source"]((1,), (1,), args)
-    return int(mine)
-
-
 def _mark_sources(visited_mask: cupy.ndarray, sources: np.ndarray) -> None:
-    """Set the bits of ``sources`` (distinct global ids, several) in the zeroed
-    ``visited_mask``: each touched word's bits ORed on the host first."""
+    """Set the bits of ``sources`` (distinct global ids) in the zeroed ``visited_mask``: one
+    word store for a single source, else each touched word's bits ORed on the host first."""
+    if sources.shape[0] == 1:
+        source = int(sources[0])
+        visited_mask[source // MASK_WORD_BITS] = MASK_DTYPE.type(1 << (source % MASK_WORD_BITS))
+        return
     words, which = np.unique(sources // MASK_WORD_BITS, return_inverse=True)
     bits = np.zeros(words.shape[0], dtype=MASK_DTYPE)
     np.bitwise_or.at(bits, which, np.left_shift(1, sources % MASK_WORD_BITS).astype(MASK_DTYPE))
@@ -145,8 +126,13 @@ def _label_sources(
     local: np.ndarray,
 ) -> None:
     """The owned sources ``mine`` (global ids; ``local``: their local ids): label 0, their own
-    parent, the frontier."""
-    if mine.shape[0] > 0:
+    parent, the frontier. One source: scalar stores, with no index array to copy over."""
+    if mine.shape[0] == 1:
+        labels[int(local[0])] = 0
+        if preds is not None:
+            preds[int(local[0])] = int(mine[0])
+        frontier[0] = int(local[0])
+    elif mine.shape[0] > 1:
         rows = cupy.asarray(local)
         labels[rows] = 0
         if preds is not None:
