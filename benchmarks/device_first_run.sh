@@ -10,10 +10,11 @@ set -uo pipefail
 source benchmarks/device_env.sh
 graph=$DISTBFS_DATA/luxembourg_osm.mtx.gz
 base=${PYTHONPATH%%:*}
-run() {  # run VERSION CACHE LABEL
-  CUPY_CACHE_DIR=$2 PYTHONPATH=$base:$1 /usr/bin/time -f %e python3 -m distbfs bfs "$graph" \
-    --source 0 -q >/dev/null 2>"$OUT/err.log"
-  echo "$3 $(basename "$1"): $(tail -n 1 "$OUT/err.log") s"
+out=$(realpath "$OUT")
+run() {  # run VERSION CACHE LABEL (from the version's folder: `python -m` imports from the cwd)
+  (cd "$1" && CUPY_CACHE_DIR=$2 PYTHONPATH=$base:$PWD /usr/bin/time -f %e python3 -m distbfs bfs \
+    "$graph" --source 0 -q >/dev/null 2>"$out/err.log")
+  echo "$3 $(basename "$(realpath "$1")"): $(tail -n 1 "$out/err.log") s"
 }
 for round in $(seq "${ROUNDS:-2}"); do
   for version in "${AB_BEFORE:-.before}" .; do

@@ -32,6 +32,7 @@ if _DEVICES < 1:
 from distbfs.backends.base import EdgeFrontier  # noqa: E402
 from distbfs.backends.cuda import contract as cuda_contract  # noqa: E402
 from distbfs.backends.cuda import fused as cuda_fused  # noqa: E402
+from distbfs.backends.cuda import kernels as cuda_kernels  # noqa: E402
 from distbfs.backends.cuda.backend import CudaBackend  # noqa: E402
 from distbfs.backends.cuda.buffers import queues_of  # noqa: E402
 from distbfs.backends.cuda.filter_partition import MeetingBins, PendingBins  # noqa: E402
@@ -209,6 +210,7 @@ def test_expand_matches_numpy(name, rank, size, predecessors, policy, queue_sizi
     frontier = np.union1d(frontier, [0])  # local vertex 0: the first hub on one rank
     s_np.vertex_frontier, s_np.frontier_size = frontier.astype(np.int64), frontier.shape[0]
     s_cu.vertex_frontier, s_cu.frontier_size = cupy.asarray(frontier), frontier.shape[0]
+    queues_of(s_cu).advance(0, None)  # a new frontier: what start counted of the source is stale
     want = HOST.expand(g_np, s_np)
     strips = cuda.expansion_strips(g_cu, s_cu)
     limit = max(1, math.ceil(queue_sizing * g_np.num_local_edges))
@@ -694,6 +696,25 @@ def test_cooperative_grid_on_a_road_network(data_dir, strategy):
     assert backend.runs == [(0, int(want.max()) + 1)]
 
 
+@pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing"])
+def test_a_road_network_asks_for_the_fused_stage_alone(data_dir, strategy, monkeypatch):
+    """A graph's kernels are compiled stage by stage at first use (``StageKernels``): a
+    search whose levels all run fused looks up only ``contract_expand``'s kernels, so a first
+    run with an empty kernel cache compiles that one module."""
+    matrix = scipy.io.mmread(str(data_dir / "luxembourg_osm.mtx.gz")).tocoo()
+    case = (matrix.row.astype(np.int64), matrix.col.astype(np.int64), matrix.shape[0], False)
+    asked = []
+    lookup = cuda_kernels._kernel
+
+    def recording(device, stage, name, options):
+        asked.append(stage)
+        return lookup(device, stage, name, options)
+
+    monkeypatch.setattr(cuda_kernels, "_kernel", recording)
+    _cooperative(case, 0, CudaBackend(), strategy)
+    assert set(asked) == {"contract_expand"}
+
+
 SMALL_GRID = LaunchPolicy(fused_threads=64, fused_blocks_per_sm=1, heavy_degree=8)
 """Small blocks: a block's share of a frontier takes several chunks, lists > 8 go grid-wide."""
 GRID_GATHERING = LaunchPolicy(heavy_degree=1)
@@ -1000,6 +1021,7 @@ def _bottom_up_states(case, rank, size, seed):
     s_np.vertex_frontier, s_np.frontier_size = local_frontier, local_frontier.shape[0]
     s_cu.vertex_frontier = cupy.asarray(local_frontier.astype(np.int32))
     s_cu.frontier_size = local_frontier.shape[0]
+    queues_of(s_cu).advance(0, None)  # a new frontier: what start counted of the source is stale
     return g_np, g_cu, s_np, s_cu, cuda, _gathered(case, size, frontier)
 
 

@@ -36,6 +36,7 @@ from test_io import assert_graph, weighted_reference, write
 import distbfs.generators.chunks as generator_chunks
 import distbfs.graph as graph_module
 from distbfs import Graph
+from distbfs.arrays import array_module
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import weight_dtype
 from distbfs.errors import InputError
@@ -133,13 +134,17 @@ def test_duplicates_symmetry_loops_and_zeros():
 @pytest.mark.parametrize("kind", ["fractional", "integers"])
 @pytest.mark.parametrize("directed", [True, False])
 @pytest.mark.parametrize("chunk", [None, 5, 64])
-def test_every_builder_gives_the_reference(monkeypatch, xp, directed, chunk, kind):
+@pytest.mark.parametrize("on_host", [True, False])
+def test_every_builder_gives_the_reference(monkeypatch, xp, directed, chunk, kind, on_host):
     """build_graph, build_local_graph and build_graph_streamed (rows split over spans when
     CHUNK is small) give the CSR and weights of the reference, in either array module; with
     fractional weights (beside the keys, a float64 graph) and with integers (in the keys, a
-    float32 graph)."""
+    float32 graph). A small graph for the device is built on the host and moved
+    (HOST_BUILD_EDGES), or, with that limit below it, on the device."""
     if chunk is not None:
         monkeypatch.setattr(graph_module, "CHUNK", chunk)
+    if not on_host:
+        monkeypatch.setattr(graph_module, "HOST_BUILD_EDGES", -1)
     rng = np.random.default_rng(7)
     n, m = 40, 600
     src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
@@ -177,6 +182,8 @@ def test_every_builder_gives_the_reference(monkeypatch, xp, directed, chunk, kin
         ),
     ):
         assert graph.weights.dtype == (np.float64 if kind == "fractional" else np.float32)
+        for array in (graph.row_offsets, graph.column_indices, graph.weights):
+            assert array_module(array) is xp
         np.testing.assert_array_equal(host(graph.row_offsets), offsets)
         np.testing.assert_array_equal(host(graph.column_indices), columns)
         np.testing.assert_array_equal(host(graph.weights), weights)

@@ -16,7 +16,6 @@ from typing import Any
 
 from ..backends.base import Backend
 from ..comm.base import Communicator
-from ..constants import UNREACHED
 from ..engine.levels import LevelStats
 from ..errors import InvalidArgumentType
 from ..partition import num_local
@@ -222,7 +221,7 @@ def _result(
         levels=search.levels,
         seconds=seconds,
         edges_traversed=int(stats.traversed_edges(dist, comm, search.distances)),
-        num_reached=int(comm.allreduce(int((search.distances != UNREACHED).sum()))),
+        num_reached=stats.reached_vertices(dist, comm, search.distances),
         validated=validate,
     )
     if gather:

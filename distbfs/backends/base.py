@@ -186,7 +186,7 @@ class Backend(Protocol):
     def prepare(self, graph: DistGraph) -> Any:
         """This backend's resources for searching ``graph`` (rank-local, no communication): what
         every search of the graph reuses, built once by the search plan (numpy: out-degrees;
-        CUDA: the edge queue, degree bounds, compiled kernels)."""
+        CUDA: the edge queue, degree bounds, kernels by role)."""
         ...
 
     def start(

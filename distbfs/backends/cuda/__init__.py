@@ -22,17 +22,17 @@ Supporting modules: ``launch_policy`` (all tuning), ``kernels`` (the one kernel 
 resources), ``search`` (a search's start), ``timing`` (the event timer).
 
 Host protocol. ``prepare`` builds, once per graph, what its searches reuse: the edge queue, the
-degree bounds and the compiled kernels. ``start`` allocates the search's per-vertex arrays and
-small queues. The edge queue grows to the exact length of the largest expansion so far (m_f is
-known before every expansion), never past ``queue_sizing`` x the local edges; a level with more
-edges is strip-mined (``expansion_strips``). Otherwise no level allocates (but the first with
-several bins, the first striped level, the first fused run or the first bottom-up level
-allocates its extra queues once). Kernels append to queues with one atomicAdd per block on a
-small per-level counter array and store nothing past a queue's capacity; the host reads the
-counters through pinned memory and raises ``DeviceError`` on overflow, naming the queue, the
-size needed and the setting to raise. Launch grids come from host-known bounds; kernels
-grid-stride over the lengths they read on the device, so no launch waits for a length, and no
-Python work is proportional to a frontier.
+degree bounds and the kernels (each stage compiled at its first use). ``start`` allocates the
+search's per-vertex arrays and small queues. The edge queue grows to the exact length of the
+largest expansion so far (m_f is known before every expansion), never past ``queue_sizing`` x the
+local edges; a level with more edges is strip-mined (``expansion_strips``). Otherwise no level
+allocates (but the first with several bins, the first striped level, the first fused run or the
+first bottom-up level allocates its extra queues once). Kernels append to queues with one atomicAdd
+per block on a small per-level counter array and store nothing past a queue's capacity; the host
+reads the counters through pinned memory and raises ``DeviceError`` on overflow, naming the queue,
+the size needed and the setting to raise. Launch grids come from host-known bounds; kernels grid-
+stride over the lengths they read on the device, so no launch waits for a length, and no Python
+work is proportional to a frontier.
 
 Reads per level: one rank: ONE small read, in ``contract`` (the bin's and the edge frontier's
 lengths stay on the device until then: ``PendingBins``, ``DeviceEdgeFrontier``). Several

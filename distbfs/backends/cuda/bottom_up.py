@@ -40,8 +40,9 @@ from .search import resident_grid
 
 def frontier_edges(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> int:
     """m_f on this rank: out-edges of the vertex frontier. Free after ``contract``,
-    ``bottom_up`` and fused levels (they sum it while labeling); otherwise (the source's
-    frontier, after replicated levels) one kernel and one read."""
+    ``bottom_up`` and fused levels (they sum it while labeling) and for one source
+    (``search.start`` reads its row); otherwise (several sources, after replicated levels) one
+    kernel and one read."""
     queues = queues_of(state)
     generation, edges = queues.frontier_edges
     if generation == queues.generation:
@@ -61,10 +62,10 @@ def frontier_edges(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -
             ),
         )
         edges = int(tally[0].get())
-    queues.frontier_edges = (queues.generation, edges)
-    if queues.generation == 0:  # the source's frontier: n_u and m_u follow
-        unlabeled = graph.nlocal - size
-        queues.unexplored = (0, unlabeled, graph.num_local_edges - edges)
+    if queues.generation == 0:  # the sources' frontier: n_u and m_u follow
+        queues.count_sources(size, edges)
+    else:
+        queues.frontier_edges = (queues.generation, edges)
     return edges
 
 

@@ -33,8 +33,7 @@ from .kernels import (
     FUSED_LOG_FIELDS,
     FUSED_SCRATCH_SLOTS,
     Counter,
-    build_modules,
-    get_kernel,
+    StageKernels,
 )
 from .launch_policy import QUEUE_REGROWTH, LaunchPolicy, uses_meeting_bins
 
@@ -141,8 +140,9 @@ class CudaGraphResources:
     """What every search of one graph reuses on this rank (``CudaBackend.prepare``): the edge
     queue (empty at first), the largest out-degree, the hubs (vertices of more than
     ``heavy_degree`` neighbours: capacity of the fused kernel's heavy queues) and their lists
-    cut into pieces of ``heavy_degree`` (capacity of expansion's hub pieces), and the compiled
-    kernels by role (``KERNELS``) on the process's device, for the graph's column width. The
+    cut into pieces of ``heavy_degree`` (capacity of expansion's hub pieces), and the kernels by
+    role (``KERNELS``) on the process's device, for the graph's column width, each stage
+    compiled at its first use (``StageKernels``). The
     fused levels' log (made by the first fused run, grown as needed) and the one-block kernel's
     shared-memory layout (``fused._block_layout``) are kept here too: searches of a graph run
     one at a time, and each reads its rows of the log before the next begins. So is batched
@@ -153,7 +153,7 @@ class CudaGraphResources:
     max_degree: int
     hubs: int
     hub_pieces: int
-    kernels: dict[str, Any]
+    kernels: StageKernels
     fused_log: Any | None = None  # a row per fused level (FUSED_LOG_FIELDS int64), mapped
     fused_log_host: np.ndarray | None = None  # the same memory, as the host reads it
     block_layout: tuple[int, int, int] | None = None
@@ -167,22 +167,19 @@ def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> Cuda
     degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
     max_degree = int(degrees.max()) if degrees.size else 0
     cut = policy.heavy_degree
-    heavy = degrees[degrees > cut]
+    heavy = degrees[degrees > cut] if max_degree > cut else degrees[:0]
     pieces = int(((heavy + cut - 1) // cut).sum()) if heavy.size else 0
     local_edges = graph.num_local_edges
     limit = max(1, min(local_edges, int(np.ceil(local_edges * queue_sizing))))
     bits = 8 * vertex_dtype.itemsize
     roles = KERNELS | VARINT_KERNELS if graph.compressed else KERNELS
-    build_modules(sorted({stage for stage, _ in roles.values()}), policy, (bits,))  # at once
     return CudaGraphResources(
         vertex_dtype=vertex_dtype,
         edge_queue=EdgeQueue(limit=limit),
         max_degree=max_degree,
         hubs=int(heavy.size),
         hub_pieces=pieces,
-        kernels={
-            role: get_kernel(stage, name, policy, bits) for role, (stage, name) in roles.items()
-        },
+        kernels=StageKernels(roles, policy, bits),
     )
 
 
@@ -202,7 +199,7 @@ class SearchQueues:
     frontier: Any
     counters: Any
     pinned: np.ndarray
-    kernels: dict[str, Any]  # the graph's compiled kernels by role (KERNELS)
+    kernels: StageKernels  # the graph's kernels by role (KERNELS), compiled at first use
     persistent_grid: int  # blocks of a grid that fills the device (grid-stride beyond it)
     kept_vertices: Any | None = None  # survivors before binning (several bins only)
     kept_parents: Any | None = None
@@ -242,6 +239,13 @@ class SearchQueues:
         else:
             unlabeled, edges = known[1] - discovered, known[2] - discovered_edges
             self.unexplored = (self.generation, unlabeled, edges)
+
+    def count_sources(self, sources: int, edges: int) -> None:
+        """The sources' frontier (generation 0) has ``sources`` vertices with ``edges``
+        out-edges (m_f) on this rank: the rest of the rank's vertices and edges are unexplored
+        (n_u, m_u)."""
+        self.frontier_edges = (0, edges)
+        self.unexplored = (0, self.graph.nlocal - sources, self.graph.num_local_edges - edges)
 
     def side_stream(self) -> Any:
         """The search's side stream (made on first use)."""
