@@ -19,11 +19,12 @@
  * the counter is the capacity that was needed. A kernel reading a queue reads
  * min(counter, capacity) items (queue_length below), so it never reads past the end either.
  *
- * Only <cub/...> is included: NVRTC (through CuPy) has no C++ standard library.
+ * No header is included: NVRTC (through CuPy) has no C++ standard library, and the stages that
+ * use CUB's block primitives include them themselves (CUB's headers take about 1.5 s of NVRTC's
+ * time per module, which a first run with an empty kernel cache waits for: the fused stage, the
+ * one a road network's search compiles, uses BlockSum below instead).
  */
 #pragma once
-
-#include <cub/block/block_scan.cuh>
 
 #if !defined(DISTBFS_BLOCK_THREADS) || !defined(DISTBFS_ITEMS_PER_THREAD) ||          \
     !defined(DISTBFS_WARP_HASH_SLOTS) || !defined(DISTBFS_HISTORY_HASH_SLOTS) ||        \
@@ -155,11 +156,61 @@ __device__ __forceinline__ bool mask_claim(mask_word_t* mask, vertex_t v) {
     return (atomicOr(&mask[v >> 5], bit) & bit) == 0;
 }
 
+// Block-wide prefix sum of one value per thread, in thread order (section 2.3): a shuffle scan
+// in each warp, then the warps' totals through shared memory. What CUB's BlockScan and
+// BlockReduce compute for these sizes, without their headers (see the top of this file).
+template <typename T, int THREADS>
+struct BlockSum {
+    static_assert(THREADS % kWarpThreads == 0, "BlockSum: whole warps");
+    static constexpr int kWarps = THREADS / kWarpThreads;
+
+    struct TempStorage {
+        T warp_totals[kWarps];
+    };
+
+    TempStorage& temp;
+
+    __device__ __forceinline__ explicit BlockSum(TempStorage& storage) : temp(storage) {}
+
+    // The sum of `value` over threads 0 .. threadIdx.x, and in `total` the block's sum (every
+    // thread). Every thread of the block must call this; it ends with a barrier, so `temp` may
+    // be reused right after.
+    __device__ __forceinline__ T inclusive(T value, T& total) {
+        const int lane = threadIdx.x % kWarpThreads;
+        const int warp = threadIdx.x / kWarpThreads;
+#pragma unroll
+        for (int offset = 1; offset < kWarpThreads; offset *= 2) {
+            const T below = __shfl_up_sync(kFullWarp, value, offset);
+            if (lane >= offset) value += below;
+        }
+        if (lane == kWarpThreads - 1) temp.warp_totals[warp] = value;
+        __syncthreads();
+        T before = 0;
+        T sum = 0;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            const T t = temp.warp_totals[w];
+            before += w < warp ? t : T(0);
+            sum += t;
+        }
+        __syncthreads();
+        total = sum;
+        return before + value;
+    }
+
+    // The block's sum of `value`, in every thread (same rules as `inclusive`).
+    __device__ __forceinline__ T sum(T value) {
+        T total;
+        inclusive(value, total);
+        return total;
+    }
+};
+
 // Block-wide compaction (section 2.3): each thread holds ITEMS keep-flags; the block's kept
 // items get consecutive slots of a global queue with one atomicAdd for the whole block.
 template <int THREADS, int ITEMS>
 struct BlockCompact {
-    typedef cub::BlockScan<int, THREADS> Scan;
+    typedef BlockSum<int, THREADS> Scan;
 
     struct TempStorage {
         typename Scan::TempStorage scan;
@@ -170,18 +221,24 @@ struct BlockCompact {
 
     __device__ __forceinline__ explicit BlockCompact(TempStorage& storage) : temp(storage) {}
 
-    // slot[i] = queue slot of item i when keep[i] (undefined otherwise). Every thread of the
-    // block must call this; it ends with a barrier, so `temp` may be reused right after.
+    // slot[i] = queue slot of item i when keep[i] (undefined otherwise); items are ranked in
+    // thread order, a thread's in index order. Every thread of the block must call this; it
+    // ends with a barrier, so `temp` may be reused right after.
     __device__ __forceinline__ void reserve(int (&keep)[ITEMS], size_type (&slot)[ITEMS],
                                             size_type* counter) {
-        int rank[ITEMS];
+        int mine = 0;
+#pragma unroll
+        for (int i = 0; i < ITEMS; ++i) mine += keep[i];
         int kept = 0;
-        Scan(temp.scan).ExclusiveSum(keep, rank, kept);
+        int rank = Scan(temp.scan).inclusive(mine, kept) - mine;  // kept items before this thread
         if (threadIdx.x == 0) temp.base = kept > 0 ? reserve_slots(counter, kept) : 0;
         __syncthreads();
         const size_type base = temp.base;
 #pragma unroll
-        for (int i = 0; i < ITEMS; ++i) slot[i] = base + rank[i];
+        for (int i = 0; i < ITEMS; ++i) {
+            slot[i] = base + rank;
+            rank += keep[i];
+        }
         __syncthreads();
     }
 };

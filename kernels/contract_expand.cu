@@ -73,8 +73,6 @@
 
 #include <cooperative_groups.h>
 
-#include <cub/block/block_reduce.cuh>
-
 namespace {
 
 using distbfs::kFusedBlocksPerSm;
@@ -92,8 +90,8 @@ static_assert(kRingSlots * kRingFields == distbfs::kFusedScratchSlots,
               "the fused scratch array is the ring of per-level counts");
 static_assert(distbfs::kFusedScratchSlots <= kFusedThreads, "block 0 zeroes the ring in one step");
 
-typedef cub::BlockScan<size_type, kFusedThreads> DegreeScan;
-typedef cub::BlockReduce<size_type, kFusedThreads> EdgeReduce;
+typedef distbfs::BlockSum<size_type, kFusedThreads> DegreeScan;
+typedef distbfs::BlockSum<size_type, kFusedThreads> EdgeReduce;
 typedef distbfs::BlockCompact<kFusedThreads, 1> Compact;
 
 struct FusedStorage {
@@ -160,7 +158,7 @@ __device__ __forceinline__ size_type load_lists(FusedStorage& smem, vertex_t u, 
                                                 size_type length) {
     size_type end = 0;
     size_type total = 0;
-    DegreeScan(smem.scan).InclusiveSum(length, end, total);
+    end = DegreeScan(smem.scan).inclusive(length, total);
     smem.list_begin[threadIdx.x] = begin;
     smem.list_end[threadIdx.x] = end;
     smem.list_vertex[threadIdx.x] = u;
@@ -270,7 +268,7 @@ __device__ __forceinline__ void start_ring(FusedStorage& smem,
             if (slot < heavy_capacity) heavy[slot] = u;
         }
     }
-    const size_type block_edges = EdgeReduce(smem.reduce).Sum(edges);
+    const size_type block_edges = EdgeReduce(smem.reduce).sum(edges);
     if (tid == 0 && block_edges > 0) count_add(scratch + kRingEdges, block_edges);
     grid.sync();
 }
@@ -402,7 +400,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
                         column_indices, out, visit);
 
         // The next frontier's edge count: one atomic per block.
-        block_edges = EdgeReduce(smem.reduce).Sum(discovered_edges);
+        block_edges = EdgeReduce(smem.reduce).sum(discovered_edges);
         if (tid == 0 && block_edges > 0) count_add(out.next_counts + kRingEdges, block_edges);
         grid.sync();  // the level barrier: every append and count of this level is visible
 
@@ -938,7 +936,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
                 if (keep[0] && slot[0] < out.capacity) out.next[slot[0]] = local;
             }
         }
-        block_edges = EdgeReduce(smem.reduce).Sum(discovered_edges);
+        block_edges = EdgeReduce(smem.reduce).sum(discovered_edges);
         if (tid == 0 && block_edges > 0) count_add(out.next_counts + kRingEdges, block_edges);
         grid.sync();
 

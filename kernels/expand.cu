@@ -33,6 +33,8 @@
  */
 #include "common.cuh"
 
+#include <cub/block/block_scan.cuh>
+
 namespace {
 
 using distbfs::kBlockThreads;

@@ -40,16 +40,19 @@ from .search import resident_grid
 
 def frontier_edges(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> int:
     """m_f on this rank: out-edges of the vertex frontier. Free after ``contract``,
-    ``bottom_up`` and fused levels (they sum it while labeling) and for one source
-    (``search.start`` reads its row); otherwise (several sources, after replicated levels) one
-    kernel and one read."""
+    ``bottom_up`` and fused levels (they sum it while labeling); one read for a single source
+    (its row's bounds); otherwise (several sources, after replicated levels) one kernel and one
+    read."""
     queues = queues_of(state)
     generation, edges = queues.frontier_edges
     if generation == queues.generation:
         return edges
     size = int(state.frontier_size)
     edges = 0
-    if size > 0:
+    if size == 1 and queues.generation == 0:  # one source: its row's bounds, no kernel
+        bounds = graph.row_offsets[queues.source_row : queues.source_row + 2].get()
+        edges = int(bounds[1] - bounds[0])
+    elif size > 0:
         tally = zeroed_tally(queues)
         queues.kernels["frontier_degrees"](
             (queues.grid(size, policy.block_threads),),
@@ -62,10 +65,10 @@ def frontier_edges(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -
             ),
         )
         edges = int(tally[0].get())
+    queues.frontier_edges = (queues.generation, edges)
     if queues.generation == 0:  # the sources' frontier: n_u and m_u follow
-        queues.count_sources(size, edges)
-    else:
-        queues.frontier_edges = (queues.generation, edges)
+        unlabeled = graph.nlocal - size
+        queues.unexplored = (0, unlabeled, graph.num_local_edges - edges)
     return edges
 
 

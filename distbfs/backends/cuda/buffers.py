@@ -227,6 +227,7 @@ class SearchQueues:
     frontier_edges: tuple[int, int] = (-1, 0)  # (generation, m_f of that frontier)
     unexplored: tuple[int, int, int] | None = None  # (generation, n_u, m_u) of this rank
     side: Any | None = None  # a stream for reads that must not wait for the current stream
+    source_row: int = -1  # local row of the search's one source when this rank owns it
 
     def advance(self, discovered: int, discovered_edges: int | None) -> None:
         """The vertex frontier changed to ``discovered`` newly labeled vertices with
@@ -239,13 +240,6 @@ class SearchQueues:
         else:
             unlabeled, edges = known[1] - discovered, known[2] - discovered_edges
             self.unexplored = (self.generation, unlabeled, edges)
-
-    def count_sources(self, sources: int, edges: int) -> None:
-        """The sources' frontier (generation 0) has ``sources`` vertices with ``edges``
-        out-edges (m_f) on this rank: the rest of the rank's vertices and edges are unexplored
-        (n_u, m_u)."""
-        self.frontier_edges = (0, edges)
-        self.unexplored = (0, self.graph.nlocal - sources, self.graph.num_local_edges - edges)
 
     def side_stream(self) -> Any:
         """The search's side stream (made on first use)."""

@@ -93,10 +93,8 @@ def start(
         kernels=resources.kernels,
         persistent_grid=persistent_grid(policy, grids),
     )
-    if frontier_size <= 1:  # m_f of one source: its row's bounds, read without a kernel
-        row = int(local[0]) if frontier_size else 0
-        bounds = graph.row_offsets[row : row + 2].get() if frontier_size else (0, 0)
-        queues.count_sources(frontier_size, int(bounds[1] - bounds[0]))
+    if frontier_size == 1:
+        queues.source_row = int(local[0])
     grow_edge_queue(queues, 1)
     queues.begin_level(edge_bound=0)
     return SearchState(
