@@ -74,7 +74,7 @@ def traversed_edges(graph: DistGraph, comm: Communicator, distances: Any) -> int
     for start in range(0, graph.nlocal, SUM_CHUNK):  # temporaries of one chunk at a time
         stop = min(start + SUM_CHUNK, graph.nlocal)
         degrees = offsets[start + 1 : stop + 1] - offsets[start:stop]
-        degrees *= distances[start:stop] != UNREACHED  # (a boolean selection would sync)
+        degrees *= distances[start:stop] != UNREACHED  # (no boolean selection: no scan)
         total += int(degrees.sum())
     total = comm.allreduce(total)
     return total if graph.directed else total // 2

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from test_validate import FAKE_CUPY, DeviceArray, StagingComm, backend_for
 
+import distbfs.stats as stats_module
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.graph import build_graph
 from distbfs.hashing import splitmix64
@@ -22,6 +23,7 @@ from distbfs.stats import (
     STATISTIC_KEYS,
     format_statistics,
     graph500_statistics,
+    reached_vertices,
     traversed_edges,
 )
 
@@ -144,13 +146,16 @@ def check_traversed_edges(comm, xp=np, backend=NUMPY):
     # components(): path 0-1-2-3, triangle 5-6-7, edge 9-10, isolated 4, 8, 11, 12.
     case = graphs.components()
     graph = build(comm, case, xp)
-    for source, nedge in [(0, 3), (6, 3), (10, 1), (12, 0)]:
+    for source, nedge, nreached in [(0, 3, 4), (6, 3, 3), (10, 1, 2), (12, 0, 1)]:
         distances = levels_on(comm, case, graph, source, xp, backend)
         assert traversed_edges(graph, comm, distances) == nedge
+        assert reached_vertices(graph, comm, distances) == nreached
     # directed_with_sinks from 0 reaches 0..4; out-edges 0->1, 0->3, 1->2, 3->4 (self-loops gone).
     case = graphs.directed_with_sinks()
     graph = build(comm, case, xp)
-    assert traversed_edges(graph, comm, levels_on(comm, case, graph, 0, xp, backend)) == 4
+    distances = levels_on(comm, case, graph, 0, xp, backend)
+    assert traversed_edges(graph, comm, distances) == 4
+    assert reached_vertices(graph, comm, distances) == 5
     # A random undirected graph: the edges of the component, each once (scipy reference).
     src, dst, n, _ = case = graphs.random_graph(500, 400, 3, False)
     graph = build(comm, case, xp)
@@ -160,11 +165,16 @@ def check_traversed_edges(comm, xp=np, backend=NUMPY):
     edges = np.unique(np.minimum(src, dst)[keep] * n + np.maximum(src, dst)[keep])
     expected = int(np.count_nonzero(reached[edges // n]))
     assert traversed_edges(graph, comm, distances) == expected
+    assert reached_vertices(graph, comm, distances) == int(np.count_nonzero(reached))
     if xp is not np:  # host distances against a device graph are moved over
         assert traversed_edges(graph, comm, distances.get()) == expected
 
 
-def test_traversed_edges(comm):
+@pytest.mark.parametrize("chunk", [None, 3])
+def test_traversed_edges(comm, chunk, monkeypatch):
+    """Both counts over whole arrays and in chunks of 3 vertices."""
+    if chunk is not None:
+        monkeypatch.setattr(stats_module, "SUM_CHUNK", chunk)
     check_traversed_edges(comm)
 
 

@@ -30,9 +30,9 @@ allocates (but the first with several bins, the first striped level, the first f
 first bottom-up level allocates its extra queues once). Kernels append to queues with one atomicAdd
 per block on a small per-level counter array and store nothing past a queue's capacity; the host
 reads the counters through pinned memory and raises ``DeviceError`` on overflow, naming the queue,
-the size needed and the setting to raise. Launch grids come from host-known bounds; kernels grid-
-stride over the lengths they read on the device, so no launch waits for a length, and no Python
-work is proportional to a frontier.
+the size needed and the setting to raise. Launch grids come from host-known bounds; kernels
+grid-stride over the lengths they read on the device, so no launch waits for a length, and no
+Python work is proportional to a frontier.
 
 Reads per level: one rank: ONE small read, in ``contract`` (the bin's and the edge frontier's
 lengths stay on the device until then: ``PendingBins``, ``DeviceEdgeFrontier``). Several

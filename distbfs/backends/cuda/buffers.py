@@ -137,16 +137,16 @@ class EdgeQueue:
 
 @dataclass
 class CudaGraphResources:
-    """What every search of one graph reuses on this rank (``CudaBackend.prepare``): the edge
-    queue (empty at first), the largest out-degree, the hubs (vertices of more than
-    ``heavy_degree`` neighbours: capacity of the fused kernel's heavy queues) and their lists
-    cut into pieces of ``heavy_degree`` (capacity of expansion's hub pieces), and the kernels by
-    role (``KERNELS``) on the process's device, for the graph's column width, each stage
-    compiled at its first use (``StageKernels``). The
-    fused levels' log (made by the first fused run, grown as needed) and the one-block kernel's
-    shared-memory layout (``fused._block_layout``) are kept here too: searches of a graph run
-    one at a time, and each reads its rows of the log before the next begins. So is batched
-    BFS's gather order (``lanes.GatherOrder``), built on first need."""
+    """What every search of one graph reuses on this rank (``CudaBackend.prepare``): the edge queue
+    (empty at first), the largest out-degree, the hubs (vertices of more than ``heavy_degree``
+    neighbours: capacity of the fused kernel's heavy queues) and their lists cut into pieces of
+    ``heavy_degree`` (capacity of expansion's hub pieces), and the kernels by role
+    (``KERNELS``) on the process's device, for the graph's column width, each stage compiled at
+    its first use (``StageKernels``). The fused levels' log (made by the first fused run, grown
+    as needed) and the one-block kernel's shared-memory layout (``fused._block_layout``) are
+    kept here too: searches of a graph run one at a time, and each reads its rows of the log
+    before the next begins. So is batched BFS's gather order (``lanes.GatherOrder``), built on
+    first need."""
 
     vertex_dtype: np.dtype
     edge_queue: EdgeQueue
