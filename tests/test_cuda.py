@@ -34,7 +34,7 @@ from distbfs.backends.cuda import contract as cuda_contract  # noqa: E402
 from distbfs.backends.cuda import fused as cuda_fused  # noqa: E402
 from distbfs.backends.cuda import kernels as cuda_kernels  # noqa: E402
 from distbfs.backends.cuda.backend import CudaBackend  # noqa: E402
-from distbfs.backends.cuda.buffers import queues_of  # noqa: E402
+from distbfs.backends.cuda.buffers import KERNELS, queues_of  # noqa: E402
 from distbfs.backends.cuda.filter_partition import MeetingBins, PendingBins  # noqa: E402
 from distbfs.backends.cuda.launch_policy import (  # noqa: E402
     DEFAULT_POLICY,
@@ -713,6 +713,23 @@ def test_a_road_network_asks_for_the_fused_stage_alone(data_dir, strategy, monke
     monkeypatch.setattr(cuda_kernels, "_kernel", recording)
     _cooperative(case, 0, CudaBackend(), strategy)
     assert set(asked) == {"contract_expand"}
+
+
+def test_load_kernels_compiles_every_stage_at_once(monkeypatch):
+    """What a benchmark's warm-up calls (``Graph.load_kernels``): every role's kernel at once."""
+    asked = []
+    lookup = cuda_kernels._kernel
+
+    def recording(device, stage, name, options):
+        asked.append((stage, name))
+        return lookup(device, stage, name, options)
+
+    monkeypatch.setattr(cuda_kernels, "_kernel", recording)
+    backend = CudaBackend()
+    resources = backend.prepare(build(SEARCH_CASES["path-3000"][0], cupy))
+    assert asked == []
+    backend.load_kernels(resources)
+    assert sorted(asked) == sorted(KERNELS.values())
 
 
 SMALL_GRID = LaunchPolicy(fused_threads=64, fused_blocks_per_sm=1, heavy_degree=8)

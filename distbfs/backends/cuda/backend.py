@@ -287,6 +287,11 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
             )
         return dataclasses.replace(graph, column_indices=columns)
 
+    def load_kernels(self, resources: CudaGraphResources) -> None:
+        """Every kernel the searches of ``resources``'s graph may launch, compiled (or loaded
+        from the kernel cache) now rather than at its first use (``kernels.StageKernels``)."""
+        resources.kernels.load_all()
+
     def warm_up(self, threads: int = 4) -> list[tuple[str, int, float]]:
         """Compile every kernel this backend may launch into CuPy's on-disk cache
         (``kernels.warm_up``): (stage, vertex width, seconds) per module."""

@@ -261,6 +261,12 @@ class StageKernels(Mapping[str, Any]):
             kernel = self._resolved[role] = _kernel(self._device, stage, name, self._options)
         return kernel
 
+    def load_all(self) -> None:
+        """Compile (or load) the module of every role now: what a benchmark's warm-up does, so
+        that no timed search is the first to run a stage."""
+        for role in self._roles:
+            self[role]
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._roles)
 
