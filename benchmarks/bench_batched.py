@@ -37,7 +37,7 @@ def measure(graph: Any, roots: list[int], runs: int, alphas: list[float | None])
     singles. One row per alpha."""
     xp = graph.backend.xp
     distbfs.bfs(graph, roots[0], gather=False)
-    graph.load_kernels()
+    graph.resources.load_kernels()
     firsts = [distbfs.bfs_many(graph, roots, gather=False, alpha=a) for a in alphas]
     for i, root in enumerate(roots):
         single = distbfs.bfs(graph, root, gather=False)

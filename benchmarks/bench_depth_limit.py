@@ -54,7 +54,7 @@ def measure(graph: Any, roots: list[int], strategy: str, depths: list[int]) -> d
     """Per root: the full profiled search, then one search per depth limit (alternating)."""
     options = {"gather": False, "strategy": strategy}
     distbfs.bfs(graph, roots[0], **options)  # the warm-up
-    graph.load_kernels()
+    graph.resources.load_kernels()
     for depth in depths:
         distbfs.bfs(graph, roots[0], depth_limit=depth, **options)
     limited: dict[int, list[float]] = {d: [] for d in depths}

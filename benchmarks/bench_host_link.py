@@ -61,7 +61,7 @@ def main() -> int:
     graph = graph.place("host")
     roots = choose_roots(graph.dist, graph.comm, args.roots)
     distbfs.bfs(graph, roots[0], strategy=args.strategy, validate=True)  # checked, warm
-    graph.load_kernels()
+    graph.resources.load_kernels()
     dmon = subprocess.Popen(
         ["nvidia-smi", "dmon", "-s", "t", "-d", "1", "-o", "T"],
         stdout=subprocess.PIPE,

@@ -7,7 +7,7 @@ search.
 
 A warm-up search of ``roots[0]`` runs first, untimed: it pays once what a first search pays
 (kernel compilation, NCCL connections, queue growth), so no timed search counts it; BFS then
-compiles the stages that search did not run (``Graph.load_kernels``). The timed
+compiles the stages that search did not run (``GraphResources.load_kernels``). The timed
 searches run without phase timers; the profiled search (phase timers on, ``roots[0]`` again)
 runs last, on a warm graph. Timing stays here and in the API's search call, never in the
 stages.
@@ -107,7 +107,7 @@ def run_searches(
     options = {"predecessors": predecessors, "gather": False, "strategy": strategy}
     options.update(alpha=alpha, beta=beta)
     bfs(graph, roots[0], **options)  # the warm-up
-    graph.load_kernels()  # the stages the warm-up root's search did not run
+    graph.resources.load_kernels()  # the stages the warm-up root's search did not run
     checked = len(roots) if validate is True else int(validate)
     times, nedges, depths = [], [], []
     for i, root in enumerate(roots):

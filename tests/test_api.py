@@ -393,5 +393,5 @@ def test_results_live_in_the_backend_array_module(xp):
     assert r.edges_traversed == expected.edges_traversed and r.seconds > 0
     local = bfs(g, 9, gather=False)
     assert local.distances is None and isinstance(local.local_distances, xp.ndarray)
-    g.load_kernels()  # CUDA: every stage compiled now; numpy: nothing to do
+    g.resources.load_kernels()  # CUDA: every stage compiled now; numpy: nothing to do
     assert bfs(g, 9).num_reached == expected.num_reached

@@ -716,7 +716,8 @@ def test_a_road_network_asks_for_the_fused_stage_alone(data_dir, strategy, monke
 
 
 def test_load_kernels_compiles_every_stage_at_once(monkeypatch):
-    """What a benchmark's warm-up calls (``Graph.load_kernels``): every role's kernel at once."""
+    """What a benchmark's warm-up calls (``GraphResources.load_kernels``): every role's kernel
+    at once."""
     asked = []
     lookup = cuda_kernels._kernel
 

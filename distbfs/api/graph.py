@@ -144,14 +144,6 @@ class Graph:
             self._path_plans[delta] = PathPlan(self.resources, delta)
         return self._path_plans[delta]
 
-    def load_kernels(self) -> None:
-        """Compile (or load from the kernel cache) every kernel this graph's searches may run,
-        on a backend that otherwise compiles each at its first use (CUDA): a benchmark's timed
-        searches then pay none of it, whatever stages its warm-up search ran."""
-        load = getattr(self.backend, "load_kernels", None)
-        if load is not None:
-            load(self.resources.backend_resources)
-
     @property
     def resources(self) -> GraphResources:
         """What every search of this graph shares (built on first use; collective)."""
