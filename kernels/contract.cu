@@ -21,6 +21,14 @@
  * reads their lengths (meeting_bin 0 or 1): its length is its half of their packed counter,
  * and bin 0 grew down, so its items run down from received_vertices[-1].
  *
+ * contract_min_kernel, the min-reduction form (delta-stepping's striped steps): per received
+ * (v, word) request, the owner keeps the least word of v (one 64-bit atomicMin after a plain
+ * read culls the requests that cannot win); a word orders as its distance (the bits of a
+ * non-negative float64, or an integer distance tied to the parent that gave it, the low 32
+ * bits: `tied`). A vertex whose DISTANCE fell is counted as improved; below the bucket's end it
+ * joins the next frontier once per step (its stamp `queued` holds the last step it joined),
+ * past it the least such distance is kept for the next bucket's search.
+ *
  * Invariant: a vertex is labeled at most once per search, with the level it was discovered at,
  * and appears in the next frontier exactly when this kernel labeled it.
  */
@@ -154,5 +162,91 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
     degrees = distbfs::warp_sum(degrees);
     if ((tid & (distbfs::kWarpThreads - 1)) == 0 && degrees > 0) {
         distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
+    }
+}
+
+namespace {
+
+typedef unsigned long long word_t;
+
+__device__ __forceinline__ word_t distance_key(word_t word, int tied) {
+    return tied ? word >> 32 : word;
+}
+
+// The distance of a word as float64 bits (a tied word's integer distance; none: +inf).
+__device__ __forceinline__ word_t distance_bits(word_t word, int tied) {
+    if (!tied) return word;
+    if (word == ~0ull) return 0x7ff0000000000000ull;
+    return static_cast<word_t>(__double_as_longlong(static_cast<double>(word >> 32)));
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_min_kernel(
+    const vertex_t* __restrict__ received_vertices,  // in: received global ids (owned here)
+    const word_t* __restrict__ received_words,       // in: the word each request offers
+    size_type items,                                 // in: number received
+    int size,                                        // in: ranks: local row of v is v / size
+    int tied,                                        // in: words are tied (see the header)
+    word_t* __restrict__ words,                      // in/out: word of each owned vertex
+    double end,                                      // in: the current bucket's end
+    int* __restrict__ queued,                        // in/out: step each vertex last joined
+    int step,                                        // in: this step's stamp
+    vertex_t* __restrict__ next_frontier,            // out: local ids of improved vertices
+    size_type frontier_capacity,                     // in: its capacity (owned vertices)
+    size_type* __restrict__ counters)                // in/out: [0] frontier length, [1] +=
+                                                     //     improved, [2] least distance past
+                                                     //     the end (float64 bits, atomicMin)
+{
+    __shared__ typename Compact::TempStorage compact;
+    const int tid = threadIdx.x;
+    const word_t end_bits = static_cast<word_t>(__double_as_longlong(end));
+    size_type improved = 0;
+    word_t least = ~0ull;
+    for (size_type tile = static_cast<size_type>(blockIdx.x) * kTileItems; tile < items;
+         tile += static_cast<size_type>(gridDim.x) * kTileItems) {
+        vertex_t local[kItemsPerThread];
+        word_t offer[kItemsPerThread];
+        word_t seen[kItemsPerThread];
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {  // the reads, then the atomics
+            const size_type index = tile + i * kBlockThreads + tid;
+            local[i] = 0;
+            offer[i] = seen[i] = 0;
+            if (index >= items) continue;
+            local[i] = received_vertices[index] / static_cast<vertex_t>(size);
+            offer[i] = received_words[index];
+            seen[i] = __ldcg(words + local[i]);
+        }
+        int joined[kItemsPerThread];
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            if (offer[i] < seen[i]) seen[i] = atomicMin(words + local[i], offer[i]);
+            joined[i] = 0;
+            if (distance_key(offer[i], tied) >= distance_key(seen[i], tied)) continue;
+            ++improved;
+            const word_t bits = distance_bits(offer[i], tied);
+            if (bits >= end_bits) {
+                least = bits < least ? bits : least;
+            } else {
+                joined[i] = atomicExch(queued + local[i], step) != step;
+            }
+        }
+        size_type slot[kItemsPerThread];
+        Compact(compact).reserve(joined, slot, counters);
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            if (joined[i] && slot[i] < frontier_capacity) next_frontier[slot[i]] = local[i];
+        }
+    }
+    improved = distbfs::warp_sum(improved);
+#pragma unroll
+    for (int offset = distbfs::kWarpThreads / 2; offset > 0; offset /= 2) {
+        const word_t other = __shfl_xor_sync(distbfs::kFullWarp, least, offset);
+        least = other < least ? other : least;
+    }
+    if ((tid & (distbfs::kWarpThreads - 1)) == 0) {
+        if (improved > 0) distbfs::reserve_slots(counters + 1, improved);
+        if (least != ~0ull) atomicMin(reinterpret_cast<word_t*>(counters + 2), least);
     }
 }

@@ -32,6 +32,10 @@
  * reserves a range of each bin with one global atomic per bin, and scatters. With nbins == 1
  * the kept queue IS the single bin.
  *
+ * bin_totals_kernel: the bin totals of a queue that no filter counted (delta-stepping's
+ * relaxation requests, already culled as they were made): per tile, warp-aggregated shared
+ * counts, then one global atomic per bin per block; partition_kernel then scatters it.
+ *
  * Order inside a bin is arbitrary. Invariant: bin b holds exactly the survivors v with
  * v % nbins == b, at [start(b), start(b) + total(b)), the bins back to back in order of b
  * (start = exclusive scan of the totals, offset by kept_capacity - total(0) when meeting).
@@ -265,17 +269,16 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) filter_kernel(
     }
 }
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads) partition_kernel(
-    const vertex_t* __restrict__ kept_vertices,  // in: survivors of filter_kernel
-    const vertex_t* __restrict__ kept_parents,   // in: their parents, or null
-    size_type kept_capacity,                     // in: capacity of the kept queue (its length
-                                                 //     is counters[filtered])
-    vertex_t* __restrict__ bin_vertices,         // out: survivors grouped by owner (v % nbins)
-    vertex_t* __restrict__ bin_parents,          // out: their parents, or null
-    size_type* __restrict__ counters,            // in/out: level counters; [bins + b]: total of
-                                                 //     bin b (in), [cursors + b]: placed (in/out)
-    int nbins)                                   // in: number of owner bins (ranks), 1 < nbins
-{
+namespace {
+
+// partition_kernel's body for items whose payload is a Payload each (or none).
+template <class Payload>
+__device__ __forceinline__ void partition_items(const vertex_t* __restrict__ kept_vertices,
+                                                const Payload* __restrict__ kept_parents,
+                                                size_type kept_capacity,
+                                                vertex_t* __restrict__ bin_vertices,
+                                                Payload* __restrict__ bin_parents,
+                                                size_type* __restrict__ counters, int nbins) {
     __shared__ PartitionStorage smem;
     const int tid = threadIdx.x;
 
@@ -335,5 +338,56 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) partition_kernel(
         __syncthreads();
         for (int b = tid; b < nbins; b += kBlockThreads) smem.bin_items[b] = 0;
         __syncthreads();
+    }
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) partition_kernel(
+    const vertex_t* __restrict__ kept_vertices,  // in: survivors of filter_kernel
+    const vertex_t* __restrict__ kept_parents,   // in: their parents, or null
+    size_type kept_capacity,                     // in: capacity of the kept queue (its length
+                                                 //     is counters[filtered])
+    vertex_t* __restrict__ bin_vertices,         // out: survivors grouped by owner (v % nbins)
+    vertex_t* __restrict__ bin_parents,          // out: their parents, or null
+    size_type* __restrict__ counters,            // in/out: level counters; [bins + b]: total of
+                                                 //     bin b (in), [cursors + b]: placed (in/out)
+    int nbins)                                   // in: number of owner bins (ranks), 1 < nbins
+{
+    partition_items(kept_vertices, kept_parents, kept_capacity, bin_vertices, bin_parents,
+                    counters, nbins);
+}
+
+// The same scatter for items with a 64-bit payload (delta-stepping's words).
+extern "C" __global__ void __launch_bounds__(kBlockThreads) partition_words_kernel(
+    const vertex_t* __restrict__ kept_vertices, const unsigned long long* __restrict__ kept_words,
+    size_type kept_capacity, vertex_t* __restrict__ bin_vertices,
+    unsigned long long* __restrict__ bin_words, size_type* __restrict__ counters, int nbins) {
+    partition_items(kept_vertices, kept_words, kept_capacity, bin_vertices, bin_words, counters,
+                    nbins);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) bin_totals_kernel(
+    const vertex_t* __restrict__ vertices,  // in: the queue's global ids
+    size_type count,                        // in: its length
+    size_type* __restrict__ counters,       // in/out: [bins + b] += items of bin b
+    int nbins)                              // in: number of owner bins (ranks), 1 < nbins
+{
+    __shared__ int bin_items[kMaxBins];
+    const int tid = threadIdx.x;
+    for (int b = tid; b < nbins; b += kBlockThreads) bin_items[b] = 0;
+    __syncthreads();
+    // Warp-uniform trip count: warp_bin_add needs every lane.
+    for (size_type base = static_cast<size_type>(blockIdx.x) * kBlockThreads + tid -
+                          (tid & (kWarpThreads - 1));
+         base < count; base += static_cast<size_type>(gridDim.x) * kBlockThreads) {
+        const size_type index = base + (tid & (kWarpThreads - 1));
+        const int bin = index < count ? static_cast<int>(vertices[index] % nbins) : -1;
+        warp_bin_add(bin_items, bin);
+    }
+    __syncthreads();
+    for (int b = tid; b < nbins; b += kBlockThreads) {
+        if (bin_items[b] > 0) distbfs::reserve_slots(counters + distbfs::kCounterBins + b,
+                                                     bin_items[b]);
     }
 }

@@ -66,6 +66,16 @@
  *                   resolved in pass k - 1 (`plateau_commit` ends the pass)
  *   relax_pieces    the pieces the two tree passes queued
  *   bucket_census   reached vertices by bucket (the statistics)
+ *   relax_requests, relax_requests_tied  the striped steps of several ranks (or one rank kept
+ *                   off the persistent kernel): the requests (target, word) along the light or
+ *                   heavy out-edges of some owned vertices, culled against `sent`, this rank's
+ *                   least word requested so far for every vertex (one atomicMin, which makes
+ *                   a target's requests strictly fall); the host bins, exchanges and contracts
+ *                   them (filter_partition.cu, contract.cu). Long rows are queued as pieces,
+ *                   visited by a second launch (`pieces_pass`)
+ *   bucket_scan, bucket_scan_tied  a striped bucket's members (owned, unsettled, below its
+ *                   end); with `settle` they are marked settled and the least distance of the
+ *                   other reached vertices is kept
  * each (but tied_unpack and plateau_commit) also as <name>_varint, which reads compressed
  * columns (the four VarintColumns arrays in place of `columns`).
  */
@@ -1233,6 +1243,141 @@ DISTBFS_RELAX_ENTRIES(relax_pieces, relax_pieces_queued, ExactWord,
                        long long piece_edges, const size_type* piece_count),
                       (dist, parent, pass, round, piece_vertex, piece_start, piece_capacity,
                        piece_edges, piece_count))
+
+namespace {
+
+// Striped steps: a request (target v, word) per taken edge whose word is below what this rank
+// sent v so far; `sent` keeps the least (so a request the owner would drop is never made). A
+// tied word names the tail by its global id (local row u of rank `rank` of `size`).
+template <class W>
+struct SentRelax {
+  dist_t* sent;
+  vertex_t* out_vertex;
+  dist_t* out_word;
+  size_type* out_count;
+  size_type capacity;
+  double delta;
+  int heavy;
+  long long rank;
+  long long size;
+  int* overflow;
+  unsigned long long relaxations = 0;
+
+  __device__ __forceinline__ bool weights_first() const { return false; }
+  __device__ __forceinline__ bool wants(double, double w) const {
+    return heavy ? w > delta : w <= delta;
+  }
+  __device__ __forceinline__ void operator()(vertex_t u, double du, const vertex_t* v,
+                                             const double* w, int k) {
+    const vertex_t tail = static_cast<vertex_t>(u * size + rank);
+    dist_t bits[kBatch], seen[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const bool take = j < k && wants(du, w[j]);
+      relaxations += take;
+      bits[j] = take ? W::make(du + w[j], tail, overflow) : 0;
+      seen[j] = take ? __ldcg(sent + v[j]) : 0;
+    }
+    int made = 0;
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      if (bits[j] < seen[j]) seen[j] = atomicMin(sent + v[j], bits[j]);
+      made += bits[j] < seen[j];
+    }
+    if (!made) return;
+    size_type slot = append_slots(out_count, made);
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      if (bits[j] < seen[j]) {
+        if (slot < capacity) {
+          out_vertex[slot] = v[j];
+          out_word[slot] = bits[j];
+        }
+        ++slot;
+      }
+    }
+  }
+};
+
+template <bool kVarint, class W>
+__device__ __forceinline__ void relax_requests_rows(
+    const Csr& g, const vertex_t* items, long long count, const dist_t* dist, dist_t* sent,
+    vertex_t* out_vertex, dist_t* out_word, size_type* out_count, long long capacity,
+    double delta, int heavy, long long rank, long long size, int* overflow,
+    unsigned long long* relaxations, vertex_t* piece_vertex, size_type* piece_start,
+    long long piece_capacity, long long piece_edges, size_type* piece_count, int pieces_pass) {
+  const Pieces pieces{piece_vertex, piece_start, piece_capacity};
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+  SentRelax<W> visit{sent,  out_vertex, out_word, out_count, capacity, delta,
+                     heavy, rank,       size,     overflow};
+  if (pieces_pass) {
+    visit_pieces<kVarint, W>(pieces, *piece_count, dist, g, piece_edges, me, threads, visit);
+  } else {
+    visit_rows<kVarint, W>(items, count, dist, g, pieces, piece_count, piece_edges, me, threads,
+                           AcceptAll{}, visit);
+  }
+  const unsigned long long taken = distbfs::warp_sum(visit.relaxations);
+  if ((threadIdx.x & (kWarpThreads - 1)) == 0 && taken) atomicAdd(relaxations, taken);
+}
+
+template <class W>
+__device__ __forceinline__ void bucket_scan_rows(long long n, const dist_t* words,
+                                                 unsigned char* settled, double end, int settle,
+                                                 vertex_t* out, size_type* count,
+                                                 dist_t* least) {
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  dist_t mine = ~0ull;
+  for (size_type v = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
+       v += threads) {
+    if (settled[v]) continue;
+    const double d = W::value(words[v]);
+    if (d < end) {
+      if (settle) settled[v] = 1;
+      out[append_slots(count, 1)] = static_cast<vertex_t>(v);
+    } else if (settle && as_bits(d) < mine) {
+      mine = as_bits(d);  // +inf where unreached
+    }
+  }
+  if (!settle) return;
+  __syncwarp();
+#pragma unroll
+  for (int offset = kWarpThreads / 2; offset > 0; offset /= 2) {
+    const dist_t other = __shfl_xor_sync(kFullWarp, mine, offset);
+    mine = other < mine ? other : mine;
+  }
+  if ((threadIdx.x & (kWarpThreads - 1)) == 0) atomicMin(least, mine);
+}
+
+}  // namespace
+
+#define DISTBFS_RELAX_REQUESTS(name, word)                                                  \
+  DISTBFS_RELAX_ENTRIES(                                                                   \
+      name, relax_requests_rows, word,                                                     \
+      (const vertex_t* items, long long count, const dist_t* dist, dist_t* sent,           \
+       vertex_t* out_vertex, dist_t* out_word, size_type* out_count, long long capacity,   \
+       double delta, int heavy, long long rank, long long size, int* overflow,             \
+       unsigned long long* relaxations, vertex_t* piece_vertex, size_type* piece_start,    \
+       long long piece_capacity, long long piece_edges, size_type* piece_count,            \
+       int pieces_pass),                                                                   \
+      (items, count, dist, sent, out_vertex, out_word, out_count, capacity, delta, heavy,  \
+       rank, size, overflow, relaxations, piece_vertex, piece_start, piece_capacity,       \
+       piece_edges, piece_count, pieces_pass))
+
+DISTBFS_RELAX_REQUESTS(relax_requests, ExactWord)
+DISTBFS_RELAX_REQUESTS(relax_requests_tied, TiedWord)
+
+extern "C" __global__ void __launch_bounds__(kRelaxThreads)
+    bucket_scan(long long n, const dist_t* words, unsigned char* settled, double end,
+                int settle, vertex_t* out, size_type* count, dist_t* least) {
+  bucket_scan_rows<ExactWord>(n, words, settled, end, settle, out, count, least);
+}
+
+extern "C" __global__ void __launch_bounds__(kRelaxThreads)
+    bucket_scan_tied(long long n, const dist_t* words, unsigned char* settled, double end,
+                     int settle, vertex_t* out, size_type* count, dist_t* least) {
+  bucket_scan_rows<TiedWord>(n, words, settled, end, settle, out, count, least);
+}
 
 // End of a plateau pass: vertices that got a parent in it are resolved in pass `round`;
 // counts[0] += how many.

@@ -117,7 +117,8 @@ class PathState:
     requests it received. ``settled``: owned vertices whose bucket is done.
     ``frontier``: local ids improved by the last contraction below the current bucket's end,
     ``frontier_size`` its length. ``scratch``: the backend's buffers; ``resources``: as
-    ``SearchState``'s.
+    ``SearchState``'s. ``overflowed`` (set by ``path_finish``): the search kept its distances
+    in a form too narrow for one of them and has no result (the traversal searches again).
     """
 
     distances: Any
@@ -128,6 +129,7 @@ class PathState:
     frontier_size: int
     scratch: dict[str, Any]
     resources: Any = None
+    overflowed: bool = False
 
 
 @dataclass

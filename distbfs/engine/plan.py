@@ -304,6 +304,7 @@ class SearchPlan:
 
 PATH_METHODS = (
     "path_start",
+    "path_finish",
     "relax",
     "partition_min",
     "contract_min",
@@ -365,8 +366,8 @@ class PathPlan:
         if self.in_place and callable(prepare):  # per graph, before any search is timed
             prepare(self.graph, resources.backend_resources)
 
-    def start(self, source: int, predecessors: bool) -> Any:
-        """A new search's state: the source at distance 0 on its owner."""
-        return self.backend.path_start(
-            self.graph, source, predecessors, self.resources.backend_resources
-        )
+    def start(self, source: int, predecessors: bool, integers: bool = False) -> Any:
+        """A new search's state: the source at distance 0 on its owner. ``integers``: the
+        backend may keep integer distances tied to their parents (``positive_integers``)."""
+        resources = self.resources.backend_resources
+        return self.backend.path_start(self.graph, source, predecessors, resources, integers)

@@ -16,6 +16,11 @@ In place (``PathPlan.in_place``: one rank whose backend has ``shortest_paths_in_
 one GPU): the same buckets, steps and bucket search run inside one persistent kernel
 (``kernels/relax.cu``), which needs no exchange and no host round trip per step.
 
+With positive integer weights a backend may keep each distance as an integer tied to the
+parent that gave it (the CUDA backend's words), which records the tree below as the search
+goes; a distance too large for that form makes ``path_finish`` report ``overflowed``, and the
+search runs again with float64 distances.
+
 A distance limit X stops the search before the first bucket whose lower bound exceeds X: every
 vertex within X is settled by then, and the vertices left farther than X are marked unreached
 (``NO_PATH``, predecessor ``UNREACHED``).
@@ -109,10 +114,23 @@ def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any
 
 
 def striped_buckets(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any, BucketLog]:
-    """The search as striped steps: buckets of light steps and one heavy step, each a relax,
-    partition, exchange and contraction (module docstring)."""
+    """The search as striped steps (``striped_search``); where the backend's integer distances
+    tied to their parents overflowed on any rank, again with float64 distances."""
+    integers = plan.positive_integers
+    while True:
+        state, log = striped_search(plan, source, limit, timer, integers)
+        if not plan.comm.allreduce(int(state.overflowed), op="max"):
+            return state, log
+        integers = False
+
+
+def striped_search(
+    plan: PathPlan, source: int, limit: float, timer: Any, integers: bool
+) -> tuple[Any, BucketLog]:
+    """Buckets of light steps and one heavy step, each a relax, partition, exchange and
+    contraction (module docstring)."""
     backend, comm = plan.backend, plan.comm
-    state = plan.start(source, False)
+    state = plan.start(source, False, integers)
     log = BucketLog()
     lower = comm.allreduce(backend.next_bucket(state), op="min")
     while lower < NO_PATH and lower <= limit:
@@ -141,6 +159,7 @@ def striped_buckets(plan: PathPlan, source: int, limit: float, timer: Any) -> tu
         log.bucket(int(lower // plan.delta), lower, [phases, *counters])
         timer.next_level()
         lower = next_lower
+    backend.path_finish(state)
     state.scratch.clear()
     return state, log
 
@@ -152,9 +171,9 @@ def shortest_path_tree(plan: PathPlan, source: int, state: Any) -> Any:
     the same tree already."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
     distances = state.distances
+    if state.preds is not None:  # recorded by the search (tied words)
+        return state.preds
     if plan.in_place:
-        if state.preds is not None:
-            return state.preds
         return backend.shortest_path_tree_in_place(graph, distances, source)
     tree = plan.start(source, True)
     reached = backend.tree_start(tree, distances)

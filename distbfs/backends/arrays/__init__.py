@@ -22,9 +22,17 @@ class ArrayPathStages:
     xp: Any
 
     def path_start(
-        self, graph: DistGraph, source: int, predecessors: bool, resources: Any
+        self,
+        graph: DistGraph,
+        source: int,
+        predecessors: bool,
+        resources: Any,
+        integers: bool = False,
     ) -> PathState:
         return relax.path_start(self.xp, graph, source, predecessors, resources)
+
+    def path_finish(self, state: PathState) -> None:
+        """Nothing to do: the array stages keep float64 distances throughout."""
 
     def relax(
         self, graph: DistGraph, state: PathState, vertices: Any, delta: float, heavy: bool

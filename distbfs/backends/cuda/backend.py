@@ -25,7 +25,7 @@ from ..arrays import ArrayPathStages
 from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.components import ComponentState
 from ..arrays.lanes import ArrayLaneStages, LaneState
-from ..base import EdgeFrontier, Replica, SearchState
+from ..base import EdgeFrontier, PathState, Relaxations, Replica, SearchState
 from . import (
     bottom_up,
     contract,
@@ -38,6 +38,7 @@ from . import (
     link,
     relax,
     search,
+    striped_steps,
 )
 from .buffers import CudaGraphResources, check_graph, prepare
 from .compressed import DeviceColumns
@@ -385,6 +386,52 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def shortest_path_tree_in_place(self, graph: DistGraph, distances: Any, source: int) -> Any:
         grid = search.persistent_grid(self.policy, self._persistent)
         return relax.shortest_path_tree(self.policy, graph, grid, distances, source)
+
+    # -- shortest paths as striped steps (several ranks; ``striped_steps``): the search's
+    # state is a StripedPathState; a tree pass's state (predecessors) is the array stages'
+
+    def path_start(
+        self,
+        graph: DistGraph,
+        source: int,
+        predecessors: bool,
+        resources: Any,
+        integers: bool = False,
+    ) -> PathState:
+        if predecessors:
+            return super().path_start(graph, source, predecessors, resources)
+        grid = search.persistent_grid(self.policy, self._persistent)
+        return striped_steps.path_start(self.policy, graph, source, integers, grid, resources)
+
+    def path_finish(self, state: PathState) -> None:
+        if isinstance(state, striped_steps.StripedPathState):
+            striped_steps.finish(self.policy, state)
+
+    def relax(
+        self, graph: DistGraph, state: PathState, vertices: Any, delta: float, heavy: bool
+    ) -> Relaxations:
+        if isinstance(state, striped_steps.StripedPathState):
+            return striped_steps.relax(self.policy, graph, state, vertices, delta, heavy)
+        return super().relax(graph, state, vertices, delta, heavy)
+
+    def partition_min(self, state: PathState, requests: Relaxations, nbins: int) -> Bins:
+        if isinstance(state, striped_steps.StripedPathState):
+            return striped_steps.partition_min(self.policy, state, requests, nbins)
+        return super().partition_min(state, requests, nbins)
+
+    def contract_min(self, graph: DistGraph, state: PathState, received: Bins, end: float) -> int:
+        if isinstance(state, striped_steps.StripedPathState):
+            return striped_steps.contract_min(self.policy, graph, state, received, end)
+        return super().contract_min(graph, state, received, end)
+
+    def next_bucket(self, state: PathState) -> float:
+        return striped_steps.next_bucket(state)
+
+    def bucket_members(self, state: PathState, end: float) -> Any:
+        return striped_steps.bucket_scan(self.policy, state, end, False)
+
+    def settle(self, state: PathState, members: list[Any]) -> Any:
+        return striped_steps.bucket_scan(self.policy, state, state.end, True)
 
     def make_peer_mailbox(self, graph: DistGraph) -> fused.PeerMailbox:
         return fused.make_peer_mailbox(self.policy, graph)

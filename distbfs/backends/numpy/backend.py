@@ -127,9 +127,17 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     # -- shortest paths (delta-stepping): numpy's scatter-mins where the array stages sort ------
 
     def path_start(
-        self, graph: DistGraph, source: int, predecessors: bool, resources: Any
+        self,
+        graph: DistGraph,
+        source: int,
+        predecessors: bool,
+        resources: Any,
+        integers: bool = False,
     ) -> PathState:
         return relax.path_start(graph, source, predecessors, resources)
+
+    def path_finish(self, state: PathState) -> None:
+        """Nothing to do: numpy's stages keep float64 distances throughout."""
 
     def relax(
         self, graph: DistGraph, state: PathState, vertices: Any, delta: float, heavy: bool

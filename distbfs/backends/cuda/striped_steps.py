@@ -1,0 +1,261 @@
+"""Delta-stepping's striped steps on the CUDA backend (``distbfs.traversals.sssp.striped_buckets``:
+several ranks, or one rank kept off the persistent kernel), each stage a few kernels and one
+host read, in place of the array stages' sorts.
+
+A vertex's search word is a 64-bit integer that orders as its distance (``kernels/relax.cu``):
+the bits of its float64 distance, or, with positive integer weights and 32-bit ids, the integer
+distance tied to the global id of the parent that gave it (the smallest such parent wins, the
+rule of ``shortest_path_tree``, so the search records the tree as it goes; a distance past 32
+bits sets ``overflowed`` and the traversal searches again with float64 words).
+
+Per step: ``relax`` (``relax_requests``) makes the requests (target, word) of the light or heavy
+out-edges of some owned vertices, culled against ``sent`` (this rank's least word requested for
+every vertex, an atomicMin per request made); ``partition_min`` bins them by owner
+(``filter_partition.cu``: the bin totals, then the counting sort's scatter; there is nothing to
+reduce, the cull made a target's requests strictly fall); ``contract_min``
+(``contract_min_kernel``) keeps each owned vertex's least word and queues those whose distance
+fell below the bucket's end (once per step, by a stamp). Buckets: ``bucket_members`` and
+``settle`` scan the owned vertices (``bucket_scan``); the settle scan and the contractions keep
+the least distance beyond the bucket, which ``next_bucket`` reads.
+
+Memory: 8 bytes a vertex of the graph (``sent``), 8 + 4 + 1 an owned vertex (words, stamps,
+settled marks) and three queues of owned vertices; requests and bins 2 x (id + 8) bytes a
+request, grown as a step needs them; pieces of long rows as the persistent search's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cupy
+import numpy as np
+
+from ...comm.base import Bins
+from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE
+from ...graph import DistGraph
+from ...partition import local_id, owner
+from ..base import PathState, Relaxations
+from .buffers import check_graph
+from .kernels import Counter, counter_slots, get_kernel
+from .launch_policy import LaunchPolicy
+from .relax import graph_args, piece_slots, relax_kernel
+
+NO_WORD = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+"""A tied word without a path, and the empty least distance (``kernels/relax.cu``)."""
+INFINITE_WORD = np.float64(NO_PATH).view(np.uint64)
+"""The float64 word of a vertex without a path."""
+LEAST = 2
+"""The slot of ``counts`` that holds the least distance beyond the bucket (float64 bits)."""
+
+
+@dataclass
+class StripedPathState(PathState):
+    """A striped search on one GPU: ``words`` of the owned vertices (``distances`` is their
+    float64 view, or, with ``tied`` words, filled by ``finish``), the step's stamp, ``counts``
+    (frontier length, improved vertices, least distance beyond the bucket), the current
+    bucket's ``end`` (which ``settle`` settles below) and the buffers (``scratch``)."""
+
+    words: Any = None
+    tied: bool = False
+    step: int = 0
+    counts: Any = None
+    grid: int = 1
+    end: float = 0.0
+
+
+def path_start(
+    policy: LaunchPolicy, graph: DistGraph, source: int, integers: bool, grid: int, resources: Any
+) -> StripedPathState:
+    """The source at distance 0 (its own parent) on its owner, nothing sent, nothing settled.
+    ``integers``: every weight a positive integer (tied words where the ids are 32-bit);
+    ``grid``: blocks of a launch."""
+    ids = check_graph(graph)
+    tied = integers and ids.itemsize == 4 and graph.n < np.iinfo(np.uint32).max
+    nlocal = graph.nlocal
+    empty = NO_WORD if tied else INFINITE_WORD
+    words = cupy.full(nlocal, empty, dtype=np.uint64)
+    counts = cupy.zeros(3, dtype=np.uint64)
+    counts[LEAST] = INFINITE_WORD
+    if owner(source, graph.size) == graph.rank:
+        words[local_id(source, graph.size)] = np.uint64(source) if tied else np.uint64(0)
+        counts[LEAST] = np.uint64(0)  # the float64 bits of distance 0
+    pieces = piece_slots(policy, graph)
+    scratch = {
+        "sent": cupy.full(graph.n, empty, dtype=np.uint64),
+        "queued": cupy.full(nlocal, -1, dtype=np.int32),
+        "members": cupy.empty(nlocal, dtype=ids),
+        "piece_vertex": cupy.empty(pieces, dtype=ids),
+        "piece_start": cupy.empty(pieces, dtype=np.int64),
+        "piece_count": cupy.zeros(1, dtype=np.int64),
+        "request_count": cupy.zeros(1, dtype=np.int64),
+        "relaxations": cupy.zeros(1, dtype=np.uint64),
+        "overflow": cupy.zeros(1, dtype=np.int32),
+        "bin_counters": cupy.zeros(counter_slots(policy), dtype=np.int64),
+        "frontiers": [cupy.empty(nlocal, dtype=ids), cupy.empty(nlocal, dtype=ids)],
+    }
+    distances = None if tied else words.view(PATH_DTYPE)
+    settled = cupy.zeros(nlocal, dtype=np.uint8)
+    empty_ids = scratch["members"][:0]
+    return StripedPathState(
+        distances, None, None, settled, empty_ids, 0, scratch, resources,
+        words=words, tied=tied, counts=counts, grid=grid,
+    )  # fmt: skip
+
+
+def buffer(state: StripedPathState, name: str, length: int, dtype: Any) -> Any:
+    """Scratch array ``name`` of at least ``length`` items (grown by half again when short)."""
+    held = state.scratch.get(name)
+    if held is None or held.shape[0] < length:
+        grown = max(length, 0 if held is None else held.shape[0] * 3 // 2)
+        state.scratch[name] = held = cupy.empty(grown, dtype=dtype)
+    return held
+
+
+def relax(
+    policy: LaunchPolicy,
+    graph: DistGraph,
+    state: StripedPathState,
+    vertices: Any,
+    delta: float,
+    heavy: bool,
+) -> Relaxations:
+    """The requests (target, word) along the light (``heavy`` False) or heavy out-edges of
+    ``vertices`` (owned local ids), culled against what this rank sent before."""
+    ids = check_graph(graph)
+    count = int(vertices.shape[0])
+    scratch = state.scratch
+    if count == 0:
+        return Relaxations(scratch["members"][:0], state.words[:0])
+    offsets = graph.row_offsets
+    edges = int((offsets[vertices + 1] - offsets[vertices]).sum())  # a bound on the requests
+    targets = buffer(state, "request_vertex", edges, ids)
+    words = buffer(state, "request_word", edges, np.uint64)
+    scratch["request_count"].fill(0)
+    scratch["piece_count"].fill(0)
+    name = "relax_requests_tied" if state.tied else "relax_requests"
+    kernel = relax_kernel(policy, graph, name)
+    pieces = scratch["piece_vertex"]
+    block = (policy.path_threads,)
+    for pieces_pass, blocks in ((0, -(-count // policy.path_threads)), (1, state.grid)):
+        kernel(
+            (max(1, min(state.grid, blocks)),),
+            block,
+            (
+                *graph_args(graph), vertices, np.int64(count), state.words, scratch["sent"],
+                targets, words, scratch["request_count"], np.int64(targets.shape[0]),
+                np.float64(delta), np.int32(heavy), np.int64(graph.rank), np.int64(graph.size),
+                scratch["overflow"], scratch["relaxations"], pieces, scratch["piece_start"],
+                np.int64(pieces.shape[0]), np.int64(policy.path_piece_edges),
+                scratch["piece_count"], np.int32(pieces_pass),
+            ),
+        )  # fmt: skip
+    made = int(scratch["request_count"].get()[0])
+    return Relaxations(targets[:made], words[:made])
+
+
+def partition_min(
+    policy: LaunchPolicy, state: StripedPathState, requests: Relaxations, nbins: int
+) -> Bins:
+    """The requests binned by owner (``v % nbins``): bin totals, then the counting sort's
+    scatter; one bin is the requests as they are."""
+    count = requests.size
+    if nbins == 1:
+        return Bins(np.array([0, count], dtype=np.int64), requests.vertices, (requests.distances,))
+    bits = 8 * requests.vertices.dtype.itemsize
+    counters = state.scratch["bin_counters"]
+    counters.fill(0)
+    counters[int(Counter.FILTERED)] = count
+    vertices = buffer(state, "bin_vertex", count, requests.vertices.dtype)
+    words = buffer(state, "bin_word", count, np.uint64)
+    blocks = (max(1, min(state.grid, -(-count // policy.tile_items))),)
+    block = (policy.block_threads,)
+    get_kernel("filter_partition", "bin_totals_kernel", policy, bits)(
+        blocks, block, (requests.vertices, np.int64(count), counters, np.int32(nbins))
+    )
+    get_kernel("filter_partition", "partition_words_kernel", policy, bits)(
+        blocks,
+        block,
+        (
+            requests.vertices, requests.distances, np.int64(vertices.shape[0]), vertices, words,
+            counters, np.int32(nbins),
+        ),
+    )  # fmt: skip
+    totals = counters[int(Counter.BINS) : int(Counter.BINS) + nbins].get()
+    offsets = np.zeros(nbins + 1, dtype=np.int64)
+    np.cumsum(totals, out=offsets[1:])
+    return Bins(offsets, vertices[:count], (words[:count],))
+
+
+def contract_min(
+    policy: LaunchPolicy, graph: DistGraph, state: StripedPathState, received: Bins, end: float
+) -> int:
+    """Keep each owned vertex's least word over the received requests; those whose distance
+    fell below ``end`` are the frontier. Returns how many vertices improved."""
+    total = int(received.offsets[-1])
+    state.step += 1
+    frontier = state.scratch["frontiers"][state.step & 1]
+    counts = state.counts
+    counts[:2] = 0
+    if total:
+        bits = 8 * received.vertices.dtype.itemsize
+        get_kernel("contract", "contract_min_kernel", policy, bits)(
+            (max(1, min(state.grid, -(-total // policy.tile_items))),),
+            (policy.block_threads,),
+            (
+                received.vertices, received.payloads[0], np.int64(total), np.int32(graph.size),
+                np.int32(state.tied), state.words, np.float64(end), state.scratch["queued"],
+                np.int32(state.step), frontier, np.int64(frontier.shape[0]), counts,
+            ),
+        )  # fmt: skip
+    joined, improved = (int(x) for x in counts[:2].get())
+    state.frontier = frontier[:joined]
+    state.frontier_size = joined
+    return improved
+
+
+def bucket_scan(policy: LaunchPolicy, state: StripedPathState, end: float, settle: bool) -> Any:
+    """The owned unsettled vertices below ``end``; ``settle``: marked settled now, and the least
+    distance of the others kept for ``next_bucket`` (the contractions of the bucket's heavy
+    step lower it further)."""
+    name = "settled_now" if settle else "members"
+    if not settle:
+        state.end = end
+    out = buffer(state, name, state.words.shape[0], state.scratch["members"].dtype)
+    count = buffer(state, "scan_count", 1, np.int64)
+    count.fill(0)
+    if settle:
+        state.counts[LEAST] = INFINITE_WORD
+    nlocal = state.words.shape[0]
+    kernel = get_kernel("relax", "bucket_scan_tied" if state.tied else "bucket_scan", policy,
+                        8 * out.dtype.itemsize)  # fmt: skip
+    kernel(
+        (max(1, min(state.grid, -(-nlocal // policy.path_threads))),),
+        (policy.path_threads,),
+        (
+            np.int64(nlocal), state.words, state.settled, np.float64(end), np.int32(settle), out,
+            count, state.counts[LEAST:],
+        ),
+    )  # fmt: skip
+    return out[: int(count.get()[0])]
+
+
+def next_bucket(state: StripedPathState) -> float:
+    """The least distance of an unsettled reached owned vertex (NO_PATH: none)."""
+    return float(state.counts[LEAST:].get().view(np.float64)[0])
+
+
+def finish(policy: LaunchPolicy, state: StripedPathState) -> None:
+    """The search's distances (and, with tied words, its tree and whether a distance overflowed
+    them); the buffers are released."""
+    if state.tied:
+        nlocal = state.words.shape[0]
+        state.distances = cupy.empty(nlocal, dtype=PATH_DTYPE)
+        state.preds = cupy.empty(nlocal, dtype=PREDECESSOR_DTYPE)
+        get_kernel("relax", "tied_unpack", policy, 8 * state.scratch["members"].dtype.itemsize)(
+            (max(1, min(state.grid, -(-nlocal // policy.path_threads))),),
+            (policy.path_threads,),
+            (np.int64(nlocal), state.words, state.distances, state.preds),
+        )
+        state.overflowed = bool(int(state.scratch["overflow"].get()[0]))
+    state.scratch.clear()
