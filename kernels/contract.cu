@@ -26,8 +26,9 @@
  * read culls the requests that cannot win); a word orders as its distance (the bits of a
  * non-negative float64, or an integer distance tied to the parent that gave it, the low 32
  * bits: `tied`). A vertex whose DISTANCE fell is counted as improved; below the bucket's end it
- * joins the next frontier once per step (its stamp `queued` holds the last step it joined),
- * past it the least such distance is kept for the next bucket's search.
+ * joins the next frontier once per step (its stamp `queued` holds the last step it joined;
+ * the frontier's out-edges are summed, a bound on the next step's requests), past it the least
+ * such distance is kept for the next bucket's search.
  *
  * Invariant: a vertex is labeled at most once per search, with the level it was discovered at,
  * and appears in the next frontier exactly when this kernel labeled it.
@@ -194,14 +195,17 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_min_kernel(
     int step,                                        // in: this step's stamp
     vertex_t* __restrict__ next_frontier,            // out: local ids of improved vertices
     size_type frontier_capacity,                     // in: its capacity (owned vertices)
-    size_type* __restrict__ counters)                // in/out: [0] frontier length, [1] +=
-                                                     //     improved, [2] least distance past
+    size_type* __restrict__ counters,                // in/out: [0] frontier length, [1] +=
+                                                     //     improved, [2] += the frontier's
+                                                     //     out-edges, [3] least distance past
                                                      //     the end (float64 bits, atomicMin)
+    const size_type* __restrict__ out_offsets)       // in: out-edge row offsets
 {
     __shared__ typename Compact::TempStorage compact;
     const int tid = threadIdx.x;
     const word_t end_bits = static_cast<word_t>(__double_as_longlong(end));
     size_type improved = 0;
+    size_type degrees = 0;
     word_t least = ~0ull;
     for (size_type tile = static_cast<size_type>(blockIdx.x) * kTileItems; tile < items;
          tile += static_cast<size_type>(gridDim.x) * kTileItems) {
@@ -236,10 +240,13 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_min_kernel(
         Compact(compact).reserve(joined, slot, counters);
 #pragma unroll
         for (int i = 0; i < kItemsPerThread; ++i) {
-            if (joined[i] && slot[i] < frontier_capacity) next_frontier[slot[i]] = local[i];
+            if (!joined[i]) continue;
+            if (slot[i] < frontier_capacity) next_frontier[slot[i]] = local[i];
+            degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];
         }
     }
     improved = distbfs::warp_sum(improved);
+    degrees = distbfs::warp_sum(degrees);
 #pragma unroll
     for (int offset = distbfs::kWarpThreads / 2; offset > 0; offset /= 2) {
         const word_t other = __shfl_xor_sync(distbfs::kFullWarp, least, offset);
@@ -247,6 +254,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_min_kernel(
     }
     if ((tid & (distbfs::kWarpThreads - 1)) == 0) {
         if (improved > 0) distbfs::reserve_slots(counters + 1, improved);
-        if (least != ~0ull) atomicMin(reinterpret_cast<word_t*>(counters + 2), least);
+        if (degrees > 0) distbfs::reserve_slots(counters + 2, degrees);
+        if (least != ~0ull) atomicMin(reinterpret_cast<word_t*>(counters + 3), least);
     }
 }

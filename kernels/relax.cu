@@ -74,8 +74,8 @@
  *                   them (filter_partition.cu, contract.cu). Long rows are queued as pieces,
  *                   visited by a second launch (`pieces_pass`)
  *   bucket_scan, bucket_scan_tied  a striped bucket's members (owned, unsettled, below its
- *                   end); with `settle` they are marked settled and the least distance of the
- *                   other reached vertices is kept
+ *                   end; count[1] += their out-edges); with `settle` they are marked settled
+ *                   and the least distance of the other reached vertices is kept
  * each (but tied_unpack and plateau_commit) also as <name>_varint, which reads compressed
  * columns (the four VarintColumns arrays in place of `columns`).
  */
@@ -1324,10 +1324,11 @@ __device__ __forceinline__ void relax_requests_rows(
 template <class W>
 __device__ __forceinline__ void bucket_scan_rows(long long n, const dist_t* words,
                                                  unsigned char* settled, double end, int settle,
-                                                 vertex_t* out, size_type* count,
-                                                 dist_t* least) {
+                                                 const size_type* offsets, vertex_t* out,
+                                                 size_type* count, dist_t* least) {
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   dist_t mine = ~0ull;
+  size_type degrees = 0;
   for (size_type v = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
        v += threads) {
     if (settled[v]) continue;
@@ -1335,18 +1336,22 @@ __device__ __forceinline__ void bucket_scan_rows(long long n, const dist_t* word
     if (d < end) {
       if (settle) settled[v] = 1;
       out[append_slots(count, 1)] = static_cast<vertex_t>(v);
+      degrees += offsets[v + 1] - offsets[v];
     } else if (settle && as_bits(d) < mine) {
       mine = as_bits(d);  // +inf where unreached
     }
   }
-  if (!settle) return;
   __syncwarp();
+  degrees = distbfs::warp_sum(degrees);
 #pragma unroll
   for (int offset = kWarpThreads / 2; offset > 0; offset /= 2) {
     const dist_t other = __shfl_xor_sync(kFullWarp, mine, offset);
     mine = other < mine ? other : mine;
   }
-  if ((threadIdx.x & (kWarpThreads - 1)) == 0) atomicMin(least, mine);
+  if ((threadIdx.x & (kWarpThreads - 1)) == 0) {
+    if (degrees) distbfs::reserve_slots(count + 1, degrees);
+    if (settle) atomicMin(least, mine);
+  }
 }
 
 }  // namespace
@@ -1369,14 +1374,16 @@ DISTBFS_RELAX_REQUESTS(relax_requests_tied, TiedWord)
 
 extern "C" __global__ void __launch_bounds__(kRelaxThreads)
     bucket_scan(long long n, const dist_t* words, unsigned char* settled, double end,
-                int settle, vertex_t* out, size_type* count, dist_t* least) {
-  bucket_scan_rows<ExactWord>(n, words, settled, end, settle, out, count, least);
+                int settle, const size_type* offsets, vertex_t* out, size_type* count,
+                dist_t* least) {
+  bucket_scan_rows<ExactWord>(n, words, settled, end, settle, offsets, out, count, least);
 }
 
 extern "C" __global__ void __launch_bounds__(kRelaxThreads)
     bucket_scan_tied(long long n, const dist_t* words, unsigned char* settled, double end,
-                     int settle, vertex_t* out, size_type* count, dist_t* least) {
-  bucket_scan_rows<TiedWord>(n, words, settled, end, settle, out, count, least);
+                     int settle, const size_type* offsets, vertex_t* out, size_type* count,
+                     dist_t* least) {
+  bucket_scan_rows<TiedWord>(n, words, settled, end, settle, offsets, out, count, least);
 }
 
 // End of a plateau pass: vertices that got a parent in it are resolved in pass `round`;

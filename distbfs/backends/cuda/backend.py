@@ -428,10 +428,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         return striped_steps.next_bucket(state)
 
     def bucket_members(self, state: PathState, end: float) -> Any:
-        return striped_steps.bucket_scan(self.policy, state, end, False)
+        return striped_steps.bucket_scan(self.policy, state.graph, state, end, False)
 
     def settle(self, state: PathState, members: list[Any]) -> Any:
-        return striped_steps.bucket_scan(self.policy, state, state.end, True)
+        return striped_steps.bucket_scan(self.policy, state.graph, state, state.end, True)
 
     def make_peer_mailbox(self, graph: DistGraph) -> fused.PeerMailbox:
         return fused.make_peer_mailbox(self.policy, graph)

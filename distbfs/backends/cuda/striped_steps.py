@@ -45,16 +45,18 @@ NO_WORD = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 """A tied word without a path, and the empty least distance (``kernels/relax.cu``)."""
 INFINITE_WORD = np.float64(NO_PATH).view(np.uint64)
 """The float64 word of a vertex without a path."""
-LEAST = 2
-"""The slot of ``counts`` that holds the least distance beyond the bucket (float64 bits)."""
+LEAST = 3
+"""The slot of ``counts`` (frontier length, improved vertices, the frontier's out-edges, least
+distance beyond the bucket) that holds the least distance (float64 bits)."""
 
 
 @dataclass
 class StripedPathState(PathState):
     """A striped search on one GPU: ``words`` of the owned vertices (``distances`` is their
     float64 view, or, with ``tied`` words, filled by ``finish``), the step's stamp, ``counts``
-    (frontier length, improved vertices, least distance beyond the bucket), the current
-    bucket's ``end`` (which ``settle`` settles below) and the buffers (``scratch``)."""
+    (``LEAST``), the current bucket's ``end`` (which ``settle`` settles below), the last list
+    of vertices made with its out-edges counted (``listed``: what ``relax`` sizes its requests
+    by) and the buffers (``scratch``)."""
 
     words: Any = None
     tied: bool = False
@@ -62,6 +64,8 @@ class StripedPathState(PathState):
     counts: Any = None
     grid: int = 1
     end: float = 0.0
+    listed: tuple[Any, int] | None = None
+    graph: DistGraph | None = None
 
 
 def path_start(
@@ -75,7 +79,7 @@ def path_start(
     nlocal = graph.nlocal
     empty = NO_WORD if tied else INFINITE_WORD
     words = cupy.full(nlocal, empty, dtype=np.uint64)
-    counts = cupy.zeros(3, dtype=np.uint64)
+    counts = cupy.zeros(LEAST + 1, dtype=np.uint64)
     counts[LEAST] = INFINITE_WORD
     if owner(source, graph.size) == graph.rank:
         words[local_id(source, graph.size)] = np.uint64(source) if tied else np.uint64(0)
@@ -99,7 +103,7 @@ def path_start(
     empty_ids = scratch["members"][:0]
     return StripedPathState(
         distances, None, None, settled, empty_ids, 0, scratch, resources,
-        words=words, tied=tied, counts=counts, grid=grid,
+        words=words, tied=tied, counts=counts, grid=grid, graph=graph,
     )  # fmt: skip
 
 
@@ -127,8 +131,11 @@ def relax(
     scratch = state.scratch
     if count == 0:
         return Relaxations(scratch["members"][:0], state.words[:0])
-    offsets = graph.row_offsets
-    edges = int((offsets[vertices + 1] - offsets[vertices]).sum())  # a bound on the requests
+    if state.listed is not None and state.listed[0] is vertices:
+        edges = state.listed[1]  # counted as the list was made
+    else:
+        offsets = graph.row_offsets
+        edges = int((offsets[vertices + 1] - offsets[vertices]).sum())
     targets = buffer(state, "request_vertex", edges, ids)
     words = buffer(state, "request_word", edges, np.uint64)
     scratch["request_count"].fill(0)
@@ -196,7 +203,7 @@ def contract_min(
     state.step += 1
     frontier = state.scratch["frontiers"][state.step & 1]
     counts = state.counts
-    counts[:2] = 0
+    counts[:LEAST] = 0
     if total:
         bits = 8 * received.vertices.dtype.itemsize
         get_kernel("contract", "contract_min_kernel", policy, bits)(
@@ -206,15 +213,19 @@ def contract_min(
                 received.vertices, received.payloads[0], np.int64(total), np.int32(graph.size),
                 np.int32(state.tied), state.words, np.float64(end), state.scratch["queued"],
                 np.int32(state.step), frontier, np.int64(frontier.shape[0]), counts,
+                graph.row_offsets,
             ),
         )  # fmt: skip
-    joined, improved = (int(x) for x in counts[:2].get())
+    joined, improved, edges = (int(x) for x in counts[:LEAST].get())
     state.frontier = frontier[:joined]
     state.frontier_size = joined
+    state.listed = (state.frontier, edges)
     return improved
 
 
-def bucket_scan(policy: LaunchPolicy, state: StripedPathState, end: float, settle: bool) -> Any:
+def bucket_scan(
+    policy: LaunchPolicy, graph: DistGraph, state: StripedPathState, end: float, settle: bool
+) -> Any:
     """The owned unsettled vertices below ``end``; ``settle``: marked settled now, and the least
     distance of the others kept for ``next_bucket`` (the contractions of the bucket's heavy
     step lower it further)."""
@@ -222,7 +233,7 @@ def bucket_scan(policy: LaunchPolicy, state: StripedPathState, end: float, settl
     if not settle:
         state.end = end
     out = buffer(state, name, state.words.shape[0], state.scratch["members"].dtype)
-    count = buffer(state, "scan_count", 1, np.int64)
+    count = buffer(state, "scan_count", 2, np.int64)  # vertices, their out-edges
     count.fill(0)
     if settle:
         state.counts[LEAST] = INFINITE_WORD
@@ -233,11 +244,13 @@ def bucket_scan(policy: LaunchPolicy, state: StripedPathState, end: float, settl
         (max(1, min(state.grid, -(-nlocal // policy.path_threads))),),
         (policy.path_threads,),
         (
-            np.int64(nlocal), state.words, state.settled, np.float64(end), np.int32(settle), out,
-            count, state.counts[LEAST:],
+            np.int64(nlocal), state.words, state.settled, np.float64(end), np.int32(settle),
+            graph.row_offsets, out, count, state.counts[LEAST:],
         ),
     )  # fmt: skip
-    return out[: int(count.get()[0])]
+    listed, edges = (int(x) for x in count.get())
+    state.listed = (out[:listed], edges)
+    return state.listed[0]
 
 
 def next_bucket(state: StripedPathState) -> float:
