@@ -370,11 +370,13 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) partition_words_kern
 extern "C" __global__ void __launch_bounds__(kBlockThreads) bin_totals_kernel(
     const vertex_t* __restrict__ vertices,  // in: the queue's global ids
     size_type count,                        // in: its length
-    size_type* __restrict__ counters,       // in/out: [bins + b] += items of bin b
+    size_type* __restrict__ counters,       // in/out: [bins + b] += items of bin b; out:
+                                            //     [filtered] = count (partition_kernel's input)
     int nbins)                              // in: number of owner bins (ranks), 1 < nbins
 {
     __shared__ int bin_items[kMaxBins];
     const int tid = threadIdx.x;
+    if (blockIdx.x == 0 && tid == 0) counters[distbfs::kCounterFiltered] = count;
     for (int b = tid; b < nbins; b += kBlockThreads) bin_items[b] = 0;
     __syncthreads();
     // Warp-uniform trip count: warp_bin_add needs every lane.

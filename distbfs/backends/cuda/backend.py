@@ -400,8 +400,17 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     ) -> PathState:
         if predecessors:
             return super().path_start(graph, source, predecessors, resources)
-        grid = search.persistent_grid(self.policy, self._persistent)
-        return striped_steps.path_start(self.policy, graph, source, integers, grid, resources)
+        bits = 8 * check_graph(graph).itemsize
+        rows = [relax.relax_kernel(self.policy, graph, name) for name in striped_steps.ROW_KERNELS]
+        scan = kernels.get_kernel("relax", "bucket_scan", self.policy, bits)
+        grids = (min(map(self._resident_paths, rows)), self._resident_paths(scan))
+        return striped_steps.path_start(self.policy, graph, source, integers, grids, resources)
+
+    def _resident_paths(self, kernel: Any) -> int:
+        """Every block of ``path_threads`` of ``kernel`` the device holds at once: a striped
+        step's kernels (launched cooperatively, as every kernel of ``kernels/relax.cu``) stream
+        memory and want them all."""
+        return search.resident_grid(self.policy, self._resident, kernel, self.policy.path_threads)
 
     def path_finish(self, state: PathState) -> None:
         if isinstance(state, striped_steps.StripedPathState):

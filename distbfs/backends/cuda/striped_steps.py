@@ -45,6 +45,8 @@ NO_WORD = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 """A tied word without a path, and the empty least distance (``kernels/relax.cu``)."""
 INFINITE_WORD = np.float64(NO_PATH).view(np.uint64)
 """The float64 word of a vertex without a path."""
+ROW_KERNELS = ("relax_requests", "relax_requests_tied")
+"""The kernels of ``kernels/relax.cu`` that read rows in a striped step (float64, tied words)."""
 LEAST = 3
 """The slot of ``counts`` (frontier length, improved vertices, the frontier's out-edges, least
 distance beyond the bucket) that holds the least distance (float64 bits)."""
@@ -63,17 +65,24 @@ class StripedPathState(PathState):
     step: int = 0
     counts: Any = None
     grid: int = 1
+    scan_grid: int = 1
     end: float = 0.0
     listed: tuple[Any, int] | None = None
     graph: DistGraph | None = None
 
 
 def path_start(
-    policy: LaunchPolicy, graph: DistGraph, source: int, integers: bool, grid: int, resources: Any
+    policy: LaunchPolicy,
+    graph: DistGraph,
+    source: int,
+    integers: bool,
+    grids: tuple[int, int],
+    resources: Any,
 ) -> StripedPathState:
     """The source at distance 0 (its own parent) on its owner, nothing sent, nothing settled.
     ``integers``: every weight a positive integer (tied words where the ids are 32-bit);
-    ``grid``: blocks of a launch."""
+    ``grids``: blocks of a launch that reads rows, and of one that scans the owned vertices
+    (every block the device holds at once: a scan streams memory)."""
     ids = check_graph(graph)
     tied = integers and ids.itemsize == 4 and graph.n < np.iinfo(np.uint32).max
     nlocal = graph.nlocal
@@ -91,8 +100,7 @@ def path_start(
         "members": cupy.empty(nlocal, dtype=ids),
         "piece_vertex": cupy.empty(pieces, dtype=ids),
         "piece_start": cupy.empty(pieces, dtype=np.int64),
-        "piece_count": cupy.zeros(1, dtype=np.int64),
-        "request_count": cupy.zeros(1, dtype=np.int64),
+        "relax_counts": cupy.zeros(2, dtype=np.int64),  # requests made, pieces queued
         "relaxations": cupy.zeros(1, dtype=np.uint64),
         "overflow": cupy.zeros(1, dtype=np.int32),
         "bin_counters": cupy.zeros(counter_slots(policy), dtype=np.int64),
@@ -103,7 +111,7 @@ def path_start(
     empty_ids = scratch["members"][:0]
     return StripedPathState(
         distances, None, None, settled, empty_ids, 0, scratch, resources,
-        words=words, tied=tied, counts=counts, grid=grid, graph=graph,
+        words=words, tied=tied, counts=counts, grid=grids[0], scan_grid=grids[1], graph=graph,
     )  # fmt: skip
 
 
@@ -138,10 +146,9 @@ def relax(
         edges = int((offsets[vertices + 1] - offsets[vertices]).sum())
     targets = buffer(state, "request_vertex", edges, ids)
     words = buffer(state, "request_word", edges, np.uint64)
-    scratch["request_count"].fill(0)
-    scratch["piece_count"].fill(0)
-    name = "relax_requests_tied" if state.tied else "relax_requests"
-    kernel = relax_kernel(policy, graph, name)
+    made_count, piece_count = scratch["relax_counts"][:1], scratch["relax_counts"][1:]
+    scratch["relax_counts"].fill(0)
+    kernel = relax_kernel(policy, graph, ROW_KERNELS[state.tied])
     pieces = scratch["piece_vertex"]
     block = (policy.path_threads,)
     for pieces_pass, blocks in ((0, -(-count // policy.path_threads)), (1, state.grid)):
@@ -150,14 +157,14 @@ def relax(
             block,
             (
                 *graph_args(graph), vertices, np.int64(count), state.words, scratch["sent"],
-                targets, words, scratch["request_count"], np.int64(targets.shape[0]),
+                targets, words, made_count, np.int64(targets.shape[0]),
                 np.float64(delta), np.int32(heavy), np.int64(graph.rank), np.int64(graph.size),
                 scratch["overflow"], scratch["relaxations"], pieces, scratch["piece_start"],
-                np.int64(pieces.shape[0]), np.int64(policy.path_piece_edges),
-                scratch["piece_count"], np.int32(pieces_pass),
+                np.int64(pieces.shape[0]), np.int64(policy.path_piece_edges), piece_count,
+                np.int32(pieces_pass),
             ),
         )  # fmt: skip
-    made = int(scratch["request_count"].get()[0])
+    made = int(made_count.get()[0])
     return Relaxations(targets[:made], words[:made])
 
 
@@ -171,8 +178,7 @@ def partition_min(
         return Bins(np.array([0, count], dtype=np.int64), requests.vertices, (requests.distances,))
     bits = 8 * requests.vertices.dtype.itemsize
     counters = state.scratch["bin_counters"]
-    counters.fill(0)
-    counters[int(Counter.FILTERED)] = count
+    counters.fill(0)  # bin_totals_kernel writes [FILTERED]
     vertices = buffer(state, "bin_vertex", count, requests.vertices.dtype)
     words = buffer(state, "bin_word", count, np.uint64)
     blocks = (max(1, min(state.grid, -(-count // policy.tile_items))),)
@@ -241,7 +247,7 @@ def bucket_scan(
     kernel = get_kernel("relax", "bucket_scan_tied" if state.tied else "bucket_scan", policy,
                         8 * out.dtype.itemsize)  # fmt: skip
     kernel(
-        (max(1, min(state.grid, -(-nlocal // policy.path_threads))),),
+        (max(1, min(state.scan_grid, -(-nlocal // policy.path_threads))),),
         (policy.path_threads,),
         (
             np.int64(nlocal), state.words, state.settled, np.float64(end), np.int32(settle),
@@ -266,7 +272,7 @@ def finish(policy: LaunchPolicy, state: StripedPathState) -> None:
         state.distances = cupy.empty(nlocal, dtype=PATH_DTYPE)
         state.preds = cupy.empty(nlocal, dtype=PREDECESSOR_DTYPE)
         get_kernel("relax", "tied_unpack", policy, 8 * state.scratch["members"].dtype.itemsize)(
-            (max(1, min(state.grid, -(-nlocal // policy.path_threads))),),
+            (max(1, min(state.scan_grid, -(-nlocal // policy.path_threads))),),
             (policy.path_threads,),
             (np.int64(nlocal), state.words, state.distances, state.preds),
         )
