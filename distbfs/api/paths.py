@@ -103,7 +103,8 @@ def sssp(
         Also compute a shortest-path tree.
     delta : float, optional
         Bucket width (default: chosen from the weights and degrees,
-        ``distbfs.engine.buckets.choose_delta``).
+        ``distbfs.engine.buckets.choose_delta``; several GPUs take it 16 times wider,
+        ``distbfs.engine.plan.PathPlan``).
     gather : bool, default True
         Assemble ``distances``/``predecessors`` in global order on every rank.
     validate : bool, default False

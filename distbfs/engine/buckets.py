@@ -12,6 +12,10 @@ smallest positive weight (so an unweighted graph, weight 1 everywhere, runs BFS'
 buckets): GAP's delta-stepping uses 2 on Kronecker graphs of weights 1..255 and mean degree 32,
 and 50 on road networks and meshes of degree 2-4, which this rule lands next to (4, 32-60).
 
+Striped steps on GPUs (several ranks) take buckets ``LaunchPolicy.path_striped_delta`` times
+wider than this rule's when the caller gives no delta: each step there costs host round trips
+and an exchange whatever its size (``distbfs.engine.plan.PathPlan``).
+
 On one GPU (``kernels/relax.cu``) delta is the width of the histogram bins a bucket is cut from:
 a bucket spans one or more deltas (enough vertices for the whole grid, at most
 ``LaunchPolicy.path_bucket_bins`` deltas), so its buckets are fewer than the striped search's;

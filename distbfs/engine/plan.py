@@ -330,6 +330,9 @@ class PathPlan:
     graph, backend, comm
         As in ``resources``.
     delta : float
+        The caller's, else ``choose_delta``'s; searches run as striped steps multiply the
+        chosen one by the backend's ``striped_delta_factor`` where it has one (the CUDA
+        backend's steps cost host round trips, and fewer, wider buckets take fewer steps).
     heavy : bool
         Whether any edge is heavier than delta (else no bucket has a heavy step).
     positive_integers : bool
@@ -355,13 +358,17 @@ class PathPlan:
         self.graph, self.backend, self.comm = resources.graph, backend, resources.comm
         require_search(resources, "paths", f"a shortest-path search of {self.graph.n:,} vertices")
         summary = resources.weight_summary()
-        self.delta = choose_delta(summary, self.graph.n) if delta is None else check_delta(delta)
-        self.heavy = summary.largest > self.delta
-        self.positive_integers = summary.positive_integers
         can = self.comm.size == 1 and callable(getattr(backend, "shortest_paths_in_place", None))
         if in_place and not can:
             raise ValueError(f"the {backend.name} backend cannot search paths in place here")
         self.in_place = can if in_place is None else bool(in_place)
+        if delta is None:  # striped steps may take wider buckets (striped_delta_factor)
+            widen = 1 if self.in_place else getattr(backend, "striped_delta_factor", 1)
+            self.delta = choose_delta(summary, self.graph.n) * widen
+        else:
+            self.delta = check_delta(delta)
+        self.heavy = summary.largest > self.delta
+        self.positive_integers = summary.positive_integers
         prepare = getattr(backend, "prepare_paths", None)
         if self.in_place and callable(prepare):  # per graph, before any search is timed
             prepare(self.graph, resources.backend_resources)

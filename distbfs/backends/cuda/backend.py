@@ -412,6 +412,12 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         memory and want them all."""
         return search.resident_grid(self.policy, self._resident, kernel, self.policy.path_threads)
 
+    @property
+    def striped_delta_factor(self) -> int:
+        """How much wider than ``choose_delta``'s the striped steps' buckets are by default
+        (``LaunchPolicy.path_striped_delta``)."""
+        return self.policy.path_striped_delta
+
     def path_finish(self, state: PathState) -> None:
         if isinstance(state, striped_steps.StripedPathState):
             striped_steps.finish(self.policy, state)
