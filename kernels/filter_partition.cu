@@ -34,7 +34,8 @@
  *
  * bin_totals_kernel: the bin totals of a queue that no filter counted (delta-stepping's
  * relaxation requests, already culled as they were made): per tile, warp-aggregated shared
- * counts, then one global atomic per bin per block; partition_kernel then scatters it.
+ * counts, then one global atomic per bin per block; partition_words_kernel (partition_kernel
+ * with a 64-bit payload, the requests' words) then scatters it.
  *
  * Order inside a bin is arbitrary. Invariant: bin b holds exactly the survivors v with
  * v % nbins == b, at [start(b), start(b) + total(b)), the bins back to back in order of b

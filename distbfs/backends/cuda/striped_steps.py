@@ -56,9 +56,9 @@ distance beyond the bucket) that holds the least distance (float64 bits)."""
 class StripedPathState(PathState):
     """A striped search on one GPU: ``words`` of the owned vertices (``distances`` is their
     float64 view, or, with ``tied`` words, filled by ``finish``), the step's stamp, ``counts``
-    (``LEAST``), the current bucket's ``end`` (which ``settle`` settles below), the last list
-    of vertices made with its out-edges counted (``listed``: what ``relax`` sizes its requests
-    by) and the buffers (``scratch``)."""
+    (``LEAST``), the launch grids, the current bucket's ``end`` (which ``settle`` settles
+    below), the last list of vertices made with its out-edges counted (``listed``: what
+    ``relax`` sizes its requests by), the ``graph`` and the buffers (``scratch``)."""
 
     words: Any = None
     tied: bool = False
