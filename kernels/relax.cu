@@ -72,7 +72,8 @@
  *                   least word requested so far for every vertex (one atomicMin, which makes
  *                   a target's requests strictly fall); the host bins, exchanges and contracts
  *                   them (filter_partition.cu, contract.cu). Long rows are queued as pieces,
- *                   visited by a second launch (`pieces_pass`)
+ *                   visited by a second launch (`pieces_pass`); rows ascending by weight are
+ *                   read only as far as the light or from the heavy edges
  *   bucket_scan, bucket_scan_tied  a striped bucket's members (owned, unsettled, below its
  *                   end; count[1] += their out-edges); with `settle` they are marked settled
  *                   and the least distance of the other reached vertices is kept
@@ -1298,6 +1299,28 @@ struct SentRelax {
     }
   }
 };
+
+// A striped step reads the part of a row it takes where the row ascends by weight (found by ADL
+// from visit_rows): the light edges (weight <= delta) are its first ones, the heavy the rest.
+template <class W>
+__device__ __forceinline__ void narrow_for(const SentRelax<W>& relax, const Csr& g, double,
+                                           size_type& start, size_type& stop) {
+  if (!g.rows_by_weight()) return;
+  size_type lo = start, hi = stop;  // the first edge heavier than delta
+  while (lo < hi) {
+    const size_type mid = lo + (hi - lo) / 2;
+    if (g.weight(mid) <= relax.delta) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (relax.heavy) {
+    start = lo;
+  } else {
+    stop = lo;
+  }
+}
 
 template <bool kVarint, class W>
 __device__ __forceinline__ void relax_requests_rows(

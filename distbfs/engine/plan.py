@@ -370,7 +370,7 @@ class PathPlan:
         self.heavy = summary.largest > self.delta
         self.positive_integers = summary.positive_integers
         prepare = getattr(backend, "prepare_paths", None)
-        if self.in_place and callable(prepare):  # per graph, before any search is timed
+        if callable(prepare):  # per graph, before any search is timed
             prepare(self.graph, resources.backend_resources)
 
     def start(self, source: int, predecessors: bool, integers: bool = False) -> Any:

@@ -361,7 +361,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     # -- shortest paths on one GPU holding the whole graph (``relax``) ------------------------
 
     def prepare_paths(self, graph: DistGraph, resources: CudaGraphResources) -> None:
-        """Once per graph, before its first search in place: the rows the search kernel reads
+        """Once per graph, before its first search: the rows the search kernels read
         (``relax.search_rows``)."""
         if resources.search_rows is None:
             resources.search_rows = relax.search_rows(self.policy, graph)
@@ -404,7 +404,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         rows = [relax.relax_kernel(self.policy, graph, name) for name in striped_steps.ROW_KERNELS]
         scan = kernels.get_kernel("relax", "bucket_scan", self.policy, bits)
         grids = (min(map(self._resident_paths, rows)), self._resident_paths(scan))
-        return striped_steps.path_start(self.policy, graph, source, integers, grids, resources)
+        self.prepare_paths(graph, resources)
+        return striped_steps.path_start(
+            self.policy, graph, source, integers, grids, resources.search_rows
+        )
 
     def _resident_paths(self, kernel: Any) -> int:
         """Every block of ``path_threads`` of ``kernel`` the device holds at once: a striped

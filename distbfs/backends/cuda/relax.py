@@ -341,8 +341,9 @@ def untie(policy: LaunchPolicy, state: DevicePathState) -> None:
 
 def settle_passes(policy: LaunchPolicy, graph: DistGraph) -> bool:
     """Whether a search of ``graph`` splits its buckets' relaxations into steps and a settle
-    pass (``LaunchPolicy.path_settle_degree``)."""
-    return graph.num_local_edges >= policy.path_settle_degree * max(graph.n, 1)
+    pass (``LaunchPolicy.path_settle_degree``), or on several ranks reads its rows by weight:
+    the mean degree of the rows this rank holds."""
+    return graph.num_local_edges >= policy.path_settle_degree * max(graph.nlocal, 1)
 
 
 def bucket_bins(policy: LaunchPolicy, graph: DistGraph) -> int:

@@ -39,7 +39,7 @@ from ..base import PathState, Relaxations
 from .buffers import check_graph
 from .kernels import Counter, counter_slots, get_kernel
 from .launch_policy import LaunchPolicy
-from .relax import graph_args, piece_slots, relax_kernel
+from .relax import piece_slots, relax_kernel
 
 NO_WORD = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
 """A tied word without a path, and the empty least distance (``kernels/relax.cu``)."""
@@ -58,7 +58,8 @@ class StripedPathState(PathState):
     float64 view, or, with ``tied`` words, filled by ``finish``), the step's stamp, ``counts``
     (``LEAST``), the launch grids, the current bucket's ``end`` (which ``settle`` settles
     below), the last list of vertices made with its out-edges counted (``listed``: what
-    ``relax`` sizes its requests by), the ``graph`` and the buffers (``scratch``)."""
+    ``relax`` sizes its requests by), the ``graph``, the ``rows`` its steps read and the
+    buffers (``scratch``)."""
 
     words: Any = None
     tied: bool = False
@@ -69,6 +70,7 @@ class StripedPathState(PathState):
     end: float = 0.0
     listed: tuple[Any, int] | None = None
     graph: DistGraph | None = None
+    rows: tuple[Any, ...] = ()
 
 
 def path_start(
@@ -77,12 +79,14 @@ def path_start(
     source: int,
     integers: bool,
     grids: tuple[int, int],
-    resources: Any,
+    rows: tuple[Any, ...],
 ) -> StripedPathState:
     """The source at distance 0 (its own parent) on its owner, nothing sent, nothing settled.
     ``integers``: every weight a positive integer (tied words where the ids are 32-bit);
     ``grids``: blocks of a launch that reads rows, and of one that scans the owned vertices
-    (every block the device holds at once: a scan streams memory)."""
+    (every block the device holds at once: a scan streams memory); ``rows``: the row arguments
+    of the relaxations (``relax.search_rows``: on dense graphs each row ascending by weight,
+    so a step reads only its light edges and the heavy step only the others)."""
     ids = check_graph(graph)
     tied = integers and ids.itemsize == 4 and graph.n < np.iinfo(np.uint32).max
     nlocal = graph.nlocal
@@ -110,8 +114,9 @@ def path_start(
     settled = cupy.zeros(nlocal, dtype=np.uint8)
     empty_ids = scratch["members"][:0]
     return StripedPathState(
-        distances, None, None, settled, empty_ids, 0, scratch, resources,
+        distances, None, None, settled, empty_ids, 0, scratch, None,
         words=words, tied=tied, counts=counts, grid=grids[0], scan_grid=grids[1], graph=graph,
+        rows=rows,
     )  # fmt: skip
 
 
@@ -156,7 +161,7 @@ def relax(
             (max(1, min(state.grid, blocks)),),
             block,
             (
-                *graph_args(graph), vertices, np.int64(count), state.words, scratch["sent"],
+                *state.rows, vertices, np.int64(count), state.words, scratch["sent"],
                 targets, words, made_count, np.int64(targets.shape[0]),
                 np.float64(delta), np.int32(heavy), np.int64(graph.rank), np.int64(graph.size),
                 scratch["overflow"], scratch["relaxations"], pieces, scratch["piece_start"],
