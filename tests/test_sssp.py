@@ -368,7 +368,9 @@ def test_relax_and_tree_in_small_chunks(monkeypatch):
 def test_array_stages_in_small_chunks(monkeypatch, backend, source):
     """The array-module stages (the striped steps of several ranks; numpy and CUDA) relax and
     find tight edges a chunk of rows at a time, each chunk reduced to one request per target:
-    chunks of 7 edges (a long row alone, empty rows, the last row) give the whole's result."""
+    chunks of 7 edges (a long row alone, empty rows, the last row) give the whole's result.
+    The CUDA backend's striped steps relax runs of 7 edges into buffers that grow between
+    them."""
     from distbfs.backends.arrays import relax
 
     in_place = callable(getattr(backend, "shortest_paths_in_place", None))
@@ -385,8 +387,22 @@ def test_array_stages_in_small_chunks(monkeypatch, backend, source):
 
     monkeypatch.setattr(relax, "chunk_bounds", bounds)
     monkeypatch.setattr(relax, "CHUNK_EDGES", 7)
+    runs = []
+    if backend.name == "cuda":  # its striped steps relax runs of rows into growing buffers
+        from distbfs.backends.cuda import striped_steps
+
+        original_runs = striped_steps.runs
+
+        def counted(*args):
+            runs.append(original_runs(*args))
+            return runs[-1]
+
+        monkeypatch.setattr(striped_steps, "CHUNK_EDGES", 7)
+        monkeypatch.setattr(striped_steps, "runs", counted)
     check(case, weights, source, backend, ONE)  # against scipy: distances and the tree
     assert max(len(b) for b in calls) > 10  # many chunks were read
+    if backend.name == "cuda":
+        assert max(len(r) for r in runs) > 10
 
 
 @pytest.mark.gpu
@@ -397,7 +413,8 @@ def test_dense_searches_read_rows_by_weight(monkeypatch, span, kind):
     rows each ascending by weight (sorted a span of rows at a time: spans of 97 edges cut
     between rows, a hub's row alone), the same edges per row; steps and settle passes that
     read only their part of each row give scipy's distances and tree (float64 words, and
-    tied words that record the tree)."""
+    tied words that record the tree); so do the striped steps, whose steps read the light
+    edges of a row and whose heavy step the others."""
     cuda = make_backend("cuda")  # skips without a GPU
     from distbfs.backends.cuda import relax
 
@@ -422,6 +439,9 @@ def test_dense_searches_read_rows_by_weight(monkeypatch, span, kind):
         assert np.all(np.diff(ordered[lo:hi, 1]) >= 0)
         again = ordered[lo:hi][np.argsort(ordered[lo:hi, 0], kind="stable")]
         np.testing.assert_array_equal(again, edges[lo:hi])  # rows sorted by column
+    for source in (0, 7, n - 1):
+        check(case, weights, source, cuda, ONE)
+    cuda.shortest_paths_in_place = None  # the striped steps: light edges, then the heavy ones
     for source in (0, 7, n - 1):
         check(case, weights, source, cuda, ONE)
 

@@ -25,6 +25,7 @@ request, grown as a step needs them; pieces of long rows as the persistent searc
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ from ...comm.base import Bins
 from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE
 from ...graph import DistGraph
 from ...partition import local_id, owner
+from ..arrays.relax import CHUNK_EDGES
 from ..base import PathState, Relaxations
 from .buffers import check_graph
 from .kernels import Counter, counter_slots, get_kernel
@@ -121,11 +123,13 @@ def path_start(
 
 
 def buffer(state: StripedPathState, name: str, length: int, dtype: Any) -> Any:
-    """Scratch array ``name`` of at least ``length`` items (grown by half again when short)."""
+    """Scratch array ``name`` of at least ``length`` items: a power of two of them, so that
+    the searches of a graph ask CuPy's memory pool for the same few sizes."""
     held = state.scratch.get(name)
     if held is None or held.shape[0] < length:
-        grown = max(length, 0 if held is None else held.shape[0] * 3 // 2)
-        state.scratch[name] = held = cupy.empty(grown, dtype=dtype)
+        state.scratch[name] = None  # back to the pool first
+        held = cupy.empty(1 << max(length - 1, 0).bit_length(), dtype=dtype)
+        state.scratch[name] = held
     return held
 
 
@@ -149,28 +153,63 @@ def relax(
     else:
         offsets = graph.row_offsets
         edges = int((offsets[vertices + 1] - offsets[vertices]).sum())
-    targets = buffer(state, "request_vertex", edges, ids)
-    words = buffer(state, "request_word", edges, np.uint64)
     made_count, piece_count = scratch["relax_counts"][:1], scratch["relax_counts"][1:]
-    scratch["relax_counts"].fill(0)
+    made_count.fill(0)
     kernel = relax_kernel(policy, graph, ROW_KERNELS[state.tied])
     pieces = scratch["piece_vertex"]
-    block = (policy.path_threads,)
-    for pieces_pass, blocks in ((0, -(-count // policy.path_threads)), (1, state.grid)):
-        kernel(
-            (max(1, min(state.grid, blocks)),),
-            block,
-            (
-                *state.rows, vertices, np.int64(count), state.words, scratch["sent"],
-                targets, words, made_count, np.int64(targets.shape[0]),
-                np.float64(delta), np.int32(heavy), np.int64(graph.rank), np.int64(graph.size),
-                scratch["overflow"], scratch["relaxations"], pieces, scratch["piece_start"],
-                np.int64(pieces.shape[0]), np.int64(policy.path_piece_edges), piece_count,
-                np.int32(pieces_pass),
-            ),
-        )  # fmt: skip
-    made = int(made_count.get()[0])
+    made = 0
+    for first, last, bound in runs(graph, vertices, edges):
+        targets = grown(state, "request_vertex", made, made + bound, ids)
+        words = grown(state, "request_word", made, made + bound, np.uint64)
+        piece_count.fill(0)
+        part = vertices[first:last]
+        rows = -(-(last - first) // policy.path_threads)
+        for pieces_pass, blocks in ((0, rows), (1, state.grid)):
+            kernel(
+                (max(1, min(state.grid, blocks)),),
+                (policy.path_threads,),
+                (
+                    *state.rows, part, np.int64(last - first), state.words, scratch["sent"],
+                    targets, words, made_count, np.int64(targets.shape[0]), np.float64(delta),
+                    np.int32(heavy), np.int64(graph.rank), np.int64(graph.size),
+                    scratch["overflow"], scratch["relaxations"], pieces, scratch["piece_start"],
+                    np.int64(pieces.shape[0]), np.int64(policy.path_piece_edges), piece_count,
+                    np.int32(pieces_pass),
+                ),
+            )  # fmt: skip
+        made = int(made_count.get()[0])
     return Relaxations(targets[:made], words[:made])
+
+
+def runs(graph: DistGraph, vertices: Any, edges: int) -> list[tuple[int, int, int]]:
+    """``vertices`` cut into runs (first, last, out-edges) of at most ``CHUNK_EDGES`` edges (a
+    longer row alone), so that the requests' buffers need room for what was made plus one run,
+    not for every edge of a large bucket (``edges``: theirs in all)."""
+    count = int(vertices.shape[0])
+    if edges <= CHUNK_EDGES:
+        return [(0, count, edges)]
+    offsets = graph.row_offsets
+    ends = cupy.cumsum(offsets[vertices + 1] - offsets[vertices])
+    marks = cupy.arange(CHUNK_EDGES, edges, CHUNK_EDGES, dtype=ends.dtype)
+    cuts = sorted({0, count, *cupy.searchsorted(ends, marks, side="right").get().tolist()})
+    reach = cupy.concatenate([cupy.zeros(1, dtype=ends.dtype), ends])[cupy.asarray(cuts)].get()
+    return [
+        (a, b, int(reach[i + 1] - reach[i]))
+        for i, (a, b) in enumerate(itertools.pairwise(cuts))
+        if b > a
+    ]
+
+
+def grown(state: StripedPathState, name: str, kept: int, length: int, dtype: Any) -> Any:
+    """``buffer`` of at least ``length`` items whose first ``kept`` survive a growth."""
+    held = state.scratch.get(name)
+    if held is not None and held.shape[0] >= length:
+        return held
+    state.scratch[name] = None
+    bigger = buffer(state, name, length, dtype)
+    if kept:
+        bigger[:kept] = held[:kept]
+    return bigger
 
 
 def partition_min(
