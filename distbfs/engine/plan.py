@@ -341,8 +341,15 @@ class PathPlan:
     in_place : bool
         The whole search runs on the device that holds the whole graph
         (``shortest_paths_in_place``, ``shortest_path_tree_in_place``), not as striped steps
-        with exchanges. By default where it can: one rank, and a backend that has it; False
-        forces the striped steps.
+        with exchanges. By default where it can: a backend that has it, on one rank or on
+        several that each hold the graph's replica (``GraphResources.replica``: small graphs,
+        road networks and meshes among them, whose thousands of buckets would each cost the
+        striped steps' exchanges); False forces the striped steps.
+    replica : Replica or None
+        The replica every rank searches in place (several ranks); each then keeps its own
+        vertices' part of the outcome.
+    in_place_graph, in_place_resources
+        What an in-place search runs on: the graph and its backend resources, or the replica's.
     """
 
     def __init__(
@@ -358,10 +365,17 @@ class PathPlan:
         self.graph, self.backend, self.comm = resources.graph, backend, resources.comm
         require_search(resources, "paths", f"a shortest-path search of {self.graph.n:,} vertices")
         summary = resources.weight_summary()
-        can = self.comm.size == 1 and callable(getattr(backend, "shortest_paths_in_place", None))
+        has = callable(getattr(backend, "shortest_paths_in_place", None))
+        self.replica = None
+        if has and self.comm.size > 1 and in_place is not False:  # the same on every rank
+            self.replica = resources.replica()  # collective
+        can = has and (self.comm.size == 1 or self.replica is not None)
         if in_place and not can:
             raise ValueError(f"the {backend.name} backend cannot search paths in place here")
         self.in_place = can if in_place is None else bool(in_place)
+        whole = self.replica if self.in_place else None
+        self.in_place_graph = self.graph if whole is None else whole.graph
+        self.in_place_resources = resources.backend_resources if whole is None else whole.resources
         if delta is None:  # striped steps may take wider buckets (striped_delta_factor)
             widen = 1 if self.in_place else getattr(backend, "striped_delta_factor", 1)
             self.delta = choose_delta(summary, self.graph.n) * widen
@@ -371,7 +385,7 @@ class PathPlan:
         self.positive_integers = summary.positive_integers
         prepare = getattr(backend, "prepare_paths", None)
         if callable(prepare):  # per graph, before any search is timed
-            prepare(self.graph, resources.backend_resources)
+            prepare(self.in_place_graph, self.in_place_resources)
 
     def start(self, source: int, predecessors: bool, integers: bool = False) -> Any:
         """A new search's state: the source at distance 0 on its owner. ``integers``: the

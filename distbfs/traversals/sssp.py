@@ -12,9 +12,11 @@ settled and their heavy edges relaxed once; one all-reduce of the smallest unset
 picks the next bucket, and the search ends when there is none. The stages come from a backend,
 the exchanges from a communicator: this module imports neither cupy nor mpi4py.
 
-In place (``PathPlan.in_place``: one rank whose backend has ``shortest_paths_in_place``, i.e.
-one GPU): the same buckets, steps and bucket search run inside one persistent kernel
-(``kernels/relax.cu``), which needs no exchange and no host round trip per step.
+In place (``PathPlan.in_place``: a backend with ``shortest_paths_in_place``, i.e. a GPU, on
+one rank, or on several that each hold the graph's replica): the same buckets, steps and bucket
+search run inside one persistent kernel (``kernels/relax.cu``), which needs no exchange and no
+host round trip per step; on a replica every rank searches the whole graph alike and keeps its
+own vertices' part (``keep_own_share``).
 
 With positive integer weights a backend may keep each distance as an integer tied to the
 parent that gave it (the CUDA backend's words), which records the tree below as the search
@@ -80,6 +82,8 @@ def delta_stepping(
     if predecessors:
         with timer.phase("tree"):
             state.preds = shortest_path_tree(plan, source, state)
+    if plan.in_place and plan.replica is not None:
+        keep_own_share(plan, state)
     stats = log.stats(plan.comm, timer)
     preds = state.preds if predecessors else None
     return PathSearch(source, state.distances, preds, stats, plan.delta, state)
@@ -92,10 +96,10 @@ def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any
     settled are counted from the final distances. With positive integer weights the backend
     may keep integer distances and record the tree as it searches; a distance past what it
     holds (``state.overflowed``) sends the search round again in float64."""
-    backend, graph = plan.backend, plan.graph
+    backend, graph = plan.backend, plan.in_place_graph
     integers = plan.positive_integers
     while True:
-        resources = plan.resources.backend_resources
+        resources = plan.in_place_resources
         state = backend.path_start_in_place(graph, source, integers, resources)
         rows: list[Any] = []
         done = False
@@ -108,8 +112,9 @@ def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any
         integers = False
     settled = backend.settled_in_buckets(state, [lower for _, lower, _ in rows])
     log = BucketLog()
+    counted = plan.replica is None or plan.comm.rank == 0  # a replica's once, not per rank
     for (bucket, lower, counters), count in zip(rows, settled, strict=True):
-        log.bucket(bucket, lower, [*counters[:5], count])
+        log.bucket(bucket, lower, [c * counted for c in (*counters[:5], count)])
     return state, log
 
 
@@ -174,7 +179,7 @@ def shortest_path_tree(plan: PathPlan, source: int, state: Any) -> Any:
     if state.preds is not None:  # recorded by the search (tied words)
         return state.preds
     if plan.in_place:
-        return backend.shortest_path_tree_in_place(graph, distances, source)
+        return backend.shortest_path_tree_in_place(plan.in_place_graph, distances, source)
     tree = plan.start(source, True)
     reached = backend.tree_start(tree, distances)
     everywhere = comm.allgather_array(distances)  # so that only tight edges are requested
@@ -190,6 +195,16 @@ def shortest_path_tree(plan: PathPlan, source: int, state: Any) -> Any:
             break  # a pass that resolved nothing: the rest is unreachable over tight edges
         k += 1
     return backend.tree_finish(tree)
+
+
+def keep_own_share(plan: PathPlan, state: Any) -> None:
+    """After an in-place search of the replica (every vertex, in global order): this rank's
+    vertices' distances and predecessors, in local order (``v // size`` for ``v % size ==
+    rank``)."""
+    xp, rank, size = plan.backend.xp, plan.comm.rank, plan.comm.size
+    state.distances = xp.ascontiguousarray(state.distances[rank::size])
+    if state.preds is not None:
+        state.preds = xp.ascontiguousarray(state.preds[rank::size])
 
 
 def cut_beyond(state: Any, limit: float) -> None:
