@@ -68,18 +68,15 @@
  *   bucket_census   reached vertices by bucket (the statistics)
  *   relax_requests, relax_requests_tied  the striped steps of several ranks (or one rank kept
  *                   off the persistent kernel): the requests (target, word) along the light or
- *                   heavy out-edges of some owned vertices, culled against every rank's
- *                   settled bits (a target settled is final: its request could not win), then
- *                   against `sent`, this rank's least word requested so far for every vertex
- *                   (one atomicMin, which makes a target's requests strictly fall); the host
- *                   bins, exchanges and contracts
+ *                   heavy out-edges of some owned vertices, culled against `sent`, this rank's
+ *                   least word requested so far for every vertex (one atomicMin, which makes
+ *                   a target's requests strictly fall); the host bins, exchanges and contracts
  *                   them (filter_partition.cu, contract.cu). Long rows are queued as pieces,
  *                   visited by a second launch (`pieces_pass`); rows ascending by weight are
  *                   read only as far as the light or from the heavy edges
  *   bucket_scan, bucket_scan_tied  a striped bucket's members (owned, unsettled, below its
  *                   end; count[1] += their out-edges); with `settle` they are marked settled
- *                   (a byte and a bit each) and the least distance of the other reached
- *                   vertices is kept
+ *                   and the least distance of the other reached vertices is kept
  * each (but tied_unpack and plateau_commit) also as <name>_varint, which reads compressed
  * columns (the four VarintColumns arrays in place of `columns`).
  */
@@ -1265,37 +1262,22 @@ struct SentRelax {
   long long rank;
   long long size;
   int* overflow;
-  const unsigned* settled;  // every rank's settled bits (rank-major, mask_words each), or null
-  long long mask_words;
   unsigned long long relaxations = 0;
 
   __device__ __forceinline__ bool weights_first() const { return false; }
   __device__ __forceinline__ bool wants(double, double w) const {
     return heavy ? w > delta : w <= delta;
   }
-  // v was settled in an earlier bucket, or in this one before its heavy step: its distance is
-  // final, and no edge the search relaxes from now on is tight into it (a heavy edge out of
-  // this bucket lands past its end; any edge out of a later bucket starts past it).
-  __device__ __forceinline__ bool is_final(vertex_t v) const {
-    if (settled == nullptr) return false;
-    const long long local = v / size;
-    const unsigned word = __ldg(settled + (v % size) * mask_words + (local >> 5));
-    return (word >> (local & 31)) & 1u;
-  }
   __device__ __forceinline__ void operator()(vertex_t u, double du, const vertex_t* v,
                                              const double* w, int k) {
     const vertex_t tail = static_cast<vertex_t>(u * size + rank);
     dist_t bits[kBatch], seen[kBatch];
-    bool take[kBatch];
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j) {  // the settled bits (L2), then `sent` (memory)
-      take[j] = j < k && wants(du, w[j]) && !is_final(v[j]);
-    }
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      relaxations += take[j];
-      bits[j] = take[j] ? W::make(du + w[j], tail, overflow) : 0;
-      seen[j] = take[j] ? __ldcg(sent + v[j]) : 0;
+      const bool take = j < k && wants(du, w[j]);
+      relaxations += take;
+      bits[j] = take ? W::make(du + w[j], tail, overflow) : 0;
+      seen[j] = take ? __ldcg(sent + v[j]) : 0;
     }
     int made = 0;
 #pragma unroll
@@ -1345,14 +1327,13 @@ __device__ __forceinline__ void relax_requests_rows(
     const Csr& g, const vertex_t* items, long long count, const dist_t* dist, dist_t* sent,
     vertex_t* out_vertex, dist_t* out_word, size_type* out_count, long long capacity,
     double delta, int heavy, long long rank, long long size, int* overflow,
-    const unsigned* settled, long long mask_words, unsigned long long* relaxations,
-    vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,
-    long long piece_edges, size_type* piece_count, int pieces_pass) {
+    unsigned long long* relaxations, vertex_t* piece_vertex, size_type* piece_start,
+    long long piece_capacity, long long piece_edges, size_type* piece_count, int pieces_pass) {
   const Pieces pieces{piece_vertex, piece_start, piece_capacity};
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
-  SentRelax<W> visit{sent, out_vertex, out_word, out_count, capacity, delta,     heavy,
-                     rank, size,       overflow, settled,   mask_words};
+  SentRelax<W> visit{sent,  out_vertex, out_word, out_count, capacity, delta,
+                     heavy, rank,       size,     overflow};
   if (pieces_pass) {
     visit_pieces<kVarint, W>(pieces, *piece_count, dist, g, piece_edges, me, threads, visit);
   } else {
@@ -1367,8 +1348,7 @@ template <class W>
 __device__ __forceinline__ void bucket_scan_rows(long long n, const dist_t* words,
                                                  unsigned char* settled, double end, int settle,
                                                  const size_type* offsets, vertex_t* out,
-                                                 size_type* count, dist_t* least,
-                                                 unsigned* settled_bits) {
+                                                 size_type* count, dist_t* least) {
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   dist_t mine = ~0ull;
   size_type degrees = 0;
@@ -1377,10 +1357,7 @@ __device__ __forceinline__ void bucket_scan_rows(long long n, const dist_t* word
     if (settled[v]) continue;
     const double d = W::value(words[v]);
     if (d < end) {
-      if (settle) {
-        settled[v] = 1;
-        atomicOr(settled_bits + (v >> 5), 1u << (v & 31));
-      }
+      if (settle) settled[v] = 1;
       out[append_slots(count, 1)] = static_cast<vertex_t>(v);
       degrees += offsets[v + 1] - offsets[v];
     } else if (settle && as_bits(d) < mine) {
@@ -1408,12 +1385,12 @@ __device__ __forceinline__ void bucket_scan_rows(long long n, const dist_t* word
       (const vertex_t* items, long long count, const dist_t* dist, dist_t* sent,           \
        vertex_t* out_vertex, dist_t* out_word, size_type* out_count, long long capacity,   \
        double delta, int heavy, long long rank, long long size, int* overflow,             \
-       const unsigned* settled, long long mask_words, unsigned long long* relaxations,     \
-       vertex_t* piece_vertex, size_type* piece_start, long long piece_capacity,           \
-       long long piece_edges, size_type* piece_count, int pieces_pass),                    \
+       unsigned long long* relaxations, vertex_t* piece_vertex, size_type* piece_start,    \
+       long long piece_capacity, long long piece_edges, size_type* piece_count,            \
+       int pieces_pass),                                                                   \
       (items, count, dist, sent, out_vertex, out_word, out_count, capacity, delta, heavy,  \
-       rank, size, overflow, settled, mask_words, relaxations, piece_vertex, piece_start,  \
-       piece_capacity, piece_edges, piece_count, pieces_pass))
+       rank, size, overflow, relaxations, piece_vertex, piece_start, piece_capacity,       \
+       piece_edges, piece_count, pieces_pass))
 
 DISTBFS_RELAX_REQUESTS(relax_requests, ExactWord)
 DISTBFS_RELAX_REQUESTS(relax_requests_tied, TiedWord)
@@ -1421,17 +1398,15 @@ DISTBFS_RELAX_REQUESTS(relax_requests_tied, TiedWord)
 extern "C" __global__ void __launch_bounds__(kRelaxThreads)
     bucket_scan(long long n, const dist_t* words, unsigned char* settled, double end,
                 int settle, const size_type* offsets, vertex_t* out, size_type* count,
-                dist_t* least, unsigned* settled_bits) {
-  bucket_scan_rows<ExactWord>(n, words, settled, end, settle, offsets, out, count, least,
-                        settled_bits);
+                dist_t* least) {
+  bucket_scan_rows<ExactWord>(n, words, settled, end, settle, offsets, out, count, least);
 }
 
 extern "C" __global__ void __launch_bounds__(kRelaxThreads)
     bucket_scan_tied(long long n, const dist_t* words, unsigned char* settled, double end,
                      int settle, const size_type* offsets, vertex_t* out, size_type* count,
-                     dist_t* least, unsigned* settled_bits) {
-  bucket_scan_rows<TiedWord>(n, words, settled, end, settle, offsets, out, count, least,
-                        settled_bits);
+                     dist_t* least) {
+  bucket_scan_rows<TiedWord>(n, words, settled, end, settle, offsets, out, count, least);
 }
 
 // End of a plateau pass: vertices that got a parent in it are resolved in pass `round`;

@@ -496,21 +496,6 @@ def test_any_rank_count(backend, backend_comm, name):
 
 
 @pytest.mark.mpi
-def test_several_ranks_search_a_replica_in_place(backend, backend_comm):
-    """Several ranks with a persistent kernel and a graph small enough for a replica on each:
-    every rank searches the whole graph in place and keeps its part (the tree too); the
-    buckets' counts are the replica's, not multiplied by the ranks."""
-    case = graphs.grid(20, 30)
-    weights = weighted(case, 3, "integer", 1, 9)
-    graph = graphs.build(case, backend_comm, backend, weights)
-    plan = PathPlan(GraphResources(graph, backend, backend_comm))
-    has = callable(getattr(backend, "shortest_paths_in_place", None))
-    assert plan.in_place == has and (plan.replica is not None) == (has and backend_comm.size > 1)
-    search = check(case, weights, 7, backend, backend_comm)
-    assert sum(b.settled for b in search.buckets) == 600
-
-
-@pytest.mark.mpi
 def test_zero_weights_at_any_rank_count(backend, backend_comm):
     case = graphs.random_graph(600, 3000, 10, True)
     weights = weighted(case, 5, "integer", 0, 2)

@@ -305,8 +305,6 @@ class SearchPlan:
 PATH_METHODS = (
     "path_start",
     "path_finish",
-    "settled_mask",
-    "know_settled",
     "relax",
     "partition_min",
     "contract_min",

@@ -154,9 +154,6 @@ def striped_search(
             members.append(state.frontier)
         with timer.phase("settle"):
             settled = backend.settle(state, members)
-            mask = backend.settled_mask(state)  # None: the backend culls without it
-            if mask is not None:  # every rank's settled vertices: requests to them cannot win
-                backend.know_settled(state, mask if comm.size == 1 else comm.allgather_equal(mask))
         counters[4] = int(settled.shape[0])
         if plan.heavy:  # heavy edges, once, from the settled bucket
             with timer.phase("relax"):

@@ -31,13 +31,6 @@ class ArrayPathStages:
     ) -> PathState:
         return relax.path_start(self.xp, graph, source, predecessors, resources)
 
-    def settled_mask(self, state: PathState) -> None:
-        """None: these stages cull requests by ``sent`` alone."""
-        return None
-
-    def know_settled(self, state: PathState, everywhere: Any) -> None:
-        """Not asked: ``settled_mask`` gives none."""
-
     def path_finish(self, state: PathState) -> None:
         """Nothing to do: the array stages keep float64 distances throughout."""
 

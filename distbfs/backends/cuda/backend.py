@@ -421,14 +421,6 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         (``LaunchPolicy.path_striped_delta``)."""
         return self.policy.path_striped_delta
 
-    def settled_mask(self, state: PathState) -> Any:
-        if isinstance(state, striped_steps.StripedPathState):
-            return state.settled_bits
-        return None
-
-    def know_settled(self, state: PathState, everywhere: Any) -> None:
-        state.everywhere = everywhere
-
     def path_finish(self, state: PathState) -> None:
         if isinstance(state, striped_steps.StripedPathState):
             striped_steps.finish(self.policy, state)

@@ -60,10 +60,8 @@ class StripedPathState(PathState):
     float64 view, or, with ``tied`` words, filled by ``finish``), the step's stamp, ``counts``
     (``LEAST``), the launch grids, the current bucket's ``end`` (which ``settle`` settles
     below), the last list of vertices made with its out-edges counted (``listed``: what
-    ``relax`` sizes its requests by), the ``graph``, the ``rows`` its steps read, this rank's
-    settled vertices as bits (``mask_words(graph)`` words: local ids) and every rank's
-    (``everywhere``, rank-major, from the last bucket's settle), and the buffers
-    (``scratch``)."""
+    ``relax`` sizes its requests by), the ``graph``, the ``rows`` its steps read and the
+    buffers (``scratch``)."""
 
     words: Any = None
     tied: bool = False
@@ -75,8 +73,6 @@ class StripedPathState(PathState):
     listed: tuple[Any, int] | None = None
     graph: DistGraph | None = None
     rows: tuple[Any, ...] = ()
-    settled_bits: Any = None
-    everywhere: Any = None
 
 
 def path_start(
@@ -118,20 +114,12 @@ def path_start(
     }
     distances = None if tied else words.view(PATH_DTYPE)
     settled = cupy.zeros(nlocal, dtype=np.uint8)
-    bits = cupy.zeros(mask_words(graph), dtype=np.uint32)
     empty_ids = scratch["members"][:0]
     return StripedPathState(
         distances, None, None, settled, empty_ids, 0, scratch, None,
         words=words, tied=tied, counts=counts, grid=grids[0], scan_grid=grids[1], graph=graph,
-        rows=rows, settled_bits=bits,
+        rows=rows,
     )  # fmt: skip
-
-
-def mask_words(graph: DistGraph) -> int:
-    """32-bit words of one rank's settled bits: the same on every rank (the most owned
-    vertices any rank has), so that an all-gather stacks them."""
-    most = -(-graph.n // graph.size)
-    return -(-most // 32)
 
 
 def buffer(state: StripedPathState, name: str, length: int, dtype: Any) -> Any:
@@ -184,8 +172,7 @@ def relax(
                     *state.rows, part, np.int64(last - first), state.words, scratch["sent"],
                     targets, words, made_count, np.int64(targets.shape[0]), np.float64(delta),
                     np.int32(heavy), np.int64(graph.rank), np.int64(graph.size),
-                    scratch["overflow"], state.everywhere, np.int64(mask_words(graph)),
-                    scratch["relaxations"], pieces, scratch["piece_start"],
+                    scratch["overflow"], scratch["relaxations"], pieces, scratch["piece_start"],
                     np.int64(pieces.shape[0]), np.int64(policy.path_piece_edges), piece_count,
                     np.int32(pieces_pass),
                 ),
@@ -308,7 +295,7 @@ def bucket_scan(
         (policy.path_threads,),
         (
             np.int64(nlocal), state.words, state.settled, np.float64(end), np.int32(settle),
-            graph.row_offsets, out, count, state.counts[LEAST:], state.settled_bits,
+            graph.row_offsets, out, count, state.counts[LEAST:],
         ),
     )  # fmt: skip
     listed, edges = (int(x) for x in count.get())
