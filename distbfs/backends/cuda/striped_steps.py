@@ -20,7 +20,10 @@ the least distance beyond the bucket, which ``next_bucket`` reads.
 
 Memory: 8 bytes a vertex of the graph (``sent``), 8 + 4 + 1 an owned vertex (words, stamps,
 settled marks) and three queues of owned vertices; requests and bins 2 x (id + 8) bytes a
-request, grown as a step needs them; pieces of long rows as the persistent search's.
+request, grown as a step needs them (a relaxation of a long list runs a run of rows at a time,
+so they hold what was made plus one run); pieces of long rows as the persistent search's. On a
+dense graph the rows by weight (8 bytes an edge) are kept with the graph where the device has
+room, as the one-GPU search keeps them.
 """
 
 from __future__ import annotations
@@ -288,8 +291,8 @@ def bucket_scan(
     if settle:
         state.counts[LEAST] = INFINITE_WORD
     nlocal = state.words.shape[0]
-    kernel = get_kernel("relax", "bucket_scan_tied" if state.tied else "bucket_scan", policy,
-                        8 * out.dtype.itemsize)  # fmt: skip
+    name = "bucket_scan_tied" if state.tied else "bucket_scan"
+    kernel = get_kernel("relax", name, policy, 8 * out.dtype.itemsize)
     kernel(
         (max(1, min(state.scan_grid, -(-nlocal // policy.path_threads))),),
         (policy.path_threads,),
