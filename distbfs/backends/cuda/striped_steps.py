@@ -291,8 +291,8 @@ def bucket_scan(
     if settle:
         state.counts[LEAST] = INFINITE_WORD
     nlocal = state.words.shape[0]
-    name = "bucket_scan_tied" if state.tied else "bucket_scan"
-    kernel = get_kernel("relax", name, policy, 8 * out.dtype.itemsize)
+    scan = "bucket_scan_tied" if state.tied else "bucket_scan"
+    kernel = get_kernel("relax", scan, policy, 8 * out.dtype.itemsize)
     kernel(
         (max(1, min(state.scan_grid, -(-nlocal // policy.path_threads))),),
         (policy.path_threads,),
