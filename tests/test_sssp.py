@@ -446,6 +446,26 @@ def test_dense_searches_read_rows_by_weight(monkeypatch, span, kind):
         check(case, weights, source, cuda, ONE)
 
 
+def test_striped_steps_take_the_backends_wider_buckets():
+    """A backend whose striped steps want wider buckets (``striped_delta_factor``, the CUDA
+    backend's 16) gets them when the caller gives no delta, and the same distances and tree;
+    a caller's delta is kept as given."""
+
+    class Wider(NumpyBackend):
+        striped_delta_factor = 4
+
+    case = graphs.grid(12, 12)
+    weights = weighted(case, 2, "integer", 1, 9)
+    wider = Wider()
+    graph = graphs.build(case, ONE, wider, weights)
+    rule = PathPlan(GraphResources(graph, NumpyBackend(), ONE)).delta
+    assert PathPlan(GraphResources(graph, wider, ONE)).delta == 4 * rule
+    assert PathPlan(GraphResources(graph, wider, ONE), delta=3.0).delta == 3.0
+    narrow = check(case, weights, 0, NumpyBackend(), ONE)
+    wide = check(case, weights, 0, wider, ONE)  # against the reference: distances and tree
+    assert len(wide.buckets) < len(narrow.buckets)
+
+
 def test_rank_major_is_the_all_gather_order():
     """``partition.rank_major`` places every vertex where ``allgather_array`` of the ranks'
     owned-vertex arrays puts it, for any n and rank count."""
