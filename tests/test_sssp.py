@@ -446,6 +446,16 @@ def test_dense_searches_read_rows_by_weight(monkeypatch, span, kind):
         check(case, weights, source, cuda, ONE)
 
 
+def test_distances_past_32_bits(backend):
+    """Positive integer weights whose distances pass 2^32: a GPU search that ties integer
+    distances to their parents overflows and searches again in float64 (in place and as
+    striped steps); every backend gives the reference's distances and tree."""
+    case = graphs.path(12)
+    weights = np.full(case[0].shape[0], 2.0**31) + np.arange(case[0].shape[0])
+    for source in (0, 5):
+        check(case, weights, source, backend, ONE)
+
+
 def test_striped_steps_take_the_backends_wider_buckets():
     """A backend whose striped steps want wider buckets (``striped_delta_factor``, the CUDA
     backend's 16) gets them when the caller gives no delta, and the same distances and tree;
