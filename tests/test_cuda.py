@@ -1128,6 +1128,21 @@ def test_frontier_edges_after_contract_and_from_scratch():
         assert cuda.frontier_edges(g_cu, s_cu) == HOST.frontier_edges(g_np, s_np)
 
 
+@pytest.mark.parametrize("max_frontier", [2, 10**9])
+def test_fused_run_carries_the_unexplored_counts_from_the_source(max_frontier):
+    """A fused run from the source, whose out-edges nobody asked for before, takes them from
+    its log: n_u and m_u after it are carried, not recounted, and equal the labels'."""
+    case = SEARCH_CASES["mixed-degrees"][0]
+    g_np, g_cu, _, s_cu, cuda = _states(case, 0, 1, False)
+    ran = cuda.run_small_levels(g_cu, s_cu, 0, max_frontier)
+    assert ran > 0
+    queues = queues_of(s_cu)
+    assert queues.unexplored is not None and queues.unexplored[0] == queues.generation
+    unlabeled = cupy.asnumpy(s_cu.labels) == UNREACHED
+    degrees = np.diff(g_np.row_offsets)
+    assert cuda.unexplored(g_cu, s_cu) == (int(unlabeled.sum()), int(degrees[unlabeled].sum()))
+
+
 def _do_search(case, source, backend, alpha, beta, predecessors=True):
     result = graphs.search(
         build(case, cupy),

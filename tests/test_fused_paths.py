@@ -162,6 +162,39 @@ def test_direction_optimizing_after_fused_levels(comm, forcing):
         assert directions == {"top_down"}
 
 
+class DecliningFused(FusedNumpy):
+    """A fused path that takes every small frontier and then runs no level (as the CUDA kernel
+    does when a source's row is too long for it): every level runs in two phases."""
+
+    def run_small_levels(self, *args, **options) -> int:
+        self.runs.append((-1, 0))
+        return 0
+
+    def run_replicated_levels(self, *args, **options) -> int:
+        self.runs.append((-1, 0))
+        return 0
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("forcing", sorted(graphs.FORCINGS))
+def test_direction_optimizing_when_the_fused_path_declines(comm, forcing):
+    """A one-source search does not count its source's edges when the fused path takes level 0
+    (``DirectionOptimizing``); when the path then runs no level, the heuristic's numbers are
+    recounted after the level: the same directions and rows as with no fused path at all."""
+    case = CASES["random_undirected"]
+    alpha, beta = graphs.FORCINGS[forcing]
+    options = {"strategy": "direction_optimizing", "alpha": alpha, "beta": beta}
+    declining = DecliningFused(small_frontier_limit=10**9)
+    _, result = search(comm, case, 0, declining, **options)
+    _, plain = search(comm, case, 0, NumpyBackend(), **options)
+    check(comm, case, 0, result)
+    assert declining.runs and not any(lv.fused for lv in result.levels)
+    assert [lv.direction for lv in result.levels] == [lv.direction for lv in plain.levels]
+    assert [lv.edges_inspected for lv in result.levels] == [
+        lv.edges_inspected for lv in plain.levels
+    ]
+
+
 @pytest.mark.mpi
 def test_no_replica_above_the_limit(comm):
     """A graph larger than replica_limit_bytes is not copied: several ranks run every level

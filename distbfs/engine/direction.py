@@ -130,12 +130,17 @@ class DirectionOptimizing:
     all-reduce sums (n_f, m_f, m_u, slots tested) into ``counts``; this rank keeps its own m_u
     (its unlabeled vertices' out-edges) by subtracting each new frontier's out-edges. A search
     from ``sources`` > 1 vertices starts with their m_f and m_u summed (one all-reduce): many
-    sources may make level 0 bottom-up."""
+    sources may make level 0 bottom-up. A search from one source whose level 0 the fused path
+    takes counts nothing at the start: that level is top-down whatever m_f, and m_u is recounted
+    after it (``after_fused``), or after the level should it run in two phases after all."""
 
     def __init__(self, plan: Any, state: Any, sources: int = 1) -> None:
         self.plan = plan
         graph, backend = plan.graph, plan.backend
         self.counts = FrontierCounts(graph.n, unvisited=graph.n - sources, frontier=sources)
+        self.unexplored: int | None = None  # this rank's m_u (None: recounted when needed)
+        if sources == 1 and plan.fused.takes(0, sources):
+            return
         edges = backend.frontier_edges(graph, state)
         self.unexplored = graph.num_local_edges - edges
         if sources > 1:
@@ -147,8 +152,12 @@ class DirectionOptimizing:
 
     def end_level(self, state: Any, direction: Direction, inspected: int) -> int:
         """One all-reduce: the level barrier, the termination test and the heuristic's input."""
-        edges = self.plan.backend.frontier_edges(self.plan.graph, state)
-        self.unexplored -= edges
+        graph, backend = self.plan.graph, self.plan.backend
+        edges = backend.frontier_edges(graph, state)
+        if self.unexplored is None:  # level 0 was the fused path's, and ran in two phases
+            self.unexplored = backend.unexplored(graph, state)[1]
+        else:
+            self.unexplored -= edges
         inspected = inspected if direction == BOTTOM_UP else 0
         mine = np.array([state.frontier_size, edges, self.unexplored, inspected], np.int64)
         next_size, *totals = self.plan.comm.allreduce(mine).tolist()

@@ -17,6 +17,7 @@ so the peak is never both; no capacity is smaller than what its stage can append
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import cupy
@@ -90,6 +91,18 @@ def fill_bytes(array: Any, byte: int) -> None:
     cupy.cuda.runtime.memsetAsync(array.data.ptr, byte, array.nbytes, stream.ptr)
 
 
+def copy_array(target: Any, source: Any) -> None:
+    """Copy the contiguous device array ``source`` into ``target``, of the same length and
+    type (cudaMemcpyAsync on the current stream: no kernel to launch)."""
+    if target.shape != source.shape or target.dtype != source.dtype:
+        raise ValueError(
+            f"copy of {source.shape} {source.dtype} into {target.shape} {target.dtype}"
+        )
+    stream = cupy.cuda.get_current_stream()
+    kind = cupy.cuda.runtime.memcpyDeviceToDevice
+    cupy.cuda.runtime.memcpyAsync(target.data.ptr, source.data.ptr, source.nbytes, kind, stream.ptr)
+
+
 def allocate(graph: DistGraph, what: str, length: int, dtype: np.dtype, total: int) -> Any:
     """``cupy.empty``, turning out-of-memory into a ``DeviceError`` that says what to do."""
     try:
@@ -143,10 +156,10 @@ class CudaGraphResources:
     ``heavy_degree`` (capacity of expansion's hub pieces), and the kernels by role
     (``KERNELS``) on the process's device, for the graph's column width, each stage compiled at
     its first use (``StageKernels``). The fused levels' log (made by the first fused run, grown
-    as needed) and the one-block kernel's shared-memory layout (``fused._block_layout``) are
-    kept here too: searches of a graph run one at a time, and each reads its rows of the log
-    before the next begins. So is batched BFS's gather order (``lanes.GatherOrder``), built on
-    first need."""
+    as needed), the one-block kernel's shared-memory layout (``fused._block_layout``) and the
+    tiers of fused launches (``fused._tiers``) are kept here too: searches of a graph run one
+    at a time, and each reads its rows of the log before the next begins. So is batched BFS's
+    gather order (``lanes.GatherOrder``), built on first need."""
 
     vertex_dtype: np.dtype
     edge_queue: EdgeQueue
@@ -157,6 +170,7 @@ class CudaGraphResources:
     fused_log: Any | None = None  # a row per fused level (FUSED_LOG_FIELDS int64), mapped
     fused_log_host: np.ndarray | None = None  # the same memory, as the host reads it
     block_layout: tuple[int, int, int] | None = None
+    fused_tiers: list[Any] | None = None  # the launches fused runs choose from (fused._tiers)
     gather_order: Any | None = None
     search_rows: tuple[Any, ...] | None = None
 
@@ -228,6 +242,7 @@ class SearchQueues:
     unexplored: tuple[int, int, int] | None = None  # (generation, n_u, m_u) of this rank
     side: Any | None = None  # a stream for reads that must not wait for the current stream
     source_row: int = -1  # local row of the search's one source when this rank owns it
+    seeds: np.ndarray | None = None  # pinned values the start's copies read (one source)
 
     def advance(self, discovered: int, discovered_edges: int | None) -> None:
         """The vertex frontier changed to ``discovered`` newly labeled vertices with
@@ -259,12 +274,24 @@ class SearchQueues:
     def edge_parents(self) -> Any | None:
         return self.edge.parents if self.keep_parents else None
 
-    def __post_init__(self) -> None:
-        # Device pointers to the two counters kernels read a queue length from.
-        self.edge_count = self.counters[Counter.EDGES :]
-        self.kept_count = self.counters[Counter.FILTERED :]
-        self.bin_counter = self.counters[Counter.BINS :]  # meeting bins: both lengths, packed
-        self.fixed_counters = self.counters[: Counter.BINS]  # what a one-rank level reads
+    # Views of the counters, made at first use (a search that runs fused levels alone needs
+    # none): the two counters kernels read a queue length from, the bins' (meeting bins: both
+    # lengths, packed), and what a one-rank level reads.
+    @cached_property
+    def edge_count(self) -> Any:
+        return self.counters[Counter.EDGES :]
+
+    @cached_property
+    def kept_count(self) -> Any:
+        return self.counters[Counter.FILTERED :]
+
+    @cached_property
+    def bin_counter(self) -> Any:
+        return self.counters[Counter.BINS :]
+
+    @cached_property
+    def fixed_counters(self) -> Any:
+        return self.counters[: Counter.BINS]
 
     def grid(self, items: int, items_per_block: int) -> int:
         """Blocks for ``items`` (a host bound), at most the persistent grid."""

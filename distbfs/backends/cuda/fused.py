@@ -39,6 +39,7 @@ from .buffers import (
     allocate_fused_log,
     as_vertices,
     check_graph,
+    copy_array,
     ensure_fused_queues,
     fill_bytes,
     level_of,
@@ -50,6 +51,10 @@ from .launch_policy import PEER_TIMEOUT_SECONDS, LaunchPolicy
 
 KERNEL_LEVELS_LIMIT = 2**31 - 1
 """The largest ``max_levels`` the fused kernels take (an int): more levels than any run has."""
+
+_LOG_EDGES = 2
+"""The field of a fused log row (``FUSED_LOG_FIELDS``: the frontier's vertices over all ranks,
+this rank's, their out-edges) that holds the out-edges."""
 
 
 @dataclass
@@ -100,7 +105,9 @@ def run_small_levels(
         return 0
     queues = queues_of(state)
     ensure_fused_queues(queues)
-    tiers = _tiers(policy, graph)
+    if queues.resources.fused_tiers is None:
+        queues.resources.fused_tiers = _tiers(policy, graph)
+    tiers = queues.resources.fused_tiers
     mean_degree = -(-graph.num_local_edges // max(graph.nlocal, 1))
     first, total = queues.fused_log_rows, 0
     while total < max_levels:
@@ -245,7 +252,7 @@ def _launch_small_levels(
         shape = (np.int64(capacity), np.int64(words), np.int64(max_frontier))
         args = (*entry, *shape, levels, np.int64(tier.max_edges), *csr, state.visited_mask, *log)
         queues.kernels["block_levels"]((1,), (policy.fused_threads,), args, shared_mem=nbytes)
-        return _leave(state, queues, level_of(queues).read(int(Counter.BINS)))
+        return _leave(state, queues, level_of(queues).read(int(Counter.BINS)), log_row)
     kernel = queues.kernels["contract_expand"]
     blocks = fused_grid(policy, grids, kernel)
     blocks = blocks if tier.blocks is None else min(blocks, tier.blocks)
@@ -254,7 +261,7 @@ def _launch_small_levels(
     heavy = (queues.heavy_vertices, queues.spare_heavy, np.int64(queues.heavy_capacity))
     args = (*entry, *limits, *csr, state.visited_mask, *heavy, queues.fused_scratch, *log)
     kernel((blocks,), (policy.fused_threads,), args)
-    return _leave(state, queues, level_of(queues).read(int(Counter.BINS)))
+    return _leave(state, queues, level_of(queues).read(int(Counter.BINS)), log_row)
 
 
 def _kernel_levels(max_levels: int) -> np.int32:
@@ -272,7 +279,7 @@ def replica_share(graph: DistGraph, state: SearchState, whole: SearchState) -> N
     state.labels[:] = whole.labels[rank::size]
     if state.preds is not None:
         state.preds[:] = whole.preds[rank::size]
-    state.visited_mask[:] = whole.visited_mask
+    copy_array(state.visited_mask, whole.visited_mask)
     queues = queues_of(state)
     state.frontier_size = 0
     if whole.frontier_size:  # (a search that ended fused, as on a mesh, has none)
@@ -292,7 +299,8 @@ def _share_log(graph: DistGraph, queues: SearchQueues, whole: SearchQueues) -> N
     rows = whole.fused_log_rows
     if rows == 0:
         return
-    ensure_fused_queues(queues)
+    if queues.resources.fused_log is None:  # (this rank's queues run no fused levels)
+        allocate_fused_log(queues.resources, FUSED_LOG_ROWS)
     first = queues.fused_log_rows
     _grow_log(queues, first + rows)
     log = queues.resources.fused_log_host[first * FUSED_LOG_FIELDS :][: rows * FUSED_LOG_FIELDS]
@@ -390,7 +398,7 @@ def run_peer_levels(
     )
     host = level_of(queues).read(int(Counter.BINS))
     _check_peers(graph, host)
-    levels = _leave(state, queues, host)
+    levels = _leave(state, queues, host, first)
     mailbox.epoch += 2 * levels
     if levels:
         queues.fused_log_rows = first + levels + 1
@@ -419,9 +427,17 @@ def _enter(state: SearchState, queues: SearchQueues) -> None:
     queues.begin_level(edge_bound=0)
 
 
-def _leave(state: SearchState, queues: SearchQueues, host: np.ndarray) -> int:
-    """After a fused kernel (``host``: its counters): the state as after the levels it ran
-    (the final frontier is in queue B after an odd number); returns that number."""
+def _leave(state: SearchState, queues: SearchQueues, host: np.ndarray, log_row: int) -> int:
+    """After a fused kernel (``host``: its counters; its log from row ``log_row`` on): the
+    state as after the levels it ran (the final frontier is in queue B after an odd number);
+    returns that number. A run from the sources' frontier also leaves their out-edges in its
+    first log row, so n_u and m_u are carried from there on (``queues.advance``) with no read
+    of their rows."""
+    if queues.generation == 0 and queues.unexplored is None:
+        edges = int(queues.resources.fused_log_host[log_row * FUSED_LOG_FIELDS + _LOG_EDGES])
+        graph, size = queues.graph, int(state.frontier_size)
+        queues.frontier_edges = (0, edges)
+        queues.unexplored = (0, graph.nlocal - size, graph.num_local_edges - edges)
     levels = int(host[Counter.FUSED_LEVELS])
     if levels % 2:
         queues.frontier, queues.spare_frontier = queues.spare_frontier, queues.frontier

@@ -70,12 +70,16 @@ def start(
     visited_mask = buffers["visited bitmask"]
     fill_bytes(visited_mask, 0)
     sources = np.unique(np.asarray(sources, dtype=np.int64).reshape(-1))
-    _mark_sources(visited_mask, sources)  # every rank knows the sources are labeled
     frontier = buffers["vertex frontier"]
     mine = sources[owner(sources, graph.size) == graph.rank]
     frontier_size = int(mine.shape[0])
     local = local_id(mine, graph.size)
-    _label_sources(labels, preds, frontier, mine, local)
+    seeds = None
+    if sources.shape[0] == 1:
+        seeds = _seed_source(labels, preds, frontier, visited_mask, int(sources[0]), local)
+    else:
+        _mark_sources(visited_mask, sources)  # every rank knows the sources are labeled
+        _label_sources(labels, preds, frontier, mine, local)
     counters = buffers["level counters"]
     queues = SearchQueues(
         graph=graph,
@@ -92,6 +96,7 @@ def start(
         pinned=cupyx.empty_pinned(counters.shape, dtype=COUNTER_DTYPE),
         kernels=resources.kernels,
         persistent_grid=persistent_grid(policy, grids),
+        seeds=seeds,
     )
     if frontier_size == 1:
         queues.source_row = int(local[0])
@@ -108,13 +113,48 @@ def start(
     )
 
 
+def _seed_source(
+    labels: cupy.ndarray,
+    preds: cupy.ndarray | None,
+    frontier: cupy.ndarray,
+    visited_mask: cupy.ndarray,
+    source: int,
+    local: np.ndarray,
+) -> np.ndarray:
+    """A search from one source: its bit in the zeroed ``visited_mask`` (every rank), and on
+    its owner (``local``: its local id, or none) label 0, its own parent and the frontier's
+    first item, each by one small asynchronous copy from pinned memory (a CuPy scalar store
+    launches a kernel apiece, several times the cost). Returns the pinned values, which must
+    live until the copies ran (the search's queues hold them)."""
+    stream = cupy.cuda.get_current_stream().ptr
+    values = cupyx.empty_pinned(len(_SEED_SLOTS), dtype=np.int64)  # little-endian: a
+    values[:] = 0  # narrower target takes the low bytes
+    targets = [(visited_mask, source // MASK_WORD_BITS, "bit")]
+    values[_SEED_SLOTS.index("bit")] = 1 << (source % MASK_WORD_BITS)
+    if local.shape[0] == 1:
+        row = int(local[0])
+        targets += [(labels, row, "label"), (frontier, 0, "vertex")]
+        values[_SEED_SLOTS.index("vertex")] = row
+        if preds is not None:
+            targets.append((preds, row, "parent"))
+            values[_SEED_SLOTS.index("parent")] = source
+    host = values.ctypes.data
+    for array, index, slot in targets:
+        at = array.data.ptr + index * array.itemsize
+        offset = _SEED_SLOTS.index(slot) * values.itemsize
+        kind = cupy.cuda.runtime.memcpyHostToDevice
+        cupy.cuda.runtime.memcpyAsync(at, host + offset, array.itemsize, kind, stream)
+    return values
+
+
+_SEED_SLOTS = ("bit", "label", "vertex", "parent")
+"""The pinned values ``_seed_source`` copies from: the source's mask word, its label (0),
+its local id (the frontier), its parent (itself)."""
+
+
 def _mark_sources(visited_mask: cupy.ndarray, sources: np.ndarray) -> None:
-    """Set the bits of ``sources`` (distinct global ids) in the zeroed ``visited_mask``: one
-    word store for a single source, else each touched word's bits ORed on the host first."""
-    if sources.shape[0] == 1:
-        source = int(sources[0])
-        visited_mask[source // MASK_WORD_BITS] = MASK_DTYPE.type(1 << (source % MASK_WORD_BITS))
-        return
+    """Set the bits of ``sources`` (distinct global ids, several) in the zeroed
+    ``visited_mask``: each touched word's bits ORed on the host first."""
     words, which = np.unique(sources // MASK_WORD_BITS, return_inverse=True)
     bits = np.zeros(words.shape[0], dtype=MASK_DTYPE)
     np.bitwise_or.at(bits, which, np.left_shift(1, sources % MASK_WORD_BITS).astype(MASK_DTYPE))
@@ -128,14 +168,9 @@ def _label_sources(
     mine: np.ndarray,
     local: np.ndarray,
 ) -> None:
-    """The owned sources ``mine`` (global ids; ``local``: their local ids): label 0, their own
-    parent, the frontier. One source: scalar stores, with no index array to copy over."""
-    if mine.shape[0] == 1:
-        labels[int(local[0])] = 0
-        if preds is not None:
-            preds[int(local[0])] = int(mine[0])
-        frontier[0] = int(local[0])
-    elif mine.shape[0] > 1:
+    """The owned sources ``mine`` (global ids; ``local``: their local ids) of a search from
+    several: label 0, their own parent, the frontier."""
+    if mine.shape[0] > 0:
         rows = cupy.asarray(local)
         labels[rows] = 0
         if preds is not None:
