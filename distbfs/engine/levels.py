@@ -80,54 +80,66 @@ class LevelLog:
         self.rows.append([level, frontier, 1, 0, 0] + [0] * len(COUNTERS))
 
     def stats(self, comm: Any, timer: Any, fused: Any = None) -> LevelTable:
-        """Sum the counters over ranks (one all-reduce) and take the slowest phase times (a row
-        without phases, ``at_limit``'s, has none); each fused run becomes a row per level from
-        ``fused``, the backend's log (``Backend.fused_level_log``), when it keeps one."""
-        local, timed = self._per_level(fused)
-        totals = comm.allreduce(local[:, _KEYS:])
+        """Sum the counters over ranks and take the slowest phase times (a row without phases,
+        ``at_limit``'s, has none). With ``fused``, the backend's log of the fused runs
+        (``Backend.fused_level_log``), the same all-reduce sums its counts, and the table
+        spreads each run over a row per level when first read (a road network's search has
+        a thousand fused levels: the rows are bookkeeping, not part of the search)."""
+        table = np.array(self.rows, dtype=np.int64).reshape(-1, _KEYS + len(COUNTERS))
+        counts = table[:, _KEYS:]
+        log = None if fused is None else np.array(fused, dtype=np.int64)
+        if log is None:
+            counts = comm.allreduce(counts)
+        elif comm.size > 1:  # the log's first column, the frontier over all ranks, is every rank's
+            summed = comm.allreduce(np.concatenate([counts.reshape(-1), log.reshape(-1)]))
+            log[:, 1:] = summed[counts.size :].reshape(log.shape)[:, 1:]
+            counts = summed[: counts.size].reshape(counts.shape)
         phases = timer.per_level()
         names = sorted({name for level in phases for name in level})
         seconds = np.array([[lv.get(k, 0.0) for k in names] for lv in phases], dtype=np.float64)
         if seconds.size:
             seconds = comm.allreduce(seconds, op="max")
         seconds = seconds.reshape(len(phases), len(names))
-        return LevelTable(local[:, :_KEYS], totals, names, seconds, timed)
+        return LevelTable(table[:, :_KEYS], counts, names, seconds, log)
 
-    def _per_level(self, fused: Any) -> tuple[np.ndarray, np.ndarray]:
-        """The rows (an int64 table) with every fused run spread over a row per level from the
-        log (each run's rows there followed by the row of the frontier it stopped before: the
-        last level's discoveries), and for each row the timer entry of its time (-1: none)."""
-        table = np.array(self.rows, dtype=np.int64).reshape(-1, _KEYS + len(COUNTERS))
-        timed = np.arange(table.shape[0])
-        if fused is None:
-            return table, timed
-        blocks, times, used = [], [], 0
-        for index, (level, _, span, _, in_run) in enumerate(table[:, :_KEYS].tolist()):
-            if not in_run:
-                blocks.append(table[index : index + 1])
-                times.append(timed[index : index + 1])
-                continue
-            run = fused[used : used + span + 1]
-            used += span + 1
-            block = np.zeros((span, table.shape[1]), dtype=np.int64)
-            block[:, 0] = np.arange(level, level + span)
-            block[:, 1] = run[:-1, 0]
-            block[:, 2] = block[:, 4] = 1  # span, fused (direction 0: top-down)
-            block[:, _EXPANDED] = block[:, _INSPECTED] = run[:-1, 2]
-            block[:, _DISCOVERED] = run[1:, 1]
-            blocks.append(block)
-            untimed = np.full(span, -1)
-            untimed[0] = index
-            times.append(untimed)
-        if used != len(fused):
-            raise RuntimeError(f"the fused level log has {len(fused)} rows, its runs {used}")
-        return np.concatenate(blocks), np.concatenate(times)
+
+def _spread(keys: np.ndarray, counts: np.ndarray, fused: np.ndarray | None) -> tuple[Any, ...]:
+    """(keys, counts, timed) of the table with every fused run spread over a row per level
+    from the log ``fused`` (each run's rows there followed by the row of the frontier it
+    stopped before: the last level's discoveries); ``timed``: each row's timer entry (-1:
+    none, every fused level but a run's first)."""
+    timed = np.arange(keys.shape[0])
+    if fused is None:
+        return keys, counts, timed
+    table = np.concatenate([keys, counts], axis=1)
+    blocks, times, used = [], [], 0
+    for index, (level, _, span, _, in_run) in enumerate(keys.tolist()):
+        if not in_run:
+            blocks.append(table[index : index + 1])
+            times.append(timed[index : index + 1])
+            continue
+        run = fused[used : used + span + 1]
+        used += span + 1
+        block = np.zeros((span, table.shape[1]), dtype=np.int64)
+        block[:, 0] = np.arange(level, level + span)
+        block[:, 1] = run[:-1, 0]
+        block[:, 2] = block[:, 4] = 1  # span, fused (direction 0: top-down)
+        block[:, _EXPANDED] = block[:, _INSPECTED] = run[:-1, 2]
+        block[:, _DISCOVERED] = run[1:, 1]
+        blocks.append(block)
+        untimed = np.full(span, -1)
+        untimed[0] = index
+        times.append(untimed)
+    if used != len(fused):
+        raise RuntimeError(f"the fused level log has {len(fused)} rows, its runs {used}")
+    spread = np.concatenate(blocks)
+    return spread[:, :_KEYS], spread[:, _KEYS:], np.concatenate(times)
 
 
 class LevelTable(Sequence[LevelStats]):
-    """The ``LevelStats`` rows of a search, kept as arrays and made into rows when read (a road
-    network's search has thousands of levels: building them all would cost more than the
-    search)."""
+    """The ``LevelStats`` rows of a search, kept as arrays (each fused run in one row with its
+    log until the table is first read) and made into rows when read (a road network's search
+    has thousands of levels: building them all would cost more than the search)."""
 
     def __init__(
         self,
@@ -135,16 +147,26 @@ class LevelTable(Sequence[LevelStats]):
         counts: np.ndarray,
         names: list[str],
         seconds: np.ndarray,
-        timed: np.ndarray,
+        fused: np.ndarray | None = None,
     ) -> None:
-        """``keys``/``counts``: a row's keys and counters summed over ranks; ``seconds``: per
-        timer entry, the slowest rank's seconds of each phase in ``names``; ``timed``: each
-        row's timer entry (-1: none)."""
-        self._keys, self._counts, self._names, self._seconds = keys, counts, names, seconds
-        self._timed = timed
-        self._rows: list[LevelStats | None] = [None] * keys.shape[0]
+        """``keys``/``counts``: a row's keys and counters summed over ranks, a fused run in one
+        row; ``fused``: the runs' log, its counts summed over ranks (None: a run stays one
+        row); ``seconds``: per timer entry (a row of ``keys``), the slowest rank's seconds of
+        each phase in ``names``."""
+        self._unspread: tuple[Any, ...] | None = (keys, counts, fused)
+        self._names, self._seconds = names, seconds
+        self._keys = self._counts = self._timed = np.empty((0, 0), dtype=np.int64)
+        self._rows: list[LevelStats | None] = []
+
+    def _spread(self) -> None:
+        """The rows, each fused run spread over a row per level (once, when first read)."""
+        if self._unspread is not None:
+            self._keys, self._counts, self._timed = _spread(*self._unspread)
+            self._rows = [None] * self._keys.shape[0]
+            self._unspread = None
 
     def __len__(self) -> int:
+        self._spread()
         return len(self._rows)
 
     @overload
