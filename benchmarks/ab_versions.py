@@ -60,9 +60,13 @@ def worker(args: argparse.Namespace) -> None:
         for strategy in args.strategies:
             distbfs.bfs(graph, roots[0], gather=False, strategy=strategy)  # warm-up
             getattr(graph.resources, "load_kernels", lambda: None)()  # every stage, if lazy
-            results = [distbfs.bfs(graph, r, gather=False, strategy=strategy) for r in roots]
-            times = [r.seconds for r in results]
-            stats = graph500_statistics(times, [r.edges_traversed for r in results])
+            times, edges = [], []
+            for root in roots:  # each result goes before the next search (no pool growth)
+                result = distbfs.bfs(graph, root, gather=False, strategy=strategy)
+                times.append(result.seconds)
+                edges.append(result.edges_traversed)
+                del result
+            stats = graph500_statistics(times, edges)
             profile = distbfs.bfs(graph, roots[0], gather=False, strategy=strategy, timing=True)
             phases: dict[str, float] = {}
             for level in profile.levels:

@@ -46,9 +46,12 @@ def measure(graph: Any, roots: list[int], runs: int, alphas: list[float | None])
                 raise SystemExit(f"alpha {alpha}: batched row {i} (root {root}) differs")
     singles, batches, edges = [], {a: [] for a in alphas}, 0
     for _ in range(runs):
-        results = [distbfs.bfs(graph, root, gather=False) for root in roots]
-        singles.append(sum(r.seconds for r in results))
-        edges = sum(r.edges_traversed for r in results)
+        seconds, edges = 0.0, 0
+        for root in roots:  # each result goes before the next search: holding them all would
+            result = distbfs.bfs(graph, root, gather=False)  # time the pool's growth too
+            seconds, edges = seconds + result.seconds, edges + result.edges_traversed
+            del result
+        singles.append(seconds)
         for alpha in alphas:
             batches[alpha].append(distbfs.bfs_many(graph, roots, gather=False, alpha=alpha).seconds)
     single = statistics.median(singles)

@@ -36,8 +36,13 @@ def traversals(sources: list[int], batch: list[int]) -> dict[str, Callable[[Any]
     """Each traversal: graph -> (what must agree, seconds)."""
 
     def sssp(g: Any) -> tuple[Any, float]:
-        results = [distbfs.sssp(g, s) for s in sources]
-        return [host(r.distances) for r in results], sum(r.seconds for r in results)
+        distances, seconds = [], 0.0
+        for source in sources:  # each result goes before the next search (no pool growth)
+            result = distbfs.sssp(g, source)
+            distances.append(host(result.distances))
+            seconds += result.seconds
+            del result
+        return distances, seconds
 
     def cc(g: Any) -> tuple[Any, float]:
         result = distbfs.connected_components(g)
