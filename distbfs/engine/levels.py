@@ -158,7 +158,7 @@ class LevelTable(Sequence[LevelStats]):
         self._keys = self._counts = self._timed = np.empty((0, 0), dtype=np.int64)
         self._rows: list[LevelStats | None] = []
 
-    def _spread(self) -> None:
+    def _ensure_rows(self) -> None:
         """The rows, each fused run spread over a row per level (once, when first read)."""
         if self._unspread is not None:
             self._keys, self._counts, self._timed = _spread(*self._unspread)
@@ -166,7 +166,7 @@ class LevelTable(Sequence[LevelStats]):
             self._unspread = None
 
     def __len__(self) -> int:
-        self._spread()
+        self._ensure_rows()
         return len(self._rows)
 
     @overload

@@ -127,8 +127,10 @@ def _seed_source(
     launches a kernel apiece, several times the cost). Returns the pinned values, which must
     live until the copies ran (the search's queues hold them)."""
     stream = cupy.cuda.get_current_stream().ptr
-    values = cupyx.empty_pinned(len(_SEED_SLOTS), dtype=np.int64)  # little-endian: a
-    values[:] = 0  # narrower target takes the low bytes
+    kind = cupy.cuda.runtime.memcpyHostToDevice
+    # int64 slots, little-endian: a narrower target (a 32-bit label or word) takes the low bytes
+    values = cupyx.empty_pinned(len(_SEED_SLOTS), dtype=np.int64)
+    values[:] = 0
     targets = [(visited_mask, source // MASK_WORD_BITS, "bit")]
     values[_SEED_SLOTS.index("bit")] = 1 << (source % MASK_WORD_BITS)
     if local.shape[0] == 1:
@@ -142,7 +144,6 @@ def _seed_source(
     for array, index, slot in targets:
         at = array.data.ptr + index * array.itemsize
         offset = _SEED_SLOTS.index(slot) * values.itemsize
-        kind = cupy.cuda.runtime.memcpyHostToDevice
         cupy.cuda.runtime.memcpyAsync(at, host + offset, array.itemsize, kind, stream)
     return values
 
