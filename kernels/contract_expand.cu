@@ -459,23 +459,31 @@ __device__ __forceinline__ bool block_claim(const BlockLevel& lv, vertex_t v) {
     return true;
 }
 
-// The claimer of v (reached from u; its row [begin, end)) labels it and appends it with its row
-// to the next shared queue and to the global one (one shared atomic per warp for the slots of
-// the lanes appending together); its degree is added to `edges`, the thread's count.
-__device__ __forceinline__ void block_append(const BlockLevel& lv, vertex_t u, vertex_t v,
-                                             size_type begin, size_type end, size_type& edges) {
+// The claimer of v (reached from u; its row [begin, end)), given its slot in the next frontier,
+// labels it and stores it with its row in the next shared queue and in the global one; its
+// degree is added to `edges`, the thread's count.
+__device__ __forceinline__ void block_store(const BlockLevel& lv, vertex_t u, vertex_t v,
+                                            size_type begin, size_type end, unsigned int slot,
+                                            size_type& edges) {
     lv.labels[v] = lv.label;
     if (lv.preds != nullptr) lv.preds[v] = static_cast<pred_t>(u);
-    const cooperative_groups::coalesced_group lanes = cooperative_groups::coalesced_threads();
-    unsigned int slot = 0;
-    if (lanes.thread_rank() == 0) slot = atomicAdd(lv.appended, lanes.size());
-    slot = lanes.shfl(slot, 0) + lanes.thread_rank();
     edges += end - begin;
     const size_type at = lv.next * lv.queues.capacity + slot;
     lv.queues.vertex[at] = v;
     lv.queues.begin[at] = begin;
     lv.queues.end[at] = end;
     lv.global_next[slot] = v;
+}
+
+// block_store with the slot reserved here: one shared atomic per warp for the lanes appending
+// together (any subset of the warp).
+__device__ __forceinline__ void block_append(const BlockLevel& lv, vertex_t u, vertex_t v,
+                                             size_type begin, size_type end, size_type& edges) {
+    const cooperative_groups::coalesced_group lanes = cooperative_groups::coalesced_threads();
+    unsigned int slot = 0;
+    if (lanes.thread_rank() == 0) slot = atomicAdd(lv.appended, lanes.size());
+    slot = lanes.shfl(slot, 0) + lanes.thread_rank();
+    block_store(lv, u, v, begin, end, slot, edges);
 }
 
 // Visit the columns first, first + step, ... below `last` of u's row, kBlockBatch at a time:
@@ -508,6 +516,62 @@ __device__ __forceinline__ void block_visit_row(const BlockLevel& lv, vertex_t u
     }
 }
 
+// The first kBlockBatch columns of u's row [first, last) (none: first == last), visited by
+// EVERY lane of the warp together: loads, claims and the claimed rows as block_visit_row
+// issues them, then the slots of all the lanes' claims reserved by one shared atomic, each
+// lane's offset among them from three ballots of its count (at most kBlockBatch < 8).
+// Most rows of a road network or a mesh end here; the rest of a longer one goes to
+// block_visit_row.
+__device__ __forceinline__ void block_visit_head(const BlockLevel& lv, vertex_t u,
+                                                 size_type first, size_type last, int lane,
+                                                 size_type& edges) {
+    static_assert(kBlockBatch < 8, "a lane's claims are counted in three ballots");
+    vertex_t v[kBlockBatch];
+    bool won[kBlockBatch];
+    size_type begin[kBlockBatch];
+    size_type end[kBlockBatch];
+#pragma unroll
+    for (int k = 0; k < kBlockBatch; ++k) {
+        won[k] = first + k < last;
+        v[k] = won[k] ? lv.column_indices[first + k] : 0;
+    }
+    int claimed = 0;
+#pragma unroll
+    for (int k = 0; k < kBlockBatch; ++k) {
+        won[k] = won[k] && block_claim(lv, v[k]);
+        claimed += won[k];
+    }
+#pragma unroll
+    for (int k = 0; k < kBlockBatch; ++k) {
+        begin[k] = won[k] ? lv.row_offsets[v[k]] : 0;
+        end[k] = won[k] ? lv.row_offsets[v[k] + 1] : 0;
+    }
+    const unsigned int below = (1u << lane) - 1u;
+    unsigned int offset = 0;
+    unsigned int total = 0;
+#pragma unroll
+    for (int bit = 0; bit < 3; ++bit) {
+        const unsigned int lanes = __ballot_sync(distbfs::kFullWarp, (claimed >> bit) & 1);
+        offset += __popc(lanes & below) << bit;
+        total += __popc(lanes) << bit;
+    }
+    unsigned int slot = 0;
+    if (lane == 0 && total > 0) slot = atomicAdd(lv.appended, total);
+    slot = __shfl_sync(distbfs::kFullWarp, slot, 0) + offset;
+#pragma unroll
+    for (int k = 0; k < kBlockBatch; ++k) {
+        if (won[k]) block_store(lv, u, v[k], begin[k], end[k], slot++, edges);
+    }
+}
+
+// The sum of `value` over the warp (every lane calls): one redux instruction while the sum
+// fits 32 bits (each lane below 2^26), else warp_sum's shuffles.
+__device__ __forceinline__ size_type block_warp_sum(size_type value) {
+    constexpr size_type kSmall = size_type{1} << 26;
+    if (__any_sync(distbfs::kFullWarp, value >= kSmall)) return distbfs::warp_sum(value);
+    return __reduce_add_sync(distbfs::kFullWarp, static_cast<unsigned int>(value));
+}
+
 }  // namespace
 
 /*
@@ -520,13 +584,16 @@ __device__ __forceinline__ void block_visit_row(const BlockLevel& lv, vertex_t u
  *   the visited bitmask, copied from the global one at entry when it fits (mask_words > 0;
  *   else the claims go to the global one); a claim then costs a shared atomic, and the global
  *   bit follows through a fire-and-forget atomicOr.
- * Per level L (frontier F of S <= queue_capacity vertices in shared queue L % 2): rows of more
- * than a warp's width are visited by the whole warp, the others by their thread, kBlockBatch
- * columns at a time; each edge's head v is tested and claimed, and its one claimer labels v,
- * records its predecessor, reads its row and appends v to the next shared queue and to the
- * global queue of level L (the grid kernel's ping-pong pair, so the host finds the final
- * frontier where it would); each warp adds its appended vertices' degrees to the next level's
- * edge count; one block barrier.
+ * Per level L (frontier F of S <= queue_capacity vertices in shared queue L % 2), a vertex a
+ * thread: the first kBlockBatch columns of every row up to a warp's width, by all lanes of the
+ * warp in step, with one slot reservation for the warp's claims (block_visit_head: a level of
+ * a road network or a mesh is a chain of dependent steps, and this keeps it short); rows of
+ * more than a warp's width by the whole warp, the rest of a shorter row by its thread,
+ * kBlockBatch columns at a time. Each edge's head v is tested and claimed, and its one claimer
+ * labels v, records its predecessor, reads its row and appends v to the next shared queue and
+ * to the global queue of level L (the grid kernel's ping-pong pair, so the host finds the
+ * final frontier where it would); each warp adds its appended vertices' degrees to the next
+ * level's edge count; one block barrier.
  * A level appends at most its edge count of vertices, and the stop rule (as the grid kernel's,
  * on max_frontier and max_edges, both at most queue_capacity) keeps that within a queue.
  * Counts of level L's frontier (vertices, edges) are in slot L % 3 of a shared ring: level L
@@ -629,6 +696,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
             const size_type begin = i < size ? queues.begin[at] : 0;
             const size_type end = i < size ? queues.end[at] : 0;
             const bool wide = end - begin > distbfs::kWarpThreads;
+            block_visit_head(lv, u, begin, wide ? begin : end, lane, next_edges);
             unsigned int rows = __ballot_sync(distbfs::kFullWarp, wide);
             while (rows) {  // rows longer than a warp: the whole warp, one row at a time
                 const int leader = __ffs(rows) - 1;
@@ -638,9 +706,11 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
                 const size_type last = __shfl_sync(distbfs::kFullWarp, end, leader);
                 block_visit_row(lv, w, first + lane, last, distbfs::kWarpThreads, next_edges);
             }
-            if (!wide) block_visit_row(lv, u, begin, end, 1, next_edges);
+            if (!wide && begin + kBlockBatch < end) {  // the rest of a narrow row: its thread
+                block_visit_row(lv, u, begin + kBlockBatch, end, 1, next_edges);
+            }
         }
-        next_edges = distbfs::warp_sum(next_edges);  // every lane is here: the loop is uniform
+        next_edges = block_warp_sum(next_edges);  // every lane is here: the loop is uniform
         if (lane == 0 && next_edges > 0) {
             atomicAdd(&ring_edges[(levels + 1) % kRingSlots],
                       static_cast<unsigned long long>(next_edges));
