@@ -3,7 +3,7 @@
     mpirun -n 2 python benchmarks/level_overhead.py
 
 Searches a 2D grid (hundreds of levels whose frontiers hold a few hundred vertices) with the
-replicated and peer fused paths off, so every level runs the full loop (expand,
+replica and the peer fused path off, so every level runs the full loop (expand,
 filter+partition, bin exchange, contract, termination), and prints microseconds per level
 (``--peer-levels``: the fused levels through peer memory instead, two cross-GPU barriers a
 level); then the host cost of the operations a level is made of, each repeated, per rank: a

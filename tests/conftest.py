@@ -62,8 +62,11 @@ def xp(request):
     return np if request.param == "numpy" else _cupy_or_skip()
 
 
-def make_backend(name: str):
-    """A backend by name: "numpy", or "cuda" (skips the test where there is no GPU)."""
+def make_backend(name: str, *, replica: bool = False):
+    """A backend by name: "numpy", or "cuda" (skips the test where there is no GPU). The CUDA
+    backend keeps no replica unless asked (``replica``): several ranks then run every search
+    striped, with exchanges, as the numpy backend does; small graphs searched whole on every
+    rank's copy have tests of their own."""
     if name == "numpy":
         return NumpyBackend()
     _cupy_or_skip()
@@ -71,7 +74,7 @@ def make_backend(name: str):
     from distbfs.device import bind_device
 
     bind_device()
-    return CudaBackend()
+    return CudaBackend() if replica else CudaBackend(replica_limit_bytes=0)
 
 
 @pytest.fixture(params=["numpy", pytest.param("cuda", marks=pytest.mark.gpu)])

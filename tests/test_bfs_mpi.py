@@ -4,6 +4,8 @@ ranks; large frontiers are shared with every rank's visited mask."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,8 @@ import distbfs.engine.plan as plan_module
 from distbfs.backends.numpy import NumpyBackend
 from distbfs.constants import UNREACHED
 from distbfs.graph import build_graph
+from distbfs.runtime import resolve_comm
+from distbfs.traversals.bfs import bfs_levels
 
 import graphs
 
@@ -47,6 +51,33 @@ def test_statistics_are_global_and_exchange_crosses_ranks(comm):
     # every rank sees the same statistics
     frontiers = [lv.frontier for lv in result.levels]
     assert comm.allgather_object(frontiers).count(frontiers) == comm.size
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing", "two_phase"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_small_graphs_searched_whole_on_every_rank(name, strategy):
+    """A CUDA backend that keeps a replica: on several ranks each rank searches its copy whole
+    (the plan's ``whole``, a one-rank plan), with no exchange, and keeps its own vertices' part;
+    the same distances as scipy's, valid trees, and the same level table on every rank."""
+    from conftest import make_backend
+
+    backend = make_backend("cuda", replica=True)
+    comm = resolve_comm(os.environ.get("DISTBFS_TEST_COMM", "auto"), "cuda")
+    case = CASES[name]
+    n = case[2]
+    graph = graphs.build(case, comm, backend)
+    plan = plan_module.SearchPlan.build(graph, backend, comm, strategy=strategy)
+    assert (plan.whole is not None) == (comm.size > 1)
+    for source in sorted({0, n // 3, n - 1}):
+        result = bfs_levels(plan, source, predecessors=True)
+        distances = graphs.gather_global(comm, result.distances, n)
+        preds = graphs.gather_global(comm, result.predecessors, n)
+        expected = graphs.check_bfs_tree(case, source, distances, preds)
+        graphs.check_level_rows(case, expected, result.levels)
+        assert all(lv.items_sent_remote == 0 for lv in result.levels)
+        frontiers = [lv.frontier for lv in result.levels]
+        assert comm.allgather_object(frontiers).count(frontiers) == comm.size
 
 
 def test_construction_in_small_chunks_at_any_rank_count(comm, monkeypatch):

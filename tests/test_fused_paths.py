@@ -1,18 +1,18 @@
 """The level loop's fused small-frontier paths (``distbfs.engine.fused``), on CPU ranks: a
 numpy backend that emulates a fused path (``FusedNumpy``: each "fused" run is plain two-phase
 levels while the frontier is small) drives the same orchestration as the CUDA backend's
-cooperative kernel: the fused spans on one rank, the replicated path on several (every rank runs
-the first levels on its copy of the whole graph and keeps its own vertices' labels), the
-hand-over to striped levels, and the direction heuristic's recount after a span. Distances equal
-scipy's, trees are valid, and the spans add up to the levels, at any rank count (tests marked
-``mpi``)."""
+cooperative kernel: the fused spans on one rank and the hand-over to two-phase levels, the
+direction heuristic's recount after a span, and small graphs on several ranks, which every rank
+searches whole on its copy (``SearchPlan.whole``) and keeps its own vertices' labels.
+Distances equal scipy's, trees are valid, and the spans add up to the levels, at any rank count
+(tests marked ``mpi``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from distbfs.backends.base import FUSED_LOG_COLUMNS, Replica, SearchState
+from distbfs.backends.base import FUSED_LOG_COLUMNS, SearchState
 from distbfs.backends.numpy import NumpyBackend
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import UNLIMITED
@@ -26,13 +26,18 @@ ONE = SingleRankCommunicator()
 
 class FusedNumpy(NumpyBackend):
     """The numpy stages with an emulated fused path: ``run_small_levels`` runs two-phase levels
-    on one rank while the frontier holds at most ``max_frontier`` vertices; several ranks get
-    the replicated path for graphs of at most ``replica_limit_bytes``."""
+    on one rank while the frontier holds at most ``max_frontier`` vertices; several ranks copy
+    graphs of at most ``replica_limit_bytes`` and search them whole."""
 
     def __init__(self, small_frontier_limit: int = 64, replica_limit_bytes: int = 1 << 30):
         self.small_frontier_limit = small_frontier_limit
         self.replica_limit_bytes = replica_limit_bytes
         self.runs: list[tuple[int, int]] = []  # (first level, levels) of every fused run
+        self.expanded_on: set[int] = set()  # ranks of the graphs expanded in two phases
+
+    def expand(self, graph: DistGraph, state: SearchState, strip: int = 0):
+        self.expanded_on.add(graph.size)
+        return super().expand(graph, state, strip)
 
     def run_small_levels(
         self,
@@ -66,32 +71,6 @@ class FusedNumpy(NumpyBackend):
     def fused_level_log(self, state: SearchState) -> np.ndarray | None:
         log = state.scratch.get("fused_log")
         return np.array(log, dtype=np.int64).reshape(-1, len(FUSED_LOG_COLUMNS)) if log else None
-
-    def run_replicated_levels(
-        self,
-        graph: DistGraph,
-        replica: Replica,
-        state: SearchState,
-        sources: np.ndarray,
-        max_frontier: int,
-        *,
-        max_levels: int = UNLIMITED,
-    ) -> int:
-        whole = self.start(replica.graph, sources, state.preds is not None, replica.resources)
-        levels = self.run_small_levels(replica.graph, whole, 0, max_frontier, max_levels=max_levels)
-        if levels == 0:
-            return 0
-        rank, size = graph.rank, graph.size
-        state.labels[:] = whole.labels[rank::size]
-        if state.preds is not None:
-            state.preds[:] = whole.preds[rank::size]
-        state.visited_mask[:] = whole.visited_mask
-        frontier = whole.vertex_frontier
-        state.vertex_frontier = frontier[frontier % size == rank] // size
-        state.frontier_size = int(state.vertex_frontier.shape[0])
-        log = [[row[0], 0, 0] if rank else row for row in whole.scratch["fused_log"]]
-        state.scratch.setdefault("fused_log", []).extend(log)  # counts once over the ranks
-        return levels
 
 
 CASES = {
@@ -127,10 +106,11 @@ def search(comm, case, source, backend, strategy, **options):
 @pytest.mark.mpi
 @pytest.mark.parametrize("strategy", STRATEGIES)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_fused_and_replicated_levels(comm, name, strategy):
-    """Generous limits: the whole search is one fused run (one rank) or one replicated run
-    (several ranks); tight limits: fused runs and striped levels alternate (one rank), or the
-    replicated run hands over to striped levels for good (several ranks)."""
+def test_fused_levels_and_whole_searches(comm, name, strategy):
+    """Generous limits: the whole search is one fused run; tight limits: fused runs and
+    two-phase levels alternate. On several ranks each rank runs the same search whole on its
+    copy of the graph: the same fused runs as one rank, nothing expanded striped, and the level
+    table counts the whole graph's levels once."""
     case = CASES[name]
     n = case[2]
     for limit in (10**9, 3):
@@ -140,8 +120,11 @@ def test_fused_and_replicated_levels(comm, name, strategy):
             check(comm, case, source, result)
             if limit > n:
                 assert all(lv.fused for lv in result.levels)
-            if comm.size > 1 and backend.runs:  # only from the source, only once
-                assert backend.runs[0][0] == 0 and len(backend.runs) == 1
+            one = FusedNumpy(small_frontier_limit=limit)
+            _, alone = search(ONE, case, source, one, strategy)
+            assert backend.runs == one.runs
+            assert backend.expanded_on <= {1}
+            assert [lv.frontier for lv in result.levels] == [lv.frontier for lv in alone.levels]
 
 
 @pytest.mark.mpi
@@ -167,10 +150,6 @@ class DecliningFused(FusedNumpy):
     does when a source's row is too long for it): every level runs in two phases."""
 
     def run_small_levels(self, *args, **options) -> int:
-        self.runs.append((-1, 0))
-        return 0
-
-    def run_replicated_levels(self, *args, **options) -> int:
         self.runs.append((-1, 0))
         return 0
 

@@ -414,9 +414,10 @@ def check_fused_spans(comm, cupy, nccl, name, strategy, **backend_options):
 @pytest.mark.mpi
 @pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing", "contract_expand"])
 @pytest.mark.parametrize("name", ["grid", "path", "random_undirected", "directed_with_sinks"])
-def test_replicated_small_frontier_path(comm, cupy, nccl, name, strategy):
-    """Small graphs are copied to every rank: the first levels run fused on the copy, with no
-    exchange, then the striped levels go on from each rank's share of the outcome."""
+def test_small_graphs_searched_whole_on_every_rank(comm, cupy, nccl, name, strategy):
+    """Small graphs are copied to every rank, and every rank searches its copy whole, as one
+    GPU would (fused spans and, past tight limits, two-phase levels), with no exchange, then
+    keeps its own vertices' part."""
     check_fused_spans(comm, cupy, nccl, name, strategy)
 
 

@@ -248,8 +248,8 @@ def test_depth_limit_through_the_api(where, backend, backend_comm):
 @EVERYWHERE
 @pytest.mark.parametrize("strategy", ["hybrid", "contract_expand", "direction_optimizing"])
 def test_fused_path_stops_at_the_depth_limit(where, comm, strategy):
-    """The emulated fused path (one rank: fused runs; several: the replicated run) ends at D:
-    a path searched whole by one fused run otherwise."""
+    """The emulated fused path (one rank: fused runs; several: each rank's run on its copy of
+    the graph) ends at D: a path searched whole by one fused run otherwise."""
     case = graphs.path(60)
     for sources, limit in (([0], 1), ([0], 17), ([0, 59], 5), ([30], 40)):
         backend = FusedNumpy(small_frontier_limit=10**9)
@@ -374,11 +374,11 @@ def test_cooperative_grid_stops_at_max_levels(backend):
 @pytest.mark.parametrize("strategy", ["hybrid", "contract_expand", "direction_optimizing"])
 def test_depth_limit_inside_a_fused_span_on_the_gpu(where, backend, backend_comm, strategy):
     """Fused spans that would run a whole path end at D: one rank (its fused run), several
-    (the replicated run, and the peer run where the replica is off)."""
+    (each rank's run on its copy of the graph, and the peer run where the replica is off)."""
     from distbfs.backends.cuda.backend import CudaBackend
 
     case = graphs.path(3000)
-    for cuda in (backend, CudaBackend(replica_limit_bytes=0)):
+    for cuda in (CudaBackend(), backend):  # backend: no replica
         graph = graphs.build(case, backend_comm, cuda)
         for sources, limit in (([0], 5), ([0], 1000), ([0, 2999], 40), ([1500], 2000)):
             result = search(graph, sources, cuda, backend_comm, strategy, depth_limit=limit)

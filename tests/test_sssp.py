@@ -49,16 +49,16 @@ class ArrayStagesOnHost(ArrayPathStages, NumpyBackend):
     ]
 )
 def backend(request):
-    """This module's backends: conftest's (cuda: the search in place, one persistent kernel),
-    the array-module stages run by numpy, and the CUDA backend's striped stages (what several
-    ranks run) on one rank."""
+    """This module's backends: conftest's (cuda: the search in place, one persistent kernel,
+    on every rank's replica on several), the array-module stages run by numpy, and the CUDA
+    backend's striped stages (what several ranks run on larger graphs) at any rank count."""
     if request.param == "arrays":
         return ArrayStagesOnHost()
     if request.param == "cuda_striped":
         cuda = make_backend("cuda")
         cuda.shortest_paths_in_place = None  # the plan then takes the striped steps
         return cuda
-    return make_backend(request.param)
+    return make_backend(request.param, replica=True)
 
 
 def stored(case, weights):

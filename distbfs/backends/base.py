@@ -163,8 +163,9 @@ frontier's vertices over all ranks, this rank's vertices of it and their out-edg
 @dataclass
 class Replica:
     """The whole graph as one rank's CSR, kept by every rank of a job (graphs small enough:
-    ``Backend.replica_limit_bytes``), with the backend's resources for it: the fused path of
-    several ranks runs the first levels of a search on it (``run_replicated_levels``)."""
+    ``Backend.replica_limit_bytes``), with the backend's resources for it: every rank runs a
+    search of such a graph whole on its copy (``SearchPlan.whole``; shortest paths:
+    ``PathPlan.replica``)."""
 
     graph: DistGraph
     resources: Any
@@ -179,8 +180,8 @@ class Backend(Protocol):
     """Largest vertex frontier ``run_small_levels`` should take under the hybrid strategy; 0 when
     the backend has no fused small-frontier path."""
     replica_limit_bytes: int
-    """Several ranks: largest whole CSR (bytes) every rank keeps a copy of, for
-    ``run_replicated_levels`` (0: never)."""
+    """Several ranks: largest whole CSR (bytes) every rank keeps a copy of and searches whole
+    (``Replica``; 0: never)."""
     peer_levels: bool
     """Several ranks of one node: whether small frontiers may run fused through peer memory
     (``make_peer_mailbox``, ``run_peer_levels``; ``distbfs.engine.fused``)."""
@@ -281,23 +282,6 @@ class Backend(Protocol):
         holds at most ``max_frontier`` vertices, and at most ``max_levels`` levels (a search's
         depth limit: the last labels ``level + max_levels``; default: no limit), one rank only;
         return how many levels ran."""
-        ...
-
-    def run_replicated_levels(
-        self,
-        graph: DistGraph,
-        replica: Replica,
-        state: SearchState,
-        sources: Any,
-        max_frontier: int,
-        *,
-        max_levels: int = ...,
-    ) -> int:
-        """Several ranks, at the start of a search: run ``run_small_levels`` from all
-        ``sources`` (as ``start`` takes them) on ``replica`` (the whole graph as one rank's
-        CSR), at most ``max_levels`` levels, then give ``state`` this rank's part of the result
-        (labels, predecessors, visited mask, its vertices of the frontier); return how many
-        levels ran. Every rank runs the same levels and gets the same labels."""
         ...
 
     def fused_level_log(self, state: SearchState) -> Any:

@@ -3,10 +3,9 @@ many levels run by one launch while the frontier is small, so high-diameter grap
 a launch, an exchange and a reduction per level. The search plan chooses one per graph:
 
 - ``NoFusedLevels``: the strategy or the backend has none; every level runs in two phases.
-- ``OneRankFusedLevels``: one rank, the backend's fused kernel on its CSR.
-- ``ReplicatedFusedLevels``: several ranks and a graph small enough that every rank keeps a copy
-  (``backend.replica_limit_bytes``): from the source, every rank runs the same levels on its
-  copy with no communication, then keeps its own vertices' labels.
+- ``OneRankFusedLevels``: one rank, the backend's fused kernel on its CSR. Several ranks that
+  each hold a copy of a small graph (``backend.replica_limit_bytes``) search it whole, as one
+  rank, and take this path on it (``SearchPlan.whole``).
 - ``PeerFusedLevels``: several ranks of one node whose GPUs map each other's memory: the fused
   kernel runs on every GPU at once, the items and the level barriers going through peer memory
   (the mailboxes the communicator maps: ``map_peer_memory``).
@@ -24,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.base import Replica
 from ..constants import UNLIMITED
 
 
@@ -69,31 +67,6 @@ class OneRankFusedLevels:
         )
 
 
-class ReplicatedFusedLevels:
-    """Several ranks, each with ``replica`` (the whole graph as one rank's CSR): the first
-    levels of a search from all its sources, fused, alike on every rank."""
-
-    def __init__(self, limit: int, replica: Replica) -> None:
-        self.limit, self.replica = limit, replica
-
-    def takes(self, level: int, frontier_size: int) -> bool:
-        return level == 0 and frontier_size <= self.limit
-
-    def run(
-        self,
-        plan: Any,
-        state: Any,
-        sources: np.ndarray,
-        level: int,
-        frontier_size: int,
-        limit: int,
-    ) -> int:
-        span = plan.backend.run_replicated_levels(
-            plan.graph, self.replica, state, sources, self.limit, max_levels=limit - level
-        )
-        return _agreed(plan.comm, span)
-
-
 class PeerFusedLevels:
     """Several ranks of one node: fused levels on every GPU at once through peer memory, while
     the whole frontier holds at most ``limit`` vertices per rank."""
@@ -131,20 +104,17 @@ def _agreed(comm: Any, span: int) -> int:
     return span
 
 
-FusedPath = NoFusedLevels | OneRankFusedLevels | ReplicatedFusedLevels | PeerFusedLevels
+FusedPath = NoFusedLevels | OneRankFusedLevels | PeerFusedLevels
 
 
 def choose_fused_path(resources: Any, limit: int) -> FusedPath:
     """The fused path for frontiers of at most ``limit`` vertices (0: none), collective: on
-    several ranks the graph's replica if it has one, else its mapped peer mailbox
-    (``GraphResources``), else none."""
+    several ranks the graph's mapped peer mailbox (``GraphResources``) if it has one, else
+    none."""
     if limit == 0:
         return NoFusedLevels()
     if resources.comm.size == 1:
         return OneRankFusedLevels(limit)
-    replica = resources.replica()
-    if replica is not None:
-        return ReplicatedFusedLevels(limit, replica)
     mailbox = resources.peer_mailbox()
     if mailbox is not None:
         return PeerFusedLevels(limit, mailbox, resources.comm.size)

@@ -8,9 +8,11 @@ kernels, the numpy degrees), the in-neighbour CSR that bottom-up levels scan on 
 (one all-to-all), the whole-graph replica of small graphs on several ranks (two all-gathers) and
 the peer mailbox of fused levels through peer memory. ``SearchPlan`` is one strategy with its
 thresholds over those resources: it checks them once and chooses the fused small-frontier path
-(``distbfs.engine.fused``). A plan holds no search state: a search's labels and queues live in
-the ``SearchState`` that ``start`` returns. Nothing here is keyed by ``id()``: the resources
-are an object the caller keeps (``distbfs.Graph`` keeps one per graph) and drops with the graph.
+(``distbfs.engine.fused``); on several ranks that each hold the replica, its one-rank plan over
+the replica (``SearchPlan.whole``), which every rank searches whole. A plan holds no search
+state: a search's labels and queues live in the ``SearchState`` that ``start`` returns. Nothing
+here is keyed by ``id()``: the resources are an object the caller keeps (``distbfs.Graph`` keeps
+one per graph) and drops with the graph.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ import numpy as np
 
 from ..backends.base import Replica
 from ..comm.base import Communicator
+from ..comm.single import SingleRankCommunicator
 from ..constants import UNLIMITED
 from ..errors import InvalidArgumentValue
 from ..graph import DistGraph, build_graph, build_local_graph
 from ..memory import require
 from .buckets import WeightSummary, check_delta, choose_delta
 from .direction import DirectionOptimizing, TopDownOnly
-from .fused import choose_fused_path
+from .fused import FusedPath, NoFusedLevels, choose_fused_path
 from .strategy import DEFAULT_ALPHA, DEFAULT_BETA, Strategy, check_strategy, check_thresholds
 
 SHARE_FRONTIER = 32
@@ -94,15 +97,19 @@ class GraphResources:
     graph, backend, comm
         The graph this rank holds, the stages and the exchange.
     backend_resources
-        ``backend.prepare(graph)``, built at once.
+        ``backend.prepare(graph)``, built at once unless given.
     """
 
-    def __init__(self, graph: DistGraph, backend: Any, comm: Communicator) -> None:
+    def __init__(
+        self, graph: DistGraph, backend: Any, comm: Communicator, backend_resources: Any = None
+    ) -> None:
         self.graph, self.backend, self.comm = graph, backend, comm
-        self.backend_resources = backend.prepare(graph)
+        prepared = backend_resources is not None
+        self.backend_resources = backend_resources if prepared else backend.prepare(graph)
         self._in_graph: DistGraph | None = None
         self._whole: DistGraph | None = None
         self._replica: Any = _UNSET
+        self._replica_resources: Any = _UNSET
         self._mailbox: Any = _UNSET
         self._weights: WeightSummary | None = None
 
@@ -200,6 +207,20 @@ class GraphResources:
                 self._replica = Replica(whole, backend.prepare(whole))
         return self._replica
 
+    def replica_resources(self) -> GraphResources | None:
+        """The replica (``replica``) as a one-rank graph of its own, with the backend's
+        resources for it: what the searches every rank runs whole on its copy share
+        (collective on first use, as ``replica``); None where there is no replica."""
+        if self._replica_resources is _UNSET:
+            replica = self.replica()
+            self._replica_resources = None
+            if replica is not None:
+                one = SingleRankCommunicator()
+                self._replica_resources = GraphResources(
+                    replica.graph, self.backend, one, replica.resources
+                )
+        return self._replica_resources
+
     def peer_mailbox(self) -> Any | None:
         """This rank's mailbox for fused levels through peer memory, with every rank's mapped
         here (collective on first use); None on one rank, for a backend without the path or
@@ -234,6 +255,13 @@ class SearchPlan:
         The fused small-frontier path (``distbfs.engine.fused``).
     shares_frontier : bool
         Whether large new frontiers are all-gathered into the visited masks (``SHARE_FRONTIER``).
+    whole : SearchPlan or None
+        Several ranks that each hold the graph's replica (``GraphResources.replica``: small
+        graphs): the same strategy's plan over the replica on one rank. Every rank runs each
+        search whole on its copy, with no exchange at all, and keeps its own vertices' part
+        (``distbfs.traversals.bfs``): a small graph's levels are latency, which striping only
+        adds to (benchmarks/RESULTS.md, "road network, 2 GPUs"). This plan's own paths then
+        go unused: it builds no in-neighbours and no fused path.
     """
 
     def __init__(
@@ -255,8 +283,14 @@ class SearchPlan:
                 "plain rows; a compressed graph takes hybrid, direction_optimizing or two_phase"
             )
         require_search(resources, "bfs", f"a BFS of {self.graph.n:,} vertices")
-        self.in_graph = resources.in_neighbours() if self.optimizing else self.graph
-        self.fused = choose_fused_path(resources, self._fused_limit())
+        replica = resources.replica_resources() if self.comm.size > 1 else None  # collective
+        self.whole = None if replica is None else SearchPlan(replica, strategy, alpha, beta)
+        self.in_graph = self.graph
+        if self.optimizing and self.whole is None:
+            self.in_graph = resources.in_neighbours()
+        self.fused: FusedPath = NoFusedLevels()
+        if self.whole is None:
+            self.fused = choose_fused_path(resources, self._fused_limit())
         self.shares_frontier = self.comm.size > 1 and not self.optimizing
 
     @classmethod

@@ -19,6 +19,11 @@ the distance to the nearest source. A depth limit D stops the search once level 
 levels past D are never run (the fused paths stop there too), and farther vertices stay
 UNREACHED.
 
+Small graphs on several ranks (``SearchPlan.whole``): every rank holds a copy and runs each
+search whole on it, as one rank, with no exchange, then keeps its own vertices' labels and
+parents. Every rank computes the same labels; a parent is any valid one, so the parts of
+several ranks' trees form a valid tree.
+
 Invariants: labels are final when set (level-synchronous search); the loop ends after the first
 level whose global frontier is empty, or once level D is labeled; every rank runs the same
 number of levels, in the same directions (decided from all-reduced numbers only).
@@ -38,7 +43,8 @@ from ..engine.plan import SearchPlan, distinct_sources, level_limit
 @dataclass
 class SearchResult:
     """This rank's part of one search: labels and preds of its owned vertices (local order);
-    ``sources``: the distinct sources, sorted (host int64)."""
+    ``sources``: the distinct sources, sorted (host int64); ``state``: the search's (the
+    replica's, for a search run whole on every rank: ``own_share``)."""
 
     sources: Any
     distances: Any
@@ -64,6 +70,11 @@ def bfs_levels(
     """Run one level-synchronous BFS from the global vertices ``sources`` (one or several), up
     to level ``depth_limit`` (None: no limit) (collective)."""
     timer = plan.backend.make_timer(False) if timer is None else timer
+    if plan.whole is not None:
+        whole = bfs_levels(
+            plan.whole, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer
+        )
+        return own_share(plan, whole)
     sources, limit = distinct_sources(sources), level_limit(depth_limit)
     state = plan.start(sources, predecessors)
     termination = plan.termination(state, len(sources))
@@ -98,6 +109,17 @@ def bfs_levels(
     release_queues(plan, state)
     levels = log.stats(plan.comm, timer, fused)
     return SearchResult(sources, state.labels, state.preds, levels, state)
+
+
+def own_share(plan: SearchPlan, whole: SearchResult) -> SearchResult:
+    """This rank's part of a search of the whole graph (every vertex, in global order): its
+    vertices' labels and parents in local order (``v // size`` for ``v % size == rank``). The
+    level table is the whole search's, the same on every rank."""
+    xp, rank, size = plan.backend.xp, plan.comm.rank, plan.comm.size
+    labels = xp.ascontiguousarray(whole.distances[rank::size])
+    preds = whole.predecessors
+    preds = None if preds is None else xp.ascontiguousarray(preds[rank::size])
+    return SearchResult(whole.sources, labels, preds, whole.levels, whole.state)
 
 
 def top_down_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:

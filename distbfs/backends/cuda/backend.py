@@ -25,7 +25,7 @@ from ..arrays import ArrayPathStages
 from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.components import ComponentState
 from ..arrays.lanes import ArrayLaneStages, LaneState
-from ..base import EdgeFrontier, PathState, Relaxations, Replica, SearchState
+from ..base import EdgeFrontier, PathState, Relaxations, SearchState
 from . import (
     bottom_up,
     contract,
@@ -61,9 +61,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         that many (``expansion_strips``). Lower it to save memory, raise it for fewer launches.
     replica_limit_bytes : int
         Several ranks: a graph whose whole CSR takes at most this many bytes is copied to every
-        rank once, and searches run their first levels fused on that copy while the frontier is
-        small (``distbfs.engine.fused``): high-diameter graphs then pay no exchange per level.
-        0 turns the copy off.
+        rank once, and every rank runs each search whole on its copy, as one GPU would, and
+        keeps its own vertices' part (``SearchPlan.whole``; shortest paths in place): small
+        graphs then pay no exchange at all. 0 turns the copy off (every search striped).
     peer_levels : bool
         Several ranks on one node, a graph not copied: small frontiers run fused on every GPU
         at once, the items and level barriers going through peer memory
@@ -192,27 +192,6 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
             max_frontier,
             max_levels=max_levels,
         )
-
-    def run_replicated_levels(
-        self,
-        graph: DistGraph,
-        replica: Replica,
-        state: SearchState,
-        sources: Any,
-        max_frontier: int,
-        *,
-        max_levels: int = UNLIMITED,
-    ) -> int:
-        """Several ranks: fused levels from all ``sources`` on the whole graph
-        (``replica.graph``, a one-rank CSR), at most ``max_levels`` of them, then this rank's
-        part of the outcome into ``state`` (``fused.replica_share``). Returns the levels run
-        (0 if none ran)."""
-        whole = self.start(replica.graph, sources, state.preds is not None, replica.resources)
-        levels = self.run_small_levels(replica.graph, whole, 0, max_frontier, max_levels=max_levels)
-        if levels == 0:
-            return 0
-        fused.replica_share(graph, state, whole)
-        return levels
 
     def fused_level_log(self, state: SearchState) -> np.ndarray | None:
         return fused.level_log(state)

@@ -91,18 +91,6 @@ def fill_bytes(array: Any, byte: int) -> None:
     cupy.cuda.runtime.memsetAsync(array.data.ptr, byte, array.nbytes, stream.ptr)
 
 
-def copy_array(target: Any, source: Any) -> None:
-    """Copy the contiguous device array ``source`` into ``target``, of the same length and
-    type (cudaMemcpyAsync on the current stream: no kernel to launch)."""
-    if target.shape != source.shape or target.dtype != source.dtype:
-        raise ValueError(
-            f"copy of {source.shape} {source.dtype} into {target.shape} {target.dtype}"
-        )
-    stream = cupy.cuda.get_current_stream()
-    kind = cupy.cuda.runtime.memcpyDeviceToDevice
-    cupy.cuda.runtime.memcpyAsync(target.data.ptr, source.data.ptr, source.nbytes, kind, stream.ptr)
-
-
 def allocate(graph: DistGraph, what: str, length: int, dtype: np.dtype, total: int) -> Any:
     """``cupy.empty``, turning out-of-memory into a ``DeviceError`` that says what to do."""
     try:

@@ -3,11 +3,10 @@
 to back, one grid barrier per level, while the frontier is small: one launch and one host read
 for the whole run.
 
-Three ways in: ``run_small_levels`` (one rank, its CSR); ``CudaBackend.run_replicated_levels``
-(several ranks: ``run_small_levels`` on a replica of the whole graph, then ``replica_share``
-gives each rank its own vertices' part); and ``run_peer_levels`` (several ranks of one node: a
-grid on each GPU, the items and the level barrier going through peer memory, ``PeerMailbox``,
-mapped by the communicator over CUDA IPC).
+Two ways in: ``run_small_levels`` (one rank, its CSR, or every rank its replica of a small
+graph: ``SearchPlan.whole``) and ``run_peer_levels`` (several ranks of one node: a grid on each
+GPU, the items and the level barrier going through peer memory, ``PeerMailbox``, mapped by the
+communicator over CUDA IPC).
 
 Every fused level is logged: the kernels write a row per level (its frontier's vertices over all
 ranks, this rank's vertices and their out-edges) into the graph's log in mapped host memory,
@@ -39,7 +38,6 @@ from .buffers import (
     allocate_fused_log,
     as_vertices,
     check_graph,
-    copy_array,
     ensure_fused_queues,
     fill_bytes,
     level_of,
@@ -268,46 +266,6 @@ def _kernel_levels(max_levels: int) -> np.int32:
     """The fused kernels' ``max_levels`` argument (their sixth, after ``max_frontier``): an
     int, so "no limit" (``UNLIMITED``) becomes the largest one."""
     return np.int32(min(max_levels, KERNEL_LEVELS_LIMIT))
-
-
-def replica_share(graph: DistGraph, state: SearchState, whole: SearchState) -> None:
-    """After fused levels on the replica (``whole``: the search of the whole graph as one
-    rank's CSR), this rank's part of the outcome into ``state``: labels and predecessors of
-    its vertices (every v with v % size == rank), the visited mask (global ids on both), its
-    vertices of the frontier."""
-    rank, size = graph.rank, graph.size
-    state.labels[:] = whole.labels[rank::size]
-    if state.preds is not None:
-        state.preds[:] = whole.preds[rank::size]
-    copy_array(state.visited_mask, whole.visited_mask)
-    queues = queues_of(state)
-    state.frontier_size = 0
-    if whole.frontier_size:  # (a search that ended fused, as on a mesh, has none)
-        frontier = whole.vertex_frontier  # global ids (one rank: local == global)
-        mine = frontier[frontier % size == rank] // size
-        queues.frontier[: mine.shape[0]] = mine
-        state.frontier_size = int(mine.shape[0])
-    state.vertex_frontier = queues.frontier[: state.frontier_size]
-    queues.advance(0, None)  # n_u, m_u: recounted when asked
-    _share_log(graph, queues, queues_of(whole))
-
-
-def _share_log(graph: DistGraph, queues: SearchQueues, whole: SearchQueues) -> None:
-    """The log of the replica's run appended to this rank's: every rank keeps its frontiers
-    (the whole graph's), rank 0 alone its counts, so that the level table's sum over ranks
-    counts each level's work once."""
-    rows = whole.fused_log_rows
-    if rows == 0:
-        return
-    if queues.resources.fused_log is None:  # (this rank's queues run no fused levels)
-        allocate_fused_log(queues.resources, FUSED_LOG_ROWS)
-    first = queues.fused_log_rows
-    _grow_log(queues, first + rows)
-    log = queues.resources.fused_log_host[first * FUSED_LOG_FIELDS :][: rows * FUSED_LOG_FIELDS]
-    log[:] = whole.resources.fused_log_host[: rows * FUSED_LOG_FIELDS]
-    if graph.rank != 0:
-        log.reshape(rows, FUSED_LOG_FIELDS)[:, 1:] = 0
-    queues.fused_log_rows = first + rows
 
 
 def make_peer_mailbox(policy: LaunchPolicy, graph: DistGraph) -> PeerMailbox:

@@ -16,7 +16,7 @@ from ...timing import HostTimer, NullTimer
 from ..arrays import relax as array_relax
 from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.lanes import ArrayLaneStages, LaneState
-from ..base import EdgeFrontier, PathState, Relaxations, Replica, SearchState
+from ..base import EdgeFrontier, PathState, Relaxations, SearchState
 from . import bottom_up, contract, expand, filter_partition, lanes, relax, search
 
 SEARCH_BYTES = {
@@ -41,7 +41,7 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     name = "numpy"
     xp = np
     small_frontier_limit = 0  # the host stages have no launch cost to save
-    replica_limit_bytes = 0  # so no replicated small-frontier path either
+    replica_limit_bytes = 0  # CPU ranks split a search: its striped levels are the reference
     peer_levels = False  # nor fused levels through peer memory
 
     def search_bytes(self, graph: DistGraph, traversal: str) -> int:
@@ -103,18 +103,6 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
         graph: DistGraph,
         state: SearchState,
         level: int,
-        max_frontier: int,
-        *,
-        max_levels: int = UNLIMITED,
-    ) -> int:
-        return 0
-
-    def run_replicated_levels(
-        self,
-        graph: DistGraph,
-        replica: Replica,
-        state: SearchState,
-        sources: Any,
         max_frontier: int,
         *,
         max_levels: int = UNLIMITED,
