@@ -166,6 +166,11 @@ struct Csr {
   distbfs::VarintColumns coded;  // compressed columns (the *_varint kernels)
   const void* weights;           // float or double, or none (every edge weighs 1)
   int weight_kind;               // 0 none, 1 float, 2 double, 3 float with rows ascending
+  long long rank;                // the rows are rank `rank`'s of `size` (local row u is
+  long long size;                //   global vertex u * size + rank)
+
+  // The global id of local row u: a compressed row's first gap counts from it.
+  __device__ __forceinline__ long long vertex(vertex_t u) const { return u * size + rank; }
 
   __device__ __forceinline__ double weight(size_type e) const {
     if (weight_kind == 1 || weight_kind == kRowsByWeight) {
@@ -264,7 +269,7 @@ __device__ __forceinline__ void visit_coded(const Csr& g, vertex_t u, double du,
                                             size_type row_begin, size_type from, size_type to,
                                             Visit& visit) {
   if (from >= to) return;
-  distbfs::VarintCursor cursor = distbfs::open_at(g.coded, u, row_begin, u, from);
+  distbfs::VarintCursor cursor = distbfs::open_at(g.coded, u, row_begin, g.vertex(u), from);
   for (size_type e = from; e < to; e += kBatch) {
     vertex_t v[kBatch];
     double w[kBatch];
@@ -1065,25 +1070,29 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
 
 // The plain and the compressed entry point of a kernel whose body takes the graph as a Csr:
 // name(offsets, columns, weights, weight_kind, params...) and name_varint(offsets, bytes,
-// byte_offsets, point_bytes, point_values, weights, weight_kind, params...).
+// byte_offsets, point_bytes, point_values, weights, weight_kind, params...), each with the
+// rank and rank count whose rows it reads after weight_kind (graph_args in relax.py).
 #define DISTBFS_UNPAREN(...) __VA_ARGS__
 #define DISTBFS_RELAX_ENTRIES(name, body, word, params, args)                               \
   DISTBFS_RELAX_ENTRIES_BOUND(name, body, word, kRelaxThreads, kRelaxBlocksPerSM, params, args)
 #define DISTBFS_RELAX_ENTRIES_BOUND(name, body, word, threads, blocks, params, args)          \
   extern "C" __global__ void __launch_bounds__(threads, blocks)                             \
       name(const size_type* offsets, const vertex_t* columns, const void* weights,          \
-           int weight_kind, DISTBFS_UNPAREN params) {                                       \
-    const Csr g{offsets, columns, {nullptr, nullptr, nullptr, nullptr}, weights,            \
-                weight_kind};                                                               \
+           int weight_kind, long long rows_rank, long long rows_size,                       \
+           DISTBFS_UNPAREN params) {                                                        \
+    const Csr g{offsets,     columns,   {nullptr, nullptr, nullptr, nullptr},               \
+                weights,     weight_kind, rows_rank,                                        \
+                rows_size};                                                                 \
     body<false, word>(g, DISTBFS_UNPAREN args);                                             \
   }                                                                                         \
   extern "C" __global__ void __launch_bounds__(threads, blocks)                             \
       name##_varint(                                                                        \
       const size_type* offsets, const unsigned char* bytes, const size_type* byte_offsets,  \
       const size_type* point_bytes, const vertex_t* point_values, const void* weights,      \
-      int weight_kind, DISTBFS_UNPAREN params) {                                            \
-    const Csr g{offsets, nullptr, {bytes, byte_offsets, point_bytes, point_values}, weights, \
-                weight_kind};                                                               \
+      int weight_kind, long long rows_rank, long long rows_size, DISTBFS_UNPAREN params) {  \
+    const Csr g{offsets,     nullptr,   {bytes, byte_offsets, point_bytes, point_values},   \
+                weights,     weight_kind, rows_rank,                                        \
+                rows_size};                                                                 \
     body<true, word>(g, DISTBFS_UNPAREN args);                                              \
   }
 

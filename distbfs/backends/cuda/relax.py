@@ -100,8 +100,15 @@ def relax_kernel(policy: LaunchPolicy, graph: DistGraph, name: str) -> Any:
 
 def graph_args(graph: DistGraph) -> tuple[Any, ...]:
     """What the row-reading kernels of ``kernels/relax.cu`` take for ``graph``: row offsets,
-    columns (plain, or the compressed columns' arrays), weights and their kind."""
-    return (graph.row_offsets, *column_args(graph), *weight_args(graph))
+    columns (plain, or the compressed columns' arrays), weights and their kind, then the rank
+    whose rows they are and the rank count (a compressed row's first gap counts from its
+    vertex's global id)."""
+    return (graph.row_offsets, *column_args(graph), *weight_args(graph), *rows_owner(graph))
+
+
+def rows_owner(graph: DistGraph) -> tuple[np.int64, np.int64]:
+    """The rank and rank count of ``graph``'s rows, as the row-reading kernels take them."""
+    return np.int64(graph.rank), np.int64(graph.size)
 
 
 ROWS_BY_WEIGHT = np.int32(3)
@@ -157,7 +164,7 @@ def search_rows(policy: LaunchPolicy, graph: DistGraph) -> tuple[Any, ...]:
     by_weight = rows_by_weight(graph)
     if by_weight is None:
         return plain
-    return (graph.row_offsets, by_weight[0], by_weight[1], ROWS_BY_WEIGHT)
+    return (graph.row_offsets, by_weight[0], by_weight[1], ROWS_BY_WEIGHT, *rows_owner(graph))
 
 
 def piece_slots(policy: LaunchPolicy, graph: DistGraph) -> int:
