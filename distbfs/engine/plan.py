@@ -195,9 +195,10 @@ class GraphResources:
         return self._whole
 
     def replica(self) -> Replica | None:
-        """The whole graph on every rank (``whole``) for the replicated fused path, when its
-        CSR takes at most ``backend.replica_limit_bytes`` (collective on first use); None on
-        one rank, without the path, or for a larger graph."""
+        """The whole graph on every rank (``whole``), which every rank then searches whole
+        (``replica_resources``, ``SearchPlan.whole``; shortest paths in place), when its CSR
+        takes at most ``backend.replica_limit_bytes`` (collective on first use); None on one
+        rank, with the limit 0, or for a larger graph."""
         if self._replica is _UNSET:
             self._replica = None
             graph, backend, comm = self.graph, self.backend, self.comm
