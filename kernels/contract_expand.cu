@@ -420,6 +420,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
 namespace {
 
 constexpr int kBlockBatch = 4;  // columns of a row block_levels_kernel loads before claiming
+constexpr int kBlockWarps = kFusedThreads / distbfs::kWarpThreads;  // warps of its block
 
 // block_levels_kernel's frontier queues, in dynamic shared memory: two of `capacity` vertices,
 // each with its row (first and one-past-last column position, read when it was claimed).
@@ -596,9 +597,12 @@ __device__ __forceinline__ size_type block_warp_sum(size_type value) {
  * level's edge count; one block barrier.
  * A level appends at most its edge count of vertices, and the stop rule (as the grid kernel's,
  * on max_frontier and max_edges, both at most queue_capacity) keeps that within a queue.
- * Counts of level L's frontier (vertices, edges) are in slot L % 3 of a shared ring: level L
- * appends to slot (L + 1) % 3 and thread 0 zeroes slot (L + 2) % 3, last read at the top of
- * level L - 1, before that level's barrier: one barrier a level, as the grid kernel's ring.
+ * Counts of level L's frontier are in slot L % 3 of shared rings: its vertices (the appends'
+ * counter: level L appends to slot (L + 1) % 3 and thread 0 zeroes slot (L + 2) % 3, last read
+ * at the top of level L - 1, before that level's barrier) and its edges, one sum a warp (each
+ * warp writes its sum into slot (L + 1) % 3, and every thread adds the warps' sums at the top
+ * of level L + 1: no 64-bit shared atomic, which is a compare-and-swap loop): one barrier a
+ * level, as the grid kernel's ring.
  * level_log and counters[] as the grid kernel writes them.
  */
 extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
@@ -623,7 +627,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
 {
     extern __shared__ __align__(16) unsigned char block_shared[];
     __shared__ unsigned int appended[kRingSlots];
-    __shared__ unsigned long long ring_edges[kRingSlots];
+    __shared__ unsigned long long warp_edges[kRingSlots][kBlockWarps];
     const int tid = threadIdx.x;
     const int lane = tid % distbfs::kWarpThreads;
     const size_type capacity = queue_capacity;
@@ -637,10 +641,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
     if (max_edges > capacity) max_edges = capacity;
 
     for (size_type i = tid; i < mask_words; i += kFusedThreads) shared_mask[i] = visited_mask[i];
-    if (tid < kRingSlots) {
-        appended[tid] = 0;
-        ring_edges[tid] = 0;
-    }
+    if (tid < kRingSlots) appended[tid] = 0;
     __syncthreads();
     // The entry frontier with its rows into shared queue 0 (as far as it fits) and its edges
     // counted, all of them: the host reads the count of a frontier the block does not take.
@@ -656,7 +657,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
             queues.end[i] = end;
         }
     }
-    if (entry_edges > 0) atomicAdd(&ring_edges[0], entry_edges);
+    entry_edges = distbfs::warp_sum(entry_edges);
+    if (lane == 0) warp_edges[0][tid / distbfs::kWarpThreads] = entry_edges;
     __syncthreads();
 
     BlockLevel lv = {row_offsets, column_indices, labels, preds,
@@ -669,7 +671,9 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
     for (;; ++levels) {
         const int slot = levels % kRingSlots;
         if (levels > 0) size = appended[slot];
-        edges = static_cast<size_type>(ring_edges[slot]);
+        edges = 0;
+#pragma unroll
+        for (int warp = 0; warp < kBlockWarps; ++warp) edges += warp_edges[slot][warp];
         if (tid == 0) log_level(level_log, levels, size, size, edges);
         if (levels > 0) {
             labeled += size;
@@ -678,10 +682,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
         if (levels >= max_levels || size == 0 || size > max_frontier || edges > max_edges) {
             break;  // the same decision in every thread
         }
-        if (tid == 0) {
-            appended[(levels + 2) % kRingSlots] = 0;
-            ring_edges[(levels + 2) % kRingSlots] = 0;
-        }
+        if (tid == 0) appended[(levels + 2) % kRingSlots] = 0;
         const int current = levels & 1;
         lv.next = current ^ 1;
         lv.label = static_cast<label_t>(level + levels + 1);
@@ -711,10 +712,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
             }
         }
         next_edges = block_warp_sum(next_edges);  // every lane is here: the loop is uniform
-        if (lane == 0 && next_edges > 0) {
-            atomicAdd(&ring_edges[(levels + 1) % kRingSlots],
-                      static_cast<unsigned long long>(next_edges));
-        }
+        const int warp = tid / distbfs::kWarpThreads;
+        if (lane == 0) warp_edges[(levels + 1) % kRingSlots][warp] = next_edges;
         __syncthreads();
     }
     if (tid == 0) write_fused_counters(counters, levels, size, edges, labeled, labeled_edges);
