@@ -30,6 +30,12 @@ def num_local(n: int, size: int, rank: int) -> int:
     return max(0, (n - rank + size - 1) // size)
 
 
+def owned_part(xp: Any, whole: Any, rank: int, size: int) -> Any:
+    """The entries of a whole-graph array (global order; None passes through) at the vertices
+    ``rank`` owns, in local order, as a contiguous array of ``xp``."""
+    return None if whole is None else xp.ascontiguousarray(whole[rank::size])
+
+
 def rank_major(v: Any, n: int, size: int) -> Any:
     """Position of global vertex id(s) ``v`` in the concatenation, in rank order, of every
     rank's array over its owned vertices (what ``Communicator.allgather_array`` returns)."""

@@ -38,6 +38,7 @@ from typing import Any
 from ..engine.direction import BOTTOM_UP, TOP_DOWN
 from ..engine.levels import LevelLog, LevelStats
 from ..engine.plan import SearchPlan, distinct_sources, level_limit
+from ..partition import owned_part
 
 
 @dataclass
@@ -116,9 +117,8 @@ def own_share(plan: SearchPlan, whole: SearchResult) -> SearchResult:
     vertices' labels and parents in local order (``v // size`` for ``v % size == rank``). The
     level table is the whole search's, the same on every rank."""
     xp, rank, size = plan.backend.xp, plan.comm.rank, plan.comm.size
-    labels = xp.ascontiguousarray(whole.distances[rank::size])
-    preds = whole.predecessors
-    preds = None if preds is None else xp.ascontiguousarray(preds[rank::size])
+    labels = owned_part(xp, whole.distances, rank, size)
+    preds = owned_part(xp, whole.predecessors, rank, size)
     return SearchResult(whole.sources, labels, preds, whole.levels, whole.state)
 
 

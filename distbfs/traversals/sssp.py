@@ -45,6 +45,7 @@ from typing import Any
 from ..constants import NO_PATH, UNREACHED
 from ..engine.buckets import BucketLog, BucketStats, bucket_end
 from ..engine.plan import PathPlan
+from ..partition import owned_part
 
 
 @dataclass
@@ -202,9 +203,8 @@ def keep_own_share(plan: PathPlan, state: Any) -> None:
     vertices' distances and predecessors, in local order (``v // size`` for ``v % size ==
     rank``)."""
     xp, rank, size = plan.backend.xp, plan.comm.rank, plan.comm.size
-    state.distances = xp.ascontiguousarray(state.distances[rank::size])
-    if state.preds is not None:
-        state.preds = xp.ascontiguousarray(state.preds[rank::size])
+    state.distances = owned_part(xp, state.distances, rank, size)
+    state.preds = owned_part(xp, state.preds, rank, size)
 
 
 def cut_beyond(state: Any, limit: float) -> None:
