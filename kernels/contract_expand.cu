@@ -487,66 +487,68 @@ __device__ __forceinline__ void block_append(const BlockLevel& lv, vertex_t u, v
     block_store(lv, u, v, begin, end, slot, edges);
 }
 
-// Visit the columns first, first + step, ... below `last` of u's row, kBlockBatch at a time:
-// their loads, then their claims, then the rows of the claimed ones are each issued together,
-// so a level waits for about one memory round trip per stage, not one per edge.
+// Up to kBlockBatch columns of a row, claimed together (block_claim_batch).
+struct BlockBatch {
+    vertex_t v[kBlockBatch];      // the columns
+    bool won[kBlockBatch];        // whether this thread claimed each
+    size_type begin[kBlockBatch];  // the rows of the claimed ones
+    size_type end[kBlockBatch];
+};
+
+// The columns e, e + step, ... below `last` (at most kBlockBatch): their loads, then their
+// claims, then the rows of the claimed ones are each issued together, so a level waits for
+// about one memory round trip per stage, not one per edge. Returns how many this thread claimed.
+__device__ __forceinline__ int block_claim_batch(const BlockLevel& lv, size_type e,
+                                                 size_type last, size_type step,
+                                                 BlockBatch& batch) {
+#pragma unroll
+    for (int k = 0; k < kBlockBatch; ++k) {
+        batch.won[k] = e + k * step < last;
+        batch.v[k] = batch.won[k] ? lv.column_indices[e + k * step] : 0;
+    }
+    int claimed = 0;
+#pragma unroll
+    for (int k = 0; k < kBlockBatch; ++k) {
+        batch.won[k] = batch.won[k] && block_claim(lv, batch.v[k]);
+        claimed += batch.won[k];
+    }
+#pragma unroll
+    for (int k = 0; k < kBlockBatch; ++k) {
+        batch.begin[k] = batch.won[k] ? lv.row_offsets[batch.v[k]] : 0;
+        batch.end[k] = batch.won[k] ? lv.row_offsets[batch.v[k] + 1] : 0;
+    }
+    return claimed;
+}
+
+// Visit the columns first, first + step, ... below `last` of u's row, kBlockBatch at a time
+// (block_claim_batch), each claimed one appended with its own slot reservation (any subset of
+// the warp may call this).
 __device__ __forceinline__ void block_visit_row(const BlockLevel& lv, vertex_t u,
                                                 size_type first, size_type last,
                                                 size_type step, size_type& edges) {
     for (size_type e = first; e < last; e += kBlockBatch * step) {
-        vertex_t v[kBlockBatch];
-        bool won[kBlockBatch];
-        size_type begin[kBlockBatch];
-        size_type end[kBlockBatch];
+        BlockBatch batch;
+        block_claim_batch(lv, e, last, step, batch);
 #pragma unroll
         for (int k = 0; k < kBlockBatch; ++k) {
-            won[k] = e + k * step < last;
-            v[k] = won[k] ? lv.column_indices[e + k * step] : 0;
-        }
-#pragma unroll
-        for (int k = 0; k < kBlockBatch; ++k) won[k] = won[k] && block_claim(lv, v[k]);
-#pragma unroll
-        for (int k = 0; k < kBlockBatch; ++k) {
-            begin[k] = won[k] ? lv.row_offsets[v[k]] : 0;
-            end[k] = won[k] ? lv.row_offsets[v[k] + 1] : 0;
-        }
-#pragma unroll
-        for (int k = 0; k < kBlockBatch; ++k) {
-            if (won[k]) block_append(lv, u, v[k], begin[k], end[k], edges);
+            if (batch.won[k]) {
+                block_append(lv, u, batch.v[k], batch.begin[k], batch.end[k], edges);
+            }
         }
     }
 }
 
 // The first kBlockBatch columns of u's row [first, last) (none: first == last), visited by
-// EVERY lane of the warp together: loads, claims and the claimed rows as block_visit_row
-// issues them, then the slots of all the lanes' claims reserved by one shared atomic, each
-// lane's offset among them from three ballots of its count (at most kBlockBatch < 8).
-// Most rows of a road network or a mesh end here; the rest of a longer one goes to
-// block_visit_row.
+// EVERY lane of the warp together (block_claim_batch), then the slots of all the lanes' claims
+// reserved by one shared atomic, each lane's offset among them from three ballots of its count
+// (at most kBlockBatch < 8). Most rows of a road network or a mesh end here; the rest of a
+// longer one goes to block_visit_row.
 __device__ __forceinline__ void block_visit_head(const BlockLevel& lv, vertex_t u,
                                                  size_type first, size_type last, int lane,
                                                  size_type& edges) {
     static_assert(kBlockBatch < 8, "a lane's claims are counted in three ballots");
-    vertex_t v[kBlockBatch];
-    bool won[kBlockBatch];
-    size_type begin[kBlockBatch];
-    size_type end[kBlockBatch];
-#pragma unroll
-    for (int k = 0; k < kBlockBatch; ++k) {
-        won[k] = first + k < last;
-        v[k] = won[k] ? lv.column_indices[first + k] : 0;
-    }
-    int claimed = 0;
-#pragma unroll
-    for (int k = 0; k < kBlockBatch; ++k) {
-        won[k] = won[k] && block_claim(lv, v[k]);
-        claimed += won[k];
-    }
-#pragma unroll
-    for (int k = 0; k < kBlockBatch; ++k) {
-        begin[k] = won[k] ? lv.row_offsets[v[k]] : 0;
-        end[k] = won[k] ? lv.row_offsets[v[k] + 1] : 0;
-    }
+    BlockBatch batch;
+    const int claimed = block_claim_batch(lv, first, last, 1, batch);
     const unsigned int below = (1u << lane) - 1u;
     unsigned int offset = 0;
     unsigned int total = 0;
@@ -561,7 +563,9 @@ __device__ __forceinline__ void block_visit_head(const BlockLevel& lv, vertex_t 
     slot = __shfl_sync(distbfs::kFullWarp, slot, 0) + offset;
 #pragma unroll
     for (int k = 0; k < kBlockBatch; ++k) {
-        if (won[k]) block_store(lv, u, v[k], begin[k], end[k], slot++, edges);
+        if (batch.won[k]) {
+            block_store(lv, u, batch.v[k], batch.begin[k], batch.end[k], slot++, edges);
+        }
     }
 }
 
