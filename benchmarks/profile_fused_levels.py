@@ -1,8 +1,8 @@
 """Fused levels alone on one GPU: a whole fused run from vertex 0 of a high-diameter graph
 (luxembourg_osm, the 4096^2 grid), timed around ``run_small_levels`` (no level table, no
 validation), for several launch policies and with the visited bitmask kept in global memory
-instead of shared (``--global-mask``), with other small grids (``--small-grids``),
-interleaved search by search.
+instead of shared (``--global-mask``), with other small grids (``--small-grids``), one level
+a grid barrier (``--single-levels``: no level pairs), interleaved search by search.
 
     python benchmarks/profile_fused_levels.py --graphs luxembourg grid2d --repeat 8 \\
         --small-grids 16384:16 32768:32 65536:64
@@ -35,6 +35,8 @@ CONFIGS = {
     "one block, full grid": {"fused_small_grid_edges": 0},
     "default": {},
 }
+SINGLE_LEVELS = {"default, one level a barrier": {"fused_pair_degree": 0}}
+"""``--single-levels``: the default tiers with no level pairs (``level_pairs_kernel``)."""
 
 
 def fused_run(plan: SearchPlan) -> tuple[int, float]:
@@ -53,8 +55,11 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=8)
     p.add_argument("--global-mask", action="store_true", help="also: one block, global bitmask")
     p.add_argument("--small-grids", nargs="*", default=[], help="also: EDGES:BLOCKS small grids")
+    p.add_argument("--single-levels", action="store_true", help="also: no level pairs")
     args = p.parse_args()
     configs = dict(CONFIGS)
+    if args.single_levels:
+        configs.update(SINGLE_LEVELS)
     for spec in args.small_grids:
         edges, blocks = (int(x) for x in spec.split(":"))
         configs[f"small grid of {blocks} blocks to {edges} edges"] = {

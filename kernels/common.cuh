@@ -32,7 +32,8 @@
     !defined(DISTBFS_FUSED_MAX_EDGES) || !defined(DISTBFS_VERTEX_BITS) ||               \
     !defined(DISTBFS_FUSED_BLOCKS_PER_SM) || !defined(DISTBFS_HEAVY_DEGREE) ||    \
     !defined(DISTBFS_FUSED_SCRATCH_SLOTS) || !defined(DISTBFS_PATH_THREADS) ||         \
-    !defined(DISTBFS_FUSED_LOG_FIELDS) ||                                               \
+    !defined(DISTBFS_FUSED_LOG_FIELDS) || !defined(DISTBFS_FUSED_PAIR_DEGREE) ||          \
+    !defined(DISTBFS_FUSED_PREFETCH_EDGES) ||                                            \
     !defined(DISTBFS_UNREACHED) || !defined(DISTBFS_COUNTER_EDGES) ||                   \
     !defined(DISTBFS_COUNTER_FILTERED) || !defined(DISTBFS_COUNTER_FRONTIER) ||         \
     !defined(DISTBFS_COUNTER_FUSED_LEVELS) || !defined(DISTBFS_COUNTER_BINS) ||         \
@@ -74,6 +75,8 @@ constexpr int kPathThreads = DISTBFS_PATH_THREADS;
 constexpr int kPathBlockThreads = DISTBFS_PATH_BLOCK_THREADS;
 constexpr size_type kHeavyDegree = DISTBFS_HEAVY_DEGREE;
 constexpr size_type kFusedMaxEdges = DISTBFS_FUSED_MAX_EDGES;
+constexpr int kFusedPairDegree = DISTBFS_FUSED_PAIR_DEGREE;
+constexpr size_type kFusedPrefetchEdges = DISTBFS_FUSED_PREFETCH_EDGES;
 constexpr size_type kDecodePointEdges = DISTBFS_DECODE_POINT_EDGES;
 constexpr unsigned int kFullWarp = 0xffffffffu;
 
@@ -156,6 +159,16 @@ __device__ __forceinline__ bool mask_claim(mask_word_t* mask, vertex_t v) {
     return (atomicOr(&mask[v >> 5], bit) & bit) == 0;
 }
 
+// Ask L2 for the line holding `address` (no register, no wait).
+__device__ __forceinline__ void prefetch_l2(const void* address) {
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(address));
+}
+
+// Set the bit of v (fire-and-forget: the caller already owns v).
+__device__ __forceinline__ void mask_set(mask_word_t* mask, vertex_t v) {
+    atomicOr(&mask[v >> 5], 1u << (v & 31));
+}
+
 // Block-wide prefix sum of one value per thread, in thread order (section 2.3): a shuffle scan
 // in each warp, then the warps' totals through shared memory. What CUB's BlockScan and
 // BlockReduce compute for these sizes, without their headers (see the top of this file).
@@ -229,17 +242,24 @@ struct BlockCompact {
         int mine = 0;
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) mine += keep[i];
-        int kept = 0;
-        int rank = Scan(temp.scan).inclusive(mine, kept) - mine;  // kept items before this thread
-        if (threadIdx.x == 0) temp.base = kept > 0 ? reserve_slots(counter, kept) : 0;
-        __syncthreads();
-        const size_type base = temp.base;
+        size_type first = reserve_run(mine, counter);
 #pragma unroll
         for (int i = 0; i < ITEMS; ++i) {
-            slot[i] = base + rank;
-            rank += keep[i];
+            slot[i] = first;
+            first += keep[i];
         }
+    }
+
+    // The first of `mine` consecutive queue slots for this thread's kept items (threads ranked
+    // in thread order). Every thread of the block must call this; it ends with a barrier.
+    __device__ __forceinline__ size_type reserve_run(int mine, size_type* counter) {
+        int kept = 0;
+        const int rank = Scan(temp.scan).inclusive(mine, kept) - mine;  // kept before this one
+        if (threadIdx.x == 0) temp.base = kept > 0 ? reserve_slots(counter, kept) : 0;
         __syncthreads();
+        const size_type first = temp.base + rank;
+        __syncthreads();
+        return first;
     }
 };
 

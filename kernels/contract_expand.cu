@@ -86,18 +86,20 @@ constexpr int kRingFields = 3;
 constexpr int kRingVertices = 0;  // vertices in the frontier
 constexpr int kRingEdges = 1;     // the sum of their out-degrees
 constexpr int kRingHeavy = 2;     // those of them with more than heavy_degree neighbours
-static_assert(kRingSlots * kRingFields == distbfs::kFusedScratchSlots,
-              "the fused scratch array is the ring of per-level counts");
+static_assert(kRingSlots * kRingFields <= distbfs::kFusedScratchSlots,
+              "the fused scratch array holds the ring of per-level counts");
 static_assert(distbfs::kFusedScratchSlots <= kFusedThreads, "block 0 zeroes the ring in one step");
 
 typedef distbfs::BlockSum<size_type, kFusedThreads> DegreeScan;
 typedef distbfs::BlockSum<size_type, kFusedThreads> EdgeReduce;
 typedef distbfs::BlockCompact<kFusedThreads, 1> Compact;
+typedef distbfs::BlockCompact<kFusedThreads, distbfs::kFusedPairDegree> PairCompact;
 
 struct FusedStorage {
     typename DegreeScan::TempStorage scan;
     typename EdgeReduce::TempStorage reduce;
     typename Compact::TempStorage compact;
+    typename PairCompact::TempStorage pair_compact;  // level_pairs_kernel's appends
     size_type list_begin[kFusedThreads];  // first column index of each chunk vertex's list
     size_type list_end[kFusedThreads];    // inclusive scan of the chunk's list lengths
     vertex_t list_vertex[kFusedThreads];  // the chunk's vertices (parents of their neighbours)
@@ -185,19 +187,20 @@ __device__ __forceinline__ bool discover(vertex_t local, pred_t parent,
 }
 
 // Visit the edges first + threadIdx.x, first + stride + threadIdx.x, ... below `edges` of the
-// lists in the gather tables: `visit(u, v, next)` handles the edge (u, v) (u: the list's vertex,
-// v: its neighbour) and returns true when `next` is to be appended to the next frontier.
-// `first`, `stride` and `edges` are the same in every thread of the block, so is the trip
-// count, and every thread reaches the barriers inside Compact::reserve.
+// lists in the gather tables: `visit(u, v, keep, next)` handles the edge (u, v) (u: the list's
+// vertex, v: its neighbour) and sets bit i of `keep` for each next[i] to append to the next
+// frontier (Visit::kItems of them at most). `first`, `stride` and `edges` are the same in every
+// thread of the block, so is the trip count, and every thread reaches the reserve's barriers.
 template <class Visit>
 __device__ __forceinline__ void gather_lists(FusedStorage& smem, size_type first,
                                              size_type stride, size_type edges,
                                              const vertex_t* __restrict__ column_indices,
                                              const LevelOutput& out, Visit& visit) {
+    constexpr int kItems = Visit::kItems;
     for (size_type round = first; round < edges; round += stride) {
         const size_type edge = round + threadIdx.x;
-        int keep[1] = {0};
-        vertex_t next = 0;
+        unsigned int keep = 0;
+        vertex_t next[kItems];
         if (edge < edges) {
             // The list holding `edge`: the first one whose inclusive end exceeds it.
             int low = 0;
@@ -212,16 +215,31 @@ __device__ __forceinline__ void gather_lists(FusedStorage& smem, size_type first
             }
             const size_type list_start = low == 0 ? 0 : smem.list_end[low - 1];
             const vertex_t v = column_indices[smem.list_begin[low] + (edge - list_start)];
-            keep[0] = visit(smem.list_vertex[low], v, next);
+            visit(smem.list_vertex[low], v, keep, next);
         }
-        size_type slot[1];
-        Compact(smem.compact).reserve(keep, slot, out.next_counts + kRingVertices);
-        if (keep[0] && slot[0] < out.capacity) out.next[slot[0]] = next;
+        size_type slot = distbfs::BlockCompact<kFusedThreads, kItems>(visit.compact(smem))
+                             .reserve_run(__popc(keep), out.next_counts + kRingVertices);
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            if (!(keep >> i & 1u)) continue;
+            if (slot < out.capacity) out.next[slot] = next[i];
+            ++slot;
+        }
     }
 }
 
+// What gather_lists and expand_frontier ask of a visit that appends at most one vertex an edge
+// and takes every frontier vertex's list as it is.
+struct OneItemVisit {
+    static constexpr int kItems = 1;
+    __device__ __forceinline__ Compact::TempStorage& compact(FusedStorage& smem) {
+        return smem.compact;
+    }
+    __device__ __forceinline__ bool live(vertex_t) { return true; }  // every frontier vertex
+};
+
 // One rank: the claim decides who labels v (local ids are global).
-struct OneRankVisit {
+struct OneRankVisit : OneItemVisit {
     const size_type* row_offsets;
     label_t* labels;
     pred_t* preds;
@@ -229,12 +247,13 @@ struct OneRankVisit {
     const LevelOutput* out;
     size_type* discovered_edges;
 
-    __device__ __forceinline__ bool operator()(vertex_t u, vertex_t v, vertex_t& next) {
+    __device__ __forceinline__ void operator()(vertex_t u, vertex_t v, unsigned int& keep,
+                                               vertex_t (&next)[1]) {
         if (distbfs::mask_test(visited_mask, v) || !distbfs::mask_claim(visited_mask, v)) {
-            return false;
+            return;
         }
-        next = v;
-        return discover(v, static_cast<pred_t>(u), row_offsets, labels, preds, *out,
+        next[0] = v;
+        keep = discover(v, static_cast<pred_t>(u), row_offsets, labels, preds, *out,
                         *discovered_edges);
     }
 };
@@ -297,9 +316,10 @@ __device__ __forceinline__ void expand_frontier(FusedStorage& smem, const vertex
         size_type length = 0;
         if (index < share_end) {
             u = __ldcg(current + index);
+            const bool live = visit.live(u);
             begin = row_offsets[u];
             const size_type degree = row_offsets[u + 1] - begin;
-            if (degree <= kHeavyDegree) length = degree;  // else: the grid gathers it
+            if (live && degree <= kHeavyDegree) length = degree;  // heavy: the grid gathers it
         }
         const size_type chunk_edges = load_lists(smem, u, begin, length);
         gather_lists(smem, 0, kFusedThreads, chunk_edges, column_indices, out, visit);
@@ -395,7 +415,8 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
             scratch + kRingFields * ((levels + 1) % kRingSlots),
         };
         discovered_edges = 0;
-        OneRankVisit visit = {row_offsets, labels, preds, visited_mask, &out, &discovered_edges};
+        OneRankVisit visit = {{}, row_offsets, labels, preds, visited_mask, &out,
+                              &discovered_edges};
         expand_frontier(smem, current, size, current_heavy, heavy_size, row_offsets,
                         column_indices, out, visit);
 
@@ -415,6 +436,314 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     if (blockIdx.x == 0 && tid == 0) {
         write_fused_counters(counters, levels, size, edges, labeled, labeled_edges);
     }
+}
+
+/*
+ * level_pairs_kernel: contract_expand_kernel's levels (one rank), TWO between grid barriers, for
+ * graphs whose every out-degree is at most kFusedPairDegree (meshes, road networks: the host
+ * picks it, fused.py, _tiers). Such a level waits for a chain of dependent accesses and a grid
+ * barrier; here the second level of a pair follows the first in the thread that claimed its
+ * vertex, so a pair pays one barrier, one count and one append, and the second level's chain is
+ * short (a row of a few columns, read at once).
+ *
+ * A pair from frontier F at label D:
+ *   level D + 1: every edge (u, v) of F as in contract_expand_kernel, but the claim is an
+ *     atomicMin of labels[v] to D + 1 (labels read as unsigned: kUnreached is the largest). The
+ *     thread that lowers it past D + 1 owns v at D + 1, final: it sets v's bit and preds[v] = u,
+ *     and at once runs
+ *   level D + 2: v's columns y claimed the same way at D + 2, the ones it took appended to the
+ *     next frontier. Such a claim is TENTATIVE: a thread still in level D + 1 may reach y
+ *     through F and take it at D + 1 (and expand it itself). So it sets no bit (a set bit means
+ *     a final label, and culls claims), and its predecessor is an atomicMin of kTentative | v,
+ *     which the plain write at D + 1 beats in either order.
+ *   After the barrier the next pair opens its frontier (PairVisit::live): a vertex whose label
+ *     is still D + 2 is kept, gets its bit and loses its predecessor's tag; one taken at D + 1
+ *     is dropped. The thread that takes a vertex from a tentative claim counts it (stale
+ *     vertices and edges), so the counts of every level stay exact.
+ * Labels come out exact: a vertex at distance D + 1 is lowered to D + 1 by whichever thread
+ * reaches it through F first, which expands it; one at distance D + 2 is then reached by its
+ * neighbour's owner; no label goes below a distance.
+ *
+ * The ring holds per pair (kPairFields): the queue's length (vertices appended), their out-edges,
+ * the heavy count (0: no list is heavy), the pair's first level (vertices, out-edges) and the
+ * stale vertices and edges. The top of a pair starting at level L logs rows L - 1 (the previous
+ * pair's first level) and L; a pair whose first level found nothing counts as that level alone
+ * (the run then stops, as contract_expand_kernel's after the level that found nothing). When
+ * one level is left before max_levels, it runs alone (its claims final and appended). On exit, the frontier's vertices are opened once more and the
+ * kept ones compacted into the queue the host reads after `levels` levels (spare_frontier after
+ * an odd number): the host sees what contract_expand_kernel leaves.
+ */
+namespace {
+
+constexpr int kPairFields = 7;
+constexpr int kPairLevelVertices = 3;  // the pair's first level: its vertices
+constexpr int kPairLevelEdges = 4;     //   and their out-edges
+constexpr int kPairStaleVertices = 5;  // vertices appended, then taken a level nearer
+constexpr int kPairStaleEdges = 6;     //   and their out-edges
+constexpr int kPairTallies = 5;        // per thread: appended edges, then fields 3 to 6
+static_assert(kRingSlots * kPairFields <= distbfs::kFusedScratchSlots,
+              "the fused scratch array holds the ring of level pairs");
+static_assert(kRingVertices == 0 && kRingEdges == 1 && kRingHeavy == 2,
+              "a pair's ring slot starts as contract_expand_kernel's (start_ring)");
+static_assert(distbfs::kFusedPairDegree <= kHeavyDegree, "no list of a paired graph is heavy");
+constexpr unsigned long long kTentative = 1ull << 62;  // tag of a tentative predecessor
+constexpr size_type kLine = 128;                       // bytes of an L2 line
+
+struct PairVisit {
+    static constexpr int kItems = distbfs::kFusedPairDegree;
+    const size_type* __restrict__ row_offsets;
+    const vertex_t* __restrict__ column_indices;
+    unsigned int* labels;  // as unsigned: kUnreached is the largest
+    pred_t* preds;
+    mask_word_t* visited_mask;
+    unsigned int label;  // D: the frontier's label
+    bool tentative;      // the frontier came from a pair: live() checks each vertex
+    bool pair;           // both levels (else D + 1 alone, its claims appended)
+    bool prefetch;       // a small frontier: prefetch_after the claims
+    unsigned int tally[kPairTallies];  // this thread's counts of the pair (add_tallies)
+
+    __device__ __forceinline__ PairCompact::TempStorage& compact(FusedStorage& smem) {
+        return smem.pair_compact;
+    }
+
+    // A level waits for its slowest thread, and on a mesh some thread of every level is the
+    // first to touch a line of row offsets, labels or columns, which then comes from DRAM.
+    // The frontier moves along the vertex order, so the claimer of v asks L2 for the lines
+    // that follow v's (no wait: prefetch), which later levels then find there.
+    __device__ __forceinline__ void prefetch_after(vertex_t v, size_type begin) const {
+        if (!prefetch) return;
+        distbfs::prefetch_l2(row_offsets + v + kLine / sizeof(size_type));
+        distbfs::prefetch_l2(labels + v + kLine / sizeof(unsigned int));
+        distbfs::prefetch_l2(column_indices + begin + kLine / sizeof(vertex_t));
+    }
+
+    // Whether frontier vertex u is expanded: not when a tentative claim lost it a level nearer;
+    // a kept one gets its bit and loses its predecessor's tag.
+    __device__ __forceinline__ bool live(vertex_t u) {
+        if (!tentative) return true;
+        if (__ldcg(labels + u) != label) return false;
+        distbfs::mask_set(visited_mask, u);
+        if (preds != nullptr) {
+            atomicAnd(reinterpret_cast<unsigned long long*>(preds + u), ~kTentative);
+        }
+        return true;
+    }
+
+    __device__ __forceinline__ void operator()(vertex_t u, vertex_t v, unsigned int& keep,
+                                               vertex_t (&next)[kItems]) {
+        const size_type begin = row_offsets[v];  // read with the bit: the row, if v is taken
+        const size_type end = row_offsets[v + 1];
+        if (distbfs::mask_test(visited_mask, v)) return;
+        const unsigned int near = label + 1;
+        const unsigned int old = atomicMin(labels + v, near);
+        if (old <= near) return;
+        distbfs::mask_set(visited_mask, v);
+        if (preds != nullptr) preds[v] = static_cast<pred_t>(u);
+        prefetch_after(v, begin);
+        const size_type degree = end - begin;
+        if (old == near + 1) {  // taken from a tentative claim of this pair
+            tally[3] += 1;
+            tally[4] += static_cast<unsigned int>(degree);
+        }
+        if (!pair) {
+            keep = 1;
+            next[0] = v;
+            tally[0] += static_cast<unsigned int>(degree);
+            return;
+        }
+        tally[1] += 1;
+        tally[2] += static_cast<unsigned int>(degree);
+        claim_row(v, begin, end, keep, next);
+    }
+
+    // Level D + 2 from v: its columns, claimed tentatively; loads first, then the claims, so a
+    // row costs one chain of round trips.
+    __device__ __forceinline__ void claim_row(vertex_t v, size_type begin, size_type end,
+                                              unsigned int& keep, vertex_t (&next)[kItems]) {
+        const unsigned int far = label + 2;
+        size_type first[kItems];  // the columns' rows: first position and out-degree
+        int degree[kItems];
+        unsigned int old[kItems];
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) next[j] = begin + j < end ? column_indices[begin + j] : -1;
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) {
+            const bool open = next[j] >= 0;
+            first[j] = open ? row_offsets[next[j]] : 0;
+            degree[j] = open ? static_cast<int>(row_offsets[next[j] + 1] - first[j]) : 0;
+            old[j] = open && !distbfs::mask_test(visited_mask, next[j]) ? 0xffffffffu : 0u;
+        }
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) {
+            if (old[j] == 0) continue;
+            old[j] = atomicMin(labels + next[j], far);
+            if (prefetch) distbfs::prefetch_l2(column_indices + first[j]);  // read next pair
+            prefetch_after(next[j], first[j]);
+        }
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) {
+            if (old[j] <= far) continue;
+            keep |= 1u << j;
+            tally[0] += degree[j];
+            if (preds != nullptr) {
+                atomicMin(reinterpret_cast<unsigned long long*>(preds + next[j]),
+                          kTentative | static_cast<unsigned long long>(v));
+            }
+        }
+    }
+};
+
+// Add every thread's tallies into the ring slot `counts` (appended edges to kRingEdges, the rest
+// to fields 3 to 6): a warp sum each, one atomic per field and block. Every thread of the block
+// calls this; the block's barrier comes before the sums are read.
+__device__ __forceinline__ void add_tallies(size_type (*warp_tally)[kPairTallies],
+                                            const unsigned int (&tally)[kPairTallies],
+                                            size_type* counts) {
+    const int lane = threadIdx.x % distbfs::kWarpThreads;
+    const int warp = threadIdx.x / distbfs::kWarpThreads;
+#pragma unroll
+    for (int f = 0; f < kPairTallies; ++f) {
+        const size_type sum = __reduce_add_sync(distbfs::kFullWarp, tally[f]);
+        if (lane == 0) warp_tally[warp][f] = sum;
+    }
+    __syncthreads();
+    if (threadIdx.x < kPairTallies) {
+        size_type sum = 0;
+        for (int w = 0; w < kFusedThreads / distbfs::kWarpThreads; ++w) {
+            sum += warp_tally[w][threadIdx.x];
+        }
+        const int field = threadIdx.x == 0 ? kRingEdges : kPairLevelVertices + threadIdx.x - 1;
+        if (sum != 0) count_add(counts + field, sum);
+    }
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
+    level_pairs_kernel(
+        vertex_t* frontier,                 // as contract_expand_kernel's
+        vertex_t* spare_frontier,
+        size_type frontier_size,
+        size_type frontier_capacity,
+        size_type max_frontier,
+        int max_levels,
+        size_type max_edges,
+        size_type min_edges,
+        const size_type* __restrict__ row_offsets,    // every out-degree <= kFusedPairDegree
+        const vertex_t* __restrict__ column_indices,
+        label_t level,
+        label_t* __restrict__ labels,
+        pred_t* __restrict__ preds,
+        mask_word_t* visited_mask,
+        vertex_t* heavy,                    // scratch: start_ring counts the (absent) hubs
+        vertex_t* spare_heavy,              // unused: the same arguments as contract_expand's
+        size_type heavy_capacity,
+        size_type* scratch,                 // scratch: the ring of per-pair counts
+        size_type* __restrict__ level_log,
+        size_type* __restrict__ counters)
+{
+    __shared__ FusedStorage smem;
+    __shared__ size_type warp_tally[kFusedThreads / distbfs::kWarpThreads][kPairTallies];
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const int tid = threadIdx.x;
+    const bool leader = blockIdx.x == 0 && tid == 0;
+    const size_type grid_threads = static_cast<size_type>(gridDim.x) * kFusedThreads;
+    unsigned int* label_words = reinterpret_cast<unsigned int*>(labels);
+
+    start_ring(smem, grid, frontier, frontier_size, frontier_capacity, row_offsets, heavy,
+               heavy_capacity, scratch);
+    (void)spare_heavy;
+
+    vertex_t* current = frontier;
+    vertex_t* next = spare_frontier;
+    int levels = 0;
+    int pair = 0;
+    bool paired = false;  // the frontier came from a pair (tentative claims)
+    size_type queued = 0;
+    size_type size = 0;
+    size_type edges = 0;
+    size_type labeled = 0;
+    size_type labeled_edges = 0;
+    for (;; ++pair) {
+        const size_type* counts = scratch + kPairFields * (pair % kRingSlots);
+        queued = __ldcg(counts + kRingVertices);
+        size = queued - __ldcg(counts + kPairStaleVertices);
+        edges = __ldcg(counts + kRingEdges) - __ldcg(counts + kPairStaleEdges);
+        if (paired) {
+            const size_type first = __ldcg(counts + kPairLevelVertices);
+            const size_type first_edges = __ldcg(counts + kPairLevelEdges);
+            if (first == 0) {
+                --levels;  // the pair's first level found nothing: the run ends after it
+            } else {
+                if (leader) log_level(level_log, levels - 1, first, first, first_edges);
+                labeled += first;
+                labeled_edges += first_edges;
+            }
+        }
+        if (leader) log_level(level_log, levels, size, size, edges);
+        if (levels > 0) {
+            labeled += size;
+            labeled_edges += edges;
+        }
+        if (levels >= max_levels || size == 0 || size > max_frontier ||
+            queued > frontier_capacity || edges > max_edges || (levels > 0 && edges < min_edges)) {
+            break;  // the same decision in every thread of the grid
+        }
+        if (blockIdx.x == 0 && tid < kPairFields) {
+            scratch[kPairFields * ((pair + 2) % kRingSlots) + tid] = 0;
+        }
+        const LevelOutput out = {
+            static_cast<label_t>(level + levels + 1),
+            next,
+            frontier_capacity,
+            nullptr,
+            0,
+            scratch + kPairFields * ((pair + 1) % kRingSlots),
+        };
+        PairVisit visit = {row_offsets, column_indices, label_words, preds, visited_mask,
+                           static_cast<unsigned int>(level + levels), paired,
+                           levels + 2 <= max_levels, edges <= distbfs::kFusedPrefetchEdges, {}};
+        expand_frontier(smem, current, queued, heavy, 0, row_offsets, column_indices, out, visit);
+        add_tallies(warp_tally, visit.tally, out.next_counts);
+        grid.sync();  // the pair's barrier: every claim, append and count is visible
+
+        vertex_t* swap = current;
+        current = next;
+        next = swap;
+        levels += visit.pair ? 2 : 1;
+        paired = visit.pair;
+    }
+
+    // Leave the frontier's kept vertices in the queue the host reads after `levels` levels.
+    vertex_t* target = levels % 2 == 0 ? frontier : spare_frontier;
+    if (queued <= frontier_capacity && (paired || current != target)) {
+        vertex_t* staging = current == target ? next : target;
+        size_type* kept = scratch + kPairFields * ((pair + 1) % kRingSlots);  // zeroed
+        PairVisit opener = {row_offsets, column_indices, label_words, preds, visited_mask,
+                            static_cast<unsigned int>(level + levels), paired, false, false, {}};
+        for (size_type base = static_cast<size_type>(blockIdx.x) * kFusedThreads; base < queued;
+             base += grid_threads) {
+            const size_type index = base + tid;
+            bool keep = false;
+            vertex_t u = 0;
+            if (index < queued) {
+                u = __ldcg(current + index);
+                keep = opener.live(u);
+            }
+            const size_type slot = Compact(smem.compact).reserve_run(keep, kept + kRingVertices);
+            if (keep) staging[slot] = u;
+        }
+        grid.sync();
+        size = __ldcg(kept + kRingVertices);
+        if (staging != target) {
+            for (size_type index = static_cast<size_type>(blockIdx.x) * kFusedThreads + tid;
+                 index < size; index += grid_threads) {
+                target[index] = __ldcg(staging + index);
+            }
+        }
+    }
+
+    if (leader) write_fused_counters(counters, levels, size, edges, labeled, labeled_edges);
 }
 
 namespace {
@@ -824,7 +1153,7 @@ struct PeerLinks {
 };
 
 // Several ranks: an owned head is labeled now, any other claimed head goes to its owner.
-struct PeerVisit {
+struct PeerVisit : OneItemVisit {
     const size_type* row_offsets;
     label_t* labels;
     pred_t* preds;
@@ -833,17 +1162,19 @@ struct PeerVisit {
     size_type* discovered_edges;
     PeerLinks links;
 
-    __device__ __forceinline__ bool operator()(vertex_t u, vertex_t v, vertex_t& next) {
+    __device__ __forceinline__ void operator()(vertex_t u, vertex_t v, unsigned int& keep,
+                                               vertex_t (&next)[1]) {
         if (distbfs::mask_test(visited_mask, v) || !distbfs::mask_claim(visited_mask, v)) {
-            return false;
+            return;
         }
         const vertex_t size = static_cast<vertex_t>(links.size);
         const vertex_t parent = u * size + static_cast<vertex_t>(links.rank);
         const int owner = static_cast<int>(v % size);
         if (owner == links.rank) {
-            next = v / size;
-            return discover(next, static_cast<pred_t>(parent), row_offsets, labels, preds, *out,
-                            *discovered_edges);
+            next[0] = v / size;
+            keep = discover(next[0], static_cast<pred_t>(parent), row_offsets, labels, preds,
+                               *out, *discovered_edges);
+            return;
         }
         size_type* sent = links.entry(links.rank, owner) + kPeerSent;
         const size_type slot = distbfs::reserve_slots(sent, 1);
@@ -852,7 +1183,6 @@ struct PeerVisit {
             segment[slot] = v;
             segment[links.capacity + slot] = parent;
         }
-        return false;
     }
 };
 
@@ -953,7 +1283,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
             scratch + kRingFields * ((levels + 1) % kRingSlots),
         };
         discovered_edges = 0;
-        PeerVisit visit = {row_offsets, labels, preds, visited_mask, &out, &discovered_edges,
+        PeerVisit visit = {{}, row_offsets, labels, preds, visited_mask, &out, &discovered_edges,
                            links};
         expand_frontier(smem, current, size_here, current_heavy, heavy_size, row_offsets,
                         column_indices, out, visit);

@@ -862,8 +862,11 @@ def test_fused_levels_hand_over_between_tiers(monkeypatch, block, small, tiers):
     fused_block_edges edges, in a small grid up to fused_small_grid_edges, in the full grid
     beyond, and each grid hands back below half the tier under it: a grid graph from a corner
     (its frontier grows to 45 vertices, about 4 edges each, and shrinks) searched alike every
-    way; a dense graph takes the full grid alone."""
-    policy = LaunchPolicy(fused_block_edges=block, fused_small_grid_edges=small)
+    way, one level a grid barrier (level pairs stop on every other level); a dense graph takes
+    the full grid alone."""
+    policy = LaunchPolicy(
+        fused_block_edges=block, fused_small_grid_edges=small, fused_pair_degree=0
+    )
     backend = CudaBackend(policy)
     launches = []
     launch = cuda_fused._launch_small_levels

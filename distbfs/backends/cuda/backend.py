@@ -96,7 +96,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         # passes, the batched levels: latency-bound kernels) and of fused.fused_grid.
         self._persistent: dict[int, int] = {}
         self._resident: dict[tuple[int, int], int] = {}
-        self._fused_grids: dict[int, int] = {}
+        self._fused_grids: dict[tuple[int, int], int] = {}
 
     # -- interface shared with the other backends ------------------------------------------
 

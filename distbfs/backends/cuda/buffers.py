@@ -67,6 +67,7 @@ KERNELS = {
     "partition": ("filter_partition", "partition_kernel"),
     "contract": ("contract", "contract_kernel"),
     "contract_expand": ("contract_expand", "contract_expand_kernel"),
+    "level_pairs": ("contract_expand", "level_pairs_kernel"),
     "block_levels": ("contract_expand", "block_levels_kernel"),
     "contract_expand_peers": ("contract_expand", "contract_expand_peers_kernel"),
     "frontier_bitmap": ("bottom_up", "frontier_bitmap_kernel"),

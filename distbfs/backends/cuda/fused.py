@@ -72,7 +72,7 @@ class PeerMailbox:
 
 def run_small_levels(
     policy: LaunchPolicy,
-    grids: dict[int, int],
+    grids: dict[tuple[int, int], int],
     graph: DistGraph,
     state: SearchState,
     level: int,
@@ -104,7 +104,7 @@ def run_small_levels(
     queues = queues_of(state)
     ensure_fused_queues(queues)
     if queues.resources.fused_tiers is None:
-        queues.resources.fused_tiers = _tiers(policy, graph)
+        queues.resources.fused_tiers = _tiers(policy, graph, queues.resources.max_degree)
     tiers = queues.resources.fused_tiers
     mean_degree = -(-graph.num_local_edges // max(graph.nlocal, 1))
     first, total = queues.fused_log_rows, 0
@@ -134,33 +134,37 @@ def run_small_levels(
 
 class Tier(NamedTuple):
     """A kind of launch of fused levels: the one-block kernel (``one_block``), or the
-    cooperative grid of at most ``blocks`` blocks (None: every resident one, ``fused_grid``);
-    it takes a frontier of at most ``max_edges`` edges and, after its first level, of at
-    least ``min_edges``."""
+    cooperative grid of at most ``blocks`` blocks (None: every resident one, ``fused_grid``),
+    its levels in pairs between grid barriers when ``pairs`` (``level_pairs_kernel``); it takes
+    a frontier of at most ``max_edges`` edges and, after its first level, of at least
+    ``min_edges``."""
 
     one_block: bool
     blocks: int | None
     max_edges: int
     min_edges: int
+    pairs: bool = False
 
 
-def _tiers(policy: LaunchPolicy, graph: DistGraph) -> list[Tier]:
+def _tiers(policy: LaunchPolicy, graph: DistGraph, max_degree: int) -> list[Tier]:
     """The launches a run of fused levels chooses from, smallest first. On a sparse graph (a
     mean degree of at most ``fused_block_degree``): one block up to ``fused_block_edges``, a
     small grid up to ``fused_small_grid_edges``, the full grid beyond, each grid handing a
     frontier back below half the tier under it (0 in either policy field: no such tier); a
-    denser graph: the full grid alone. No tier takes more than ``fused_max_edges``."""
+    denser graph: the full grid alone. No tier takes more than ``fused_max_edges``. The grids
+    run their levels in pairs when no out-degree exceeds the policy's ``pair_degree``."""
     most = policy.fused_max_edges
     sparse = graph.num_local_edges <= policy.fused_block_degree * max(graph.nlocal, 1)
+    pairs = 0 < policy.pair_degree and max_degree <= policy.pair_degree
     tiers, below = [], 0
     if sparse and policy.fused_block_edges:
         below = min(policy.fused_block_edges, most)
         tiers.append(Tier(True, 1, below, 0))
     if sparse and min(policy.fused_small_grid_edges, most) > below:
         small = min(policy.fused_small_grid_edges, most)
-        tiers.append(Tier(False, policy.fused_small_grid_blocks, small, below // 2))
+        tiers.append(Tier(False, policy.fused_small_grid_blocks, small, below // 2, pairs))
         below = small
-    return [*tiers, Tier(False, None, most, below // 2)]
+    return [*tiers, Tier(False, None, most, below // 2, pairs)]
 
 
 def _log_room(queues: SearchQueues, row: int, wanted: int) -> int:
@@ -226,7 +230,7 @@ def _block_layout(
 
 def _launch_small_levels(
     policy: LaunchPolicy,
-    grids: dict[int, int],
+    grids: dict[tuple[int, int], int],
     graph: DistGraph,
     state: SearchState,
     queues: SearchQueues,
@@ -251,7 +255,7 @@ def _launch_small_levels(
         args = (*entry, *shape, levels, np.int64(tier.max_edges), *csr, state.visited_mask, *log)
         queues.kernels["block_levels"]((1,), (policy.fused_threads,), args, shared_mem=nbytes)
         return _leave(state, queues, level_of(queues).read(int(Counter.BINS)), log_row)
-    kernel = queues.kernels["contract_expand"]
+    kernel = queues.kernels["level_pairs" if tier.pairs else "contract_expand"]
     blocks = fused_grid(policy, grids, kernel)
     blocks = blocks if tier.blocks is None else min(blocks, tier.blocks)
     limits = (np.int64(queues.frontier.shape[0]), np.int64(max_frontier), levels)
@@ -291,7 +295,7 @@ def make_peer_mailbox(policy: LaunchPolicy, graph: DistGraph) -> PeerMailbox:
 
 def run_peer_levels(
     policy: LaunchPolicy,
-    grids: dict[int, int],
+    grids: dict[tuple[int, int], int],
     graph: DistGraph,
     state: SearchState,
     level: int,
@@ -407,17 +411,17 @@ def _leave(state: SearchState, queues: SearchQueues, host: np.ndarray, log_row: 
     return levels
 
 
-def fused_grid(policy: LaunchPolicy, grids: dict[int, int], kernel: Any) -> int:
-    """Blocks of the fused cooperative grid on the current device (memoized in ``grids`` by
-    device id).
+def fused_grid(policy: LaunchPolicy, grids: dict[tuple[int, int], int], kernel: Any) -> int:
+    """Blocks of a fused cooperative grid of ``kernel`` on the current device (memoized in
+    ``grids`` by device and kernel).
 
     ``fused_blocks_per_sm`` per multiprocessor, or fewer if the occupancy calculator says
     fewer blocks of the compiled kernel are resident at once: a cooperative launch needs
     every block resident, and CuPy would shrink a larger grid with a warning.
     """
-    device = cupy.cuda.Device().id
-    if device not in grids:
-        processors = cupy.cuda.Device(device).attributes["MultiProcessorCount"]
+    key = (cupy.cuda.Device().id, kernel.kernel.ptr)
+    if key not in grids:
+        processors = cupy.cuda.Device().attributes["MultiProcessorCount"]
         resident = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
             kernel.kernel.ptr, policy.fused_threads, 0
         )
@@ -427,5 +431,5 @@ def fused_grid(policy: LaunchPolicy, grids: dict[int, int], kernel: Any) -> int:
                 f"LaunchPolicy.fused_threads={policy.fused_threads}; lower it"
             )
         per_sm = min(policy.fused_blocks_per_sm, resident)
-        grids[device] = processors * per_sm
-    return grids[device]
+        grids[key] = processors * per_sm
+    return grids[key]

@@ -62,13 +62,16 @@ which guarantees every block is resident at once (and refuses a grid larger than
 FUSED_STAGE = "contract_expand"
 """The stage of the fused BFS grid, whose blocks ``cooperative_fit`` checks against the policy."""
 
-COOPERATIVE_GRID_KERNELS = frozenset({"contract_expand_kernel", "contract_expand_peers_kernel"})
+COOPERATIVE_GRID_KERNELS = frozenset(
+    {"contract_expand_kernel", "level_pairs_kernel", "contract_expand_peers_kernel"}
+)
 """The kernels of ``FUSED_STAGE`` launched as a grid of ``fused_blocks_per_sm`` blocks a
 multiprocessor, all resident."""
 
-FUSED_SCRATCH_SLOTS = 9
-"""int64 words of the fused kernel's scratch array: its ring of per-level counts (three levels
-of vertices, edges and heavy vertices; ``kernels/contract_expand.cu``)."""
+FUSED_SCRATCH_SLOTS = 21
+"""int64 words of the fused kernels' scratch array: their ring of counts, three slots (levels, or
+pairs of levels) of seven: vertices, edges and heavy vertices, and a pair's first level and
+stale claims (``kernels/contract_expand.cu``)."""
 
 FUSED_LOG_FIELDS = len(FUSED_LOG_COLUMNS)
 """int64 words of a row of the fused kernels' per-level log (``log_level`` in

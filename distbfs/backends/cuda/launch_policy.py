@@ -108,6 +108,20 @@ class LaunchPolicy:
         Graphs of a higher mean degree never take the one-block grid or the small grid: a
         Kronecker frontier of a few vertices has thousands of edges, and the extra launch at
         each hand-over costs more than its few levels save.
+    fused_pair_degree : int
+        Graphs whose every out-degree is at most this run their fused grid levels two between
+        grid barriers (``level_pairs_kernel``: the owner of a vertex claimed in the first level
+        claims its row's columns at once, tentatively; ``kernels/contract_expand.cu``): a mesh's
+        level is a chain of dependent accesses and a barrier, and the second level of a pair
+        pays neither the barrier nor the frontier's count and append. Also the width of a
+        thread's row of claims: 6 takes the 2D and 3D lattices, and the kernel's registers fit
+        three blocks a multiprocessor without spilling (8 spills). 0: never in pairs; above
+        ``heavy_degree``, that (``pair_degree``: a paired graph has no heavy list).
+    fused_prefetch_edges : int
+        A pair from a frontier of at most this many edges asks L2 for the lines that follow
+        its claimed vertices' rows, labels and columns (a mesh's frontier moves along the
+        vertex order; a small frontier waits on latency, and some thread of every level is the
+        first to touch a line); larger frontiers keep the memory system busy without it.
     path_threads : int
         Threads per block of the shortest-path kernels (``kernels/relax.cu``): the persistent
         delta-stepping grid and the tree passes.
@@ -203,6 +217,8 @@ class LaunchPolicy:
     fused_small_grid_edges: int = 1 << 16
     fused_small_grid_blocks: int = 64
     fused_block_degree: int = 8
+    fused_pair_degree: int = 6
+    fused_prefetch_edges: int = 1 << 16
     path_threads: int = 256
     path_piece_edges: int = 256
     path_one_block_vertices: int = 1 << 19
@@ -258,6 +274,8 @@ class LaunchPolicy:
             "fused_block_edges",
             "fused_small_grid_edges",
             "fused_block_degree",
+            "fused_pair_degree",
+            "fused_prefetch_edges",
             "path_settle_degree",
         ):
             if getattr(self, name) < 0:
@@ -285,6 +303,11 @@ class LaunchPolicy:
         """Queue items one block handles per tile in filter_partition and contract."""
         return self.block_threads * self.items_per_thread
 
+    @property
+    def pair_degree(self) -> int:
+        """The largest out-degree of a graph whose fused grid levels run in pairs (0: none)."""
+        return min(self.fused_pair_degree, self.heavy_degree)
+
     def defines(self) -> tuple[str, ...]:
         """The ``-D`` compile options that hand this policy to ``kernels/common.cuh``."""
         return (
@@ -298,6 +321,8 @@ class LaunchPolicy:
             f"-DDISTBFS_HEAVY_DEGREE={self.heavy_degree}",
             f"-DDISTBFS_DECODE_POINT_EDGES={self.decode_point_edges}",
             f"-DDISTBFS_FUSED_MAX_EDGES={self.fused_max_edges}",
+            f"-DDISTBFS_FUSED_PAIR_DEGREE={max(1, self.pair_degree)}",
+            f"-DDISTBFS_FUSED_PREFETCH_EDGES={self.fused_prefetch_edges}",
             f"-DDISTBFS_PATH_THREADS={self.path_threads}",
             f"-DDISTBFS_PATH_BLOCK_THREADS={self.path_block_threads}",
         )
