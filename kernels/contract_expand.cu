@@ -371,6 +371,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
                                             //     length of the final frontier
 {
     __shared__ FusedStorage smem;
+    __shared__ size_type ring[kRingFields];  // the current level's counts
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int tid = threadIdx.x;
 
@@ -389,10 +390,15 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     size_type labeled = 0;        // vertices this run labeled (every frontier after the entry)
     size_type labeled_edges = 0;  // and their out-edges
     for (;; ++levels) {
-        const size_type* counts = scratch + kRingFields * (levels % kRingSlots);
-        size = __ldcg(counts + kRingVertices);
-        edges = __ldcg(counts + kRingEdges);
-        const size_type heavy_size = __ldcg(counts + kRingHeavy);
+        // The level's counts: read once a block and shared (every thread reading the one L2
+        // line would queue thousands of requests on it).
+        if (tid < kRingFields) {
+            ring[tid] = __ldcg(scratch + kRingFields * (levels % kRingSlots) + tid);
+        }
+        __syncthreads();
+        size = ring[kRingVertices];
+        edges = ring[kRingEdges];
+        const size_type heavy_size = ring[kRingHeavy];
         if (blockIdx.x == 0 && tid == 0) log_level(level_log, levels, size, size, edges);
         if (levels > 0) {
             labeled += size;
@@ -469,9 +475,10 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
  * stale vertices and edges. The top of a pair starting at level L logs rows L - 1 (the previous
  * pair's first level) and L; a pair whose first level found nothing counts as that level alone
  * (the run then stops, as contract_expand_kernel's after the level that found nothing). When
- * one level is left before max_levels, it runs alone (its claims final and appended). On exit, the frontier's vertices are opened once more and the
- * kept ones compacted into the queue the host reads after `levels` levels (spare_frontier after
- * an odd number): the host sees what contract_expand_kernel leaves.
+ * one level is left before max_levels, it runs alone (its claims final and appended). On exit,
+ * the frontier's vertices are opened once more and the kept ones compacted into the queue the
+ * host reads after `levels` levels (spare_frontier after an odd number): the host sees what
+ * contract_expand_kernel leaves.
  */
 namespace {
 
@@ -644,6 +651,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
 {
     __shared__ FusedStorage smem;
     __shared__ size_type warp_tally[kFusedThreads / distbfs::kWarpThreads][kPairTallies];
+    __shared__ size_type ring[kPairFields];  // the current pair's counts
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int tid = threadIdx.x;
     const bool leader = blockIdx.x == 0 && tid == 0;
@@ -665,13 +673,18 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     size_type labeled = 0;
     size_type labeled_edges = 0;
     for (;; ++pair) {
-        const size_type* counts = scratch + kPairFields * (pair % kRingSlots);
-        queued = __ldcg(counts + kRingVertices);
-        size = queued - __ldcg(counts + kPairStaleVertices);
-        edges = __ldcg(counts + kRingEdges) - __ldcg(counts + kPairStaleEdges);
+        // The pair's counts: read once a block and shared (every thread reading the one L2 line
+        // would queue thousands of requests on it).
+        if (tid < kPairFields) {
+            ring[tid] = __ldcg(scratch + kPairFields * (pair % kRingSlots) + tid);
+        }
+        __syncthreads();
+        queued = ring[kRingVertices];
+        size = queued - ring[kPairStaleVertices];
+        edges = ring[kRingEdges] - ring[kPairStaleEdges];
         if (paired) {
-            const size_type first = __ldcg(counts + kPairLevelVertices);
-            const size_type first_edges = __ldcg(counts + kPairLevelEdges);
+            const size_type first = ring[kPairLevelVertices];
+            const size_type first_edges = ring[kPairLevelEdges];
             if (first == 0) {
                 --levels;  // the pair's first level found nothing: the run ends after it
             } else {
