@@ -454,14 +454,15 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
  *
  * A pair from frontier F at label D:
  *   level D + 1: every edge (u, v) of F as in contract_expand_kernel, but the claim is an
- *     atomicMin of labels[v] to D + 1 (labels read as unsigned: kUnreached is the largest). The
+ *     atomicMin of labels[v] to D + 1 (labels read as unsigned: kUnreached is the largest),
+ *     with no test of v's bit first (one round trip less on the chain a level waits for). The
  *     thread that lowers it past D + 1 owns v at D + 1, final: it sets v's bit and preds[v] = u,
  *     and at once runs
  *   level D + 2: v's columns y claimed the same way at D + 2, the ones it took appended to the
  *     next frontier. Such a claim is TENTATIVE: a thread still in level D + 1 may reach y
  *     through F and take it at D + 1 (and expand it itself). So it sets no bit (a set bit means
- *     a final label, and culls claims), and its predecessor is an atomicMin of kTentative | v,
- *     which the plain write at D + 1 beats in either order.
+ *     a final label: the bitmask the other kernels read stays exact), and its predecessor is
+ *     an atomicMin of kTentative | v, which the plain write at D + 1 beats in either order.
  *   After the barrier the next pair opens its frontier (PairVisit::live): a vertex whose label
  *     is still D + 2 is kept, gets its bit and loses its predecessor's tag; one taken at D + 1
  *     is dropped. The thread that takes a vertex from a tentative claim counts it (stale
@@ -538,11 +539,10 @@ struct PairVisit {
 
     __device__ __forceinline__ void operator()(vertex_t u, vertex_t v, unsigned int& keep,
                                                vertex_t (&next)[kItems]) {
-        const size_type begin = row_offsets[v];  // read with the bit: the row, if v is taken
+        const size_type begin = row_offsets[v];  // read with the claim: the row, if v is taken
         const size_type end = row_offsets[v + 1];
-        if (distbfs::mask_test(visited_mask, v)) return;
         const unsigned int near = label + 1;
-        const unsigned int old = atomicMin(labels + v, near);
+        const unsigned int old = atomicMin(labels + v, near);  // no bit test first: one trip less
         if (old <= near) return;
         distbfs::mask_set(visited_mask, v);
         if (preds != nullptr) preds[v] = static_cast<pred_t>(u);
@@ -563,8 +563,8 @@ struct PairVisit {
         claim_row(v, begin, end, keep, next);
     }
 
-    // Level D + 2 from v: its columns, claimed tentatively; loads first, then the claims, so a
-    // row costs one chain of round trips.
+    // Level D + 2 from v: its columns, claimed tentatively; the columns, then their claims and
+    // rows at once, so a row costs two round trips.
     __device__ __forceinline__ void claim_row(vertex_t v, size_type begin, size_type end,
                                               unsigned int& keep, vertex_t (&next)[kItems]) {
         const unsigned int far = label + 2;
@@ -575,16 +575,18 @@ struct PairVisit {
         for (int j = 0; j < kItems; ++j) next[j] = begin + j < end ? column_indices[begin + j] : -1;
 #pragma unroll
         for (int j = 0; j < kItems; ++j) {
-            const bool open = next[j] >= 0;
-            first[j] = open ? row_offsets[next[j]] : 0;
-            degree[j] = open ? static_cast<int>(row_offsets[next[j] + 1] - first[j]) : 0;
-            old[j] = open && !distbfs::mask_test(visited_mask, next[j]) ? 0xffffffffu : 0u;
+            old[j] = next[j] >= 0 ? atomicMin(labels + next[j], far) : 0u;
         }
 #pragma unroll
         for (int j = 0; j < kItems; ++j) {
-            if (old[j] == 0) continue;
-            old[j] = atomicMin(labels + next[j], far);
-            if (prefetch) distbfs::prefetch_l2(column_indices + first[j]);  // read next pair
+            const bool open = next[j] >= 0;
+            first[j] = open ? row_offsets[next[j]] : 0;
+            degree[j] = open ? static_cast<int>(row_offsets[next[j] + 1] - first[j]) : 0;
+        }
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) {
+            if (!prefetch || next[j] < 0) continue;
+            distbfs::prefetch_l2(column_indices + first[j]);  // the next pair reads it first
             prefetch_after(next[j], first[j]);
         }
 #pragma unroll
