@@ -820,16 +820,26 @@ __device__ __forceinline__ size_type relax_rows(cg::grid_group& grid, const Csr&
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   size_type* piece_count = b.counts + piece_slot;
+  // The counts every thread reads after a barrier are loaded once a block and shared: a load
+  // from every thread of the grid queues hundreds of thousands of requests on their L2 line.
+  __shared__ size_type words[2];
   visit_rows<kVarint, W>(items, count, b.dist, g, b.pieces, piece_count, b.piece_edges, me,
                          threads, AcceptAll{}, relax);
   barrier(grid);
-  const size_type piece_total = __ldcg(piece_count);
-  size_type value = __ldcg(after);
+  if (threadIdx.x == 0) {
+    words[0] = __ldcg(piece_count);
+    words[1] = __ldcg(after);
+  }
+  __syncthreads();
+  const size_type piece_total = words[0];
+  size_type value = words[1];
   if (piece_total) {
     visit_pieces<kVarint, W>(b.pieces, piece_total, b.dist, g, b.piece_edges, me, threads,
                              relax);
     barrier(grid);  // the next reads of dist and the queues
-    value = __ldcg(after);
+    if (threadIdx.x == 0) words[1] = __ldcg(after);
+    __syncthreads();
+    value = words[1];
   }
   return value;
 }
