@@ -12,7 +12,9 @@
  * frontiers in shared memory, while a sparse graph's frontier has at most
  * LaunchPolicy.fused_block_edges edges; beyond that this kernel runs them, launched as a small
  * grid (fused_small_grid_blocks blocks) up to fused_small_grid_edges edges, as the full grid
- * past that: the host hands over between the three (fused.py, _tiers).
+ * past that: the host hands over between the three (fused.py, _tiers). On a graph whose every
+ * out-degree is at most kFusedPairDegree, level_pairs_kernel (below) runs the grids' levels,
+ * two between grid barriers.
  *
  * contract_expand_kernel runs on one rank (contract_expand_peers_kernel, below, on several
  * ranks of one node). One rank: the visited bitmask is exact (every labeled vertex has its bit
@@ -800,7 +802,7 @@ __device__ __forceinline__ bool block_claim(const BlockLevel& lv, vertex_t v) {
     if (distbfs::mask_test(lv.shared_mask, v) || !distbfs::mask_claim(lv.shared_mask, v)) {
         return false;
     }
-    atomicOr(&lv.global_mask[v >> 5], 1u << (v & 31));
+    distbfs::mask_set(lv.global_mask, v);
     return true;
 }
 

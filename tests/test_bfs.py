@@ -243,6 +243,8 @@ def test_construction_in_small_chunks_builds_the_same_csr(monkeypatch, directed)
         ({"items_per_thread": 0}, r"items_per_thread=0: need at least 1"),
         ({"block_threads": 1024, "items_per_thread": 64}, r"65536 items a tile.*at most 65535"),
         ({"fused_threads": 1024, "fused_blocks_per_sm": 3}, r"3072 threads"),
+        ({"fused_pair_degree": -1}, r"fused_pair_degree=-1: need at least 0"),
+        ({"fused_prefetch_edges": -1}, r"fused_prefetch_edges=-1: need at least 0"),
     ],
 )
 def test_launch_policy_refuses_what_the_kernels_cannot_run(fields, message):
@@ -250,3 +252,7 @@ def test_launch_policy_refuses_what_the_kernels_cannot_run(fields, message):
     with pytest.raises(ValueError, match=message):
         LaunchPolicy(**fields)
     assert LaunchPolicy(block_threads=1024, items_per_thread=63).tile_items == 64512
+    # level pairs: at most heavy_degree (no list of a paired graph is heavy), 0 for none
+    assert LaunchPolicy(fused_pair_degree=6, heavy_degree=4).pair_degree == 4
+    assert LaunchPolicy(fused_pair_degree=0).pair_degree == 0
+    assert "-DDISTBFS_FUSED_PAIR_DEGREE=1" in LaunchPolicy(fused_pair_degree=0).defines()
