@@ -56,6 +56,19 @@ def _cupy_or_skip():
     return cupy
 
 
+def cupy_module_or_skip():
+    """CuPy, for a test module that needs a CUDA device throughout: the whole module is skipped,
+    with the reason, where CuPy, a driver or a device is missing."""
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    try:
+        devices = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # no driver, or a broken one
+        pytest.skip(f"no usable CUDA device ({type(exc).__name__}: {exc})", allow_module_level=True)
+    if devices < 1:
+        pytest.skip("no CUDA device is visible", allow_module_level=True)
+    return cupy
+
+
 @pytest.fixture(params=["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
 def xp(request):
     """The array module under test: numpy everywhere, cupy where a GPU is present."""

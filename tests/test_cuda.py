@@ -20,14 +20,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.io
+from conftest import cupy_module_or_skip
 
-cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
-try:
-    _DEVICES = cupy.cuda.runtime.getDeviceCount()
-except Exception as exc:  # no driver, or a broken one
-    pytest.skip(f"no usable CUDA device ({type(exc).__name__}: {exc})", allow_module_level=True)
-if _DEVICES < 1:
-    pytest.skip("no CUDA device is visible", allow_module_level=True)
+cupy = cupy_module_or_skip()
 
 from distbfs.backends.base import EdgeFrontier  # noqa: E402
 from distbfs.backends.cuda import contract as cuda_contract  # noqa: E402
