@@ -25,6 +25,7 @@ from conftest import cupy_module_or_skip
 cupy = cupy_module_or_skip()
 
 from distbfs.backends.base import EdgeFrontier  # noqa: E402
+from distbfs.backends.cuda import buffers as cuda_buffers  # noqa: E402
 from distbfs.backends.cuda import contract as cuda_contract  # noqa: E402
 from distbfs.backends.cuda import fused as cuda_fused  # noqa: E402
 from distbfs.backends.cuda import kernels as cuda_kernels  # noqa: E402
@@ -1016,6 +1017,42 @@ def test_searches_release_their_device_buffers():
         assert pool.used_bytes() == held
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("keeps", [True, False])
+def test_small_graphs_keep_their_search_queues(keeps, monkeypatch):
+    """A graph whose queues fit ``KEPT_QUEUE_BYTES`` keeps them from one search to the next
+    (the same buffers each search); searches alternating strategies, sources and predecessors
+    stay right. Past the limit (0 here) nothing is kept."""
+    if not keeps:
+        monkeypatch.setattr(cuda_buffers, "KEPT_QUEUE_BYTES", 0)
+    case, _ = SEARCH_CASES["random-undirected"]
+    graph, backend = build(case, cupy), CudaBackend()
+    resources = GraphResources(graph, backend, ONE_RANK)
+    plans = {s: SearchPlan(resources, s) for s in ("two_phase", "hybrid", "direction_optimizing")}
+    kept = resources.backend_resources.kept_queues
+    first = None
+    for round_ in range(2):
+        for i, strategy in enumerate(plans):
+            source, predecessors = 17 * i + round_, i != 1
+            result = bfs_levels(plans[strategy], source, predecessors=predecessors)
+            dist = cupy.asnumpy(result.distances).astype(np.int64)
+            np.testing.assert_array_equal(dist, graphs.reference_distances(*case, source))
+            if predecessors:
+                graphs.check_bfs_tree(case, source, dist, cupy.asnumpy(result.predecessors))
+        if round_ == 0:
+            first = {what: _address(array) for what, array in kept.items()}
+    assert bool(kept) == keeps
+    if keeps:
+        wanted = {"vertex frontier", "spare vertex frontier", "bin queue", "pinned counters"}
+        assert wanted <= set(first)
+        again = {what: _address(kept[what]) for what in first}
+        assert again == first  # the second round reused every queue the first one kept
+
+
+def _address(array) -> int:
+    """Where a device or (pinned) host array's data starts."""
+    return array.data.ptr if isinstance(array, cupy.ndarray) else array.ctypes.data
 
 
 # ----------------------------------------------------------------------------- direction-optimizing

@@ -16,11 +16,12 @@ so the peak is never both; no capacity is smaller than what its stage can append
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import cupy
+import cupyx
 import numpy as np
 
 from ...constants import UNREACHED
@@ -54,6 +55,14 @@ FUSED_LOG_ROWS = 4096
 """Rows the fused levels' log of a graph starts with (a row a level, ``CudaGraphResources``); a
 launch is given at least a quarter of that many free rows (or what it may run), the log
 doubling when fewer are left (``fused._log_room``)."""
+
+KEPT_QUEUE_BYTES = 64 << 20
+"""A graph whose search queues (vertex frontiers, bins, kept items, the fused kernel's heavy
+queues and counts) take at most this many bytes on a rank keeps them from one search to the
+next (``CudaGraphResources.kept_queues``), so a small graph's search allocates only its
+labels, predecessors and visited mask: each allocation costs a few microseconds, and a road
+network's whole search takes under two milliseconds. A larger graph's search allocates its
+queues and gives them back at its end, for the validation and statistics that follow."""
 
 MASK_DTYPE = np.dtype(np.uint32)
 """Word of the visited bitmask: bit ``v % 32`` of word ``v // 32`` is vertex v."""
@@ -148,7 +157,8 @@ class CudaGraphResources:
     as needed), the one-block kernel's shared-memory layout (``fused._block_layout``) and the
     tiers of fused launches (``fused._tiers``) are kept here too: searches of a graph run one
     at a time, and each reads its rows of the log before the next begins. So is batched BFS's
-    gather order (``lanes.GatherOrder``), built on first need."""
+    gather order (``lanes.GatherOrder``), built on first need, and, when ``keeps_queues``
+    (``KEPT_QUEUE_BYTES``), the queues of its last search by name (``search_queue``)."""
 
     vertex_dtype: np.dtype
     edge_queue: EdgeQueue
@@ -162,6 +172,8 @@ class CudaGraphResources:
     fused_tiers: list[Any] | None = None  # the launches fused runs choose from (fused._tiers)
     gather_order: Any | None = None
     search_rows: tuple[Any, ...] | None = None
+    keeps_queues: bool = False
+    kept_queues: dict[str, Any] = field(default_factory=dict)
 
 
 def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> CudaGraphResources:
@@ -176,6 +188,8 @@ def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> Cuda
     limit = max(1, min(local_edges, int(np.ceil(local_edges * queue_sizing))))
     bits = 8 * vertex_dtype.itemsize
     roles = KERNELS | VARINT_KERNELS if graph.compressed else KERNELS
+    # frontier and spare, bins and kept items with their parents, two heavy queues
+    items = 2 * graph.nlocal + 4 * min(local_edges, graph.n) + 2 * int(heavy.size)
     return CudaGraphResources(
         vertex_dtype=vertex_dtype,
         edge_queue=EdgeQueue(limit=limit),
@@ -183,7 +197,40 @@ def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> Cuda
         hubs=int(heavy.size),
         hub_pieces=pieces,
         kernels=StageKernels(roles, policy, bits),
+        keeps_queues=items * vertex_dtype.itemsize <= KEPT_QUEUE_BYTES,
     )
+
+
+def search_queue(
+    resources: CudaGraphResources,
+    graph: DistGraph,
+    what: str,
+    length: int,
+    dtype: np.dtype,
+    total: int,
+) -> Any:
+    """A search's queue ``what`` of at least ``length`` items (uninitialized): the one the
+    graph's last search left when the graph keeps its queues and that one is long enough, else
+    a new one (``allocate``; ``total``: the bytes of the queues allocated with it), kept for the
+    next search when the graph keeps its queues."""
+    kept = resources.kept_queues.get(what)
+    if kept is not None and kept.shape[0] >= length and kept.dtype == dtype:
+        return kept
+    array = allocate(graph, what, length, dtype, total)
+    if resources.keeps_queues:
+        resources.kept_queues[what] = array
+    return array
+
+
+def pinned_queue(resources: CudaGraphResources, what: str, length: int, dtype: Any) -> Any:
+    """A pinned host array ``what`` of ``length`` items, kept like ``search_queue``'s."""
+    kept = resources.kept_queues.get(what)
+    if kept is not None and kept.shape[0] == length and kept.dtype == dtype:
+        return kept
+    array = cupyx.empty_pinned(length, dtype=dtype)
+    if resources.keeps_queues:
+        resources.kept_queues[what] = array
+    return array
 
 
 @dataclass
@@ -372,12 +419,18 @@ def ensure_bin_queue(queues: SearchQueues, nbins: int, keep_parents: bool) -> No
     if queues.bin_vertices.shape[0] >= length:
         return
     queues.bin_vertices = queues.bin_parents = None  # freed before the larger ones
+    queues.resources.kept_queues.pop("bin queue", None)
+    queues.resources.kept_queues.pop("bin parent queue", None)
     nbytes = length * queues.vertex_dtype.itemsize * (2 if keep_parents else 1)
-    queues.bin_vertices = allocate(queues.graph, "bin queue", length, queues.vertex_dtype, nbytes)
+    queues.bin_vertices = _queue(queues, "bin queue", length, nbytes)
     if keep_parents:
-        queues.bin_parents = allocate(
-            queues.graph, "bin parent queue", length, queues.vertex_dtype, nbytes
-        )
+        queues.bin_parents = _queue(queues, "bin parent queue", length, nbytes)
+
+
+def _queue(queues: SearchQueues, what: str, length: int, total: int) -> Any:
+    """``search_queue`` of vertex ids for the search of ``queues``."""
+    resources, graph, dtype = queues.resources, queues.graph, queues.vertex_dtype
+    return search_queue(resources, graph, what, length, dtype, total)
 
 
 def ensure_kept_queue(queues: SearchQueues, keep_parents: bool) -> None:
@@ -386,13 +439,9 @@ def ensure_kept_queue(queues: SearchQueues, keep_parents: bool) -> None:
         return
     itemsize = queues.vertex_dtype.itemsize
     nbytes = queues.kept_capacity * itemsize * (2 if keep_parents else 1)
-    queues.kept_vertices = allocate(
-        queues.graph, "kept queue", queues.kept_capacity, queues.vertex_dtype, nbytes
-    )
+    queues.kept_vertices = _queue(queues, "kept queue", queues.kept_capacity, nbytes)
     if keep_parents:
-        queues.kept_parents = allocate(
-            queues.graph, "kept parent queue", queues.kept_capacity, queues.vertex_dtype, nbytes
-        )
+        queues.kept_parents = _queue(queues, "kept parent queue", queues.kept_capacity, nbytes)
 
 
 def ensure_fused_queues(queues: SearchQueues) -> None:
@@ -409,12 +458,12 @@ def ensure_fused_queues(queues: SearchQueues) -> None:
     heavy = queues.resources.hubs
     nbytes = (length + 2 * max(1, heavy)) * dtype.itemsize
     nbytes += FUSED_SCRATCH_SLOTS * COUNTER_DTYPE.itemsize
-    queues.spare_frontier = allocate(graph, "spare vertex frontier", length, dtype, nbytes)
-    queues.heavy_vertices = allocate(graph, "heavy queue", max(1, heavy), dtype, nbytes)
-    queues.spare_heavy = allocate(graph, "spare heavy queue", max(1, heavy), dtype, nbytes)
+    queues.spare_frontier = _queue(queues, "spare vertex frontier", length, nbytes)
+    queues.heavy_vertices = _queue(queues, "heavy queue", max(1, heavy), nbytes)
+    queues.spare_heavy = _queue(queues, "spare heavy queue", max(1, heavy), nbytes)
     queues.heavy_capacity = heavy
-    queues.fused_scratch = allocate(
-        graph, "fused level counts", FUSED_SCRATCH_SLOTS, COUNTER_DTYPE, nbytes
+    queues.fused_scratch = search_queue(
+        queues.resources, graph, "fused level counts", FUSED_SCRATCH_SLOTS, COUNTER_DTYPE, nbytes
     )
     if queues.resources.fused_log is None:
         allocate_fused_log(queues.resources, FUSED_LOG_ROWS)

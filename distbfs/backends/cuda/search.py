@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 import cupy
-import cupyx
 import numpy as np
 
 from ...constants import DISTANCE_DTYPE, PREDECESSOR_DTYPE
@@ -34,6 +33,8 @@ from .buffers import (
     check_graph,
     fill_bytes,
     grow_edge_queue,
+    pinned_queue,
+    search_queue,
 )
 from .counters import COUNTER_DTYPE
 from .kernels import counter_slots
@@ -61,7 +62,7 @@ def start(
     # Filtering claims each vertex's bit once: a level keeps at most n items, and at most
     # the rank's stored edges (strips accumulate in this queue).
     kept_capacity = max(1, min(graph.num_local_edges, graph.n))
-    buffers = _allocate(graph, vertex_dtype, kept_capacity, predecessors, policy)
+    buffers = _allocate(graph, resources, vertex_dtype, kept_capacity, predecessors, policy)
     labels = buffers["labels"]
     fill_bytes(labels, UNREACHED_BYTE)
     preds = buffers.get("predecessors")
@@ -76,7 +77,8 @@ def start(
     local = local_id(mine, graph.size)
     seeds = None
     if sources.shape[0] == 1:
-        seeds = _seed_source(labels, preds, frontier, visited_mask, int(sources[0]), local)
+        values = pinned_queue(resources, "seed values", len(_SEED_SLOTS), np.int64)
+        seeds = _seed_source(values, labels, preds, frontier, visited_mask, int(sources[0]), local)
     else:
         _mark_sources(visited_mask, sources)  # every rank knows the sources are labeled
         _label_sources(labels, preds, frontier, mine, local)
@@ -93,7 +95,7 @@ def start(
         bin_parents=buffers.get("bin parent queue"),
         frontier=frontier,
         counters=counters,
-        pinned=cupyx.empty_pinned(counters.shape, dtype=COUNTER_DTYPE),
+        pinned=pinned_queue(resources, "pinned counters", counters.shape[0], COUNTER_DTYPE),
         kernels=resources.kernels,
         persistent_grid=persistent_grid(policy, grids),
         seeds=seeds,
@@ -114,6 +116,7 @@ def start(
 
 
 def _seed_source(
+    values: np.ndarray,
     labels: cupy.ndarray,
     preds: cupy.ndarray | None,
     frontier: cupy.ndarray,
@@ -123,13 +126,12 @@ def _seed_source(
 ) -> np.ndarray:
     """A search from one source: its bit in the zeroed ``visited_mask`` (every rank), and on
     its owner (``local``: its local id, or none) label 0, its own parent and the frontier's
-    first item, each by one small asynchronous copy from pinned memory (a CuPy scalar store
-    launches a kernel apiece, several times the cost). Returns the pinned values, which must
+    first item, each by one small asynchronous copy from the pinned ``values`` (a CuPy scalar
+    store launches a kernel apiece, several times the cost). Returns ``values``, which must
     live until the copies ran (the search's queues hold them)."""
     stream = cupy.cuda.get_current_stream().ptr
     kind = cupy.cuda.runtime.memcpyHostToDevice
     # int64 slots, little-endian: a narrower target (a 32-bit label or word) takes the low bytes
-    values = cupyx.empty_pinned(len(_SEED_SLOTS), dtype=np.int64)
     values[:] = 0
     targets = [(visited_mask, source // MASK_WORD_BITS, "bit")]
     values[_SEED_SLOTS.index("bit")] = 1 << (source % MASK_WORD_BITS)
@@ -181,27 +183,33 @@ def _label_sources(
 
 def _allocate(
     graph: DistGraph,
+    resources: CudaGraphResources,
     vertex_dtype: np.dtype,
     kept_capacity: int,
     predecessors: bool,
     policy: LaunchPolicy,
 ) -> dict[str, cupy.ndarray]:
-    """The search's per-vertex arrays and small queues, by name (uninitialized)."""
+    """The search's per-vertex arrays (new) and small queues (``search_queue``: the graph's
+    kept ones, where it keeps them), by name (uninitialized)."""
     nlocal, n = graph.nlocal, graph.n
-    plan: dict[str, tuple[int, np.dtype]] = {
+    arrays: dict[str, tuple[int, np.dtype]] = {
         "labels": (nlocal, np.dtype(DISTANCE_DTYPE)),
         "visited bitmask": (-(-n // MASK_WORD_BITS), MASK_DTYPE),
+    }
+    queues: dict[str, tuple[int, np.dtype]] = {
         "vertex frontier": (max(1, nlocal), vertex_dtype),
         "bin queue": (kept_capacity, vertex_dtype),  # two meeting bins: grown at first use
         "level counters": (counter_slots(policy), COUNTER_DTYPE),
     }
     if predecessors:
-        plan["predecessors"] = (nlocal, np.dtype(PREDECESSOR_DTYPE))
-        plan["bin parent queue"] = plan["bin queue"]
-    total = sum(length * dtype.itemsize for length, dtype in plan.values())
-    return {
-        what: allocate(graph, what, length, dtype, total) for what, (length, dtype) in plan.items()
-    }
+        arrays["predecessors"] = (nlocal, np.dtype(PREDECESSOR_DTYPE))
+        queues["bin parent queue"] = queues["bin queue"]
+    sizes = [*arrays.values(), *queues.values()]
+    total = sum(length * dtype.itemsize for length, dtype in sizes)
+    made = {what: allocate(graph, what, *shape, total) for what, shape in arrays.items()}
+    for what, (length, dtype) in queues.items():
+        made[what] = search_queue(resources, graph, what, length, dtype, total)
+    return made
 
 
 def persistent_grid(policy: LaunchPolicy, memo: dict[int, int]) -> int:
