@@ -352,7 +352,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         grid = search.resident_grid(self.policy, self._resident, kernel, self.policy.path_threads)
         self.prepare_paths(graph, resources)
         rows = resources.search_rows
-        return relax.path_start(self.policy, graph, source, grid, integers, rows)
+        return relax.path_start(self.policy, graph, source, grid, integers, resources, rows)
 
     def shortest_paths_in_place(
         self, graph: DistGraph, state: relax.DevicePathState, delta: float, limit: float

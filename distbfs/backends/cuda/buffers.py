@@ -174,6 +174,7 @@ class CudaGraphResources:
     search_rows: tuple[Any, ...] | None = None
     keeps_queues: bool = False
     kept_queues: dict[str, Any] = field(default_factory=dict)
+    path_block_bytes: dict[bool, int] = field(default_factory=dict)  # relax.block_kernel_bytes
 
 
 def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> CudaGraphResources:
@@ -214,7 +215,7 @@ def search_queue(
     a new one (``allocate``; ``total``: the bytes of the queues allocated with it), kept for the
     next search when the graph keeps its queues."""
     kept = resources.kept_queues.get(what)
-    if kept is not None and kept.shape[0] >= length and kept.dtype == dtype:
+    if isinstance(kept, cupy.ndarray) and kept.shape[0] >= length and kept.dtype == dtype:
         return kept
     array = allocate(graph, what, length, dtype, total)
     if resources.keeps_queues:
@@ -222,10 +223,25 @@ def search_queue(
     return array
 
 
+def store_scalars(host: np.ndarray, stores: list[tuple[Any, int, int]]) -> None:
+    """Each ``(array, index, value)`` of ``stores`` written to the device by one small
+    asynchronous copy from its slot of ``host``, a pinned int64 array of at least as many slots
+    (little-endian: a narrower element takes the slot's low bytes). A CuPy scalar store
+    launches a kernel apiece, several times the cost. ``host`` must live until the copies ran."""
+    stream = cupy.cuda.get_current_stream().ptr
+    kind = cupy.cuda.runtime.memcpyHostToDevice
+    for slot, (array, index, value) in enumerate(stores):
+        host[slot] = value
+        at = array.data.ptr + index * array.itemsize
+        source = host.ctypes.data + slot * host.itemsize
+        cupy.cuda.runtime.memcpyAsync(at, source, array.itemsize, kind, stream)
+
+
 def pinned_queue(resources: CudaGraphResources, what: str, length: int, dtype: Any) -> Any:
-    """A pinned host array ``what`` of ``length`` items, kept like ``search_queue``'s."""
+    """A pinned host array ``what`` of ``length`` items, kept like ``search_queue``'s (under
+    a name of its own: no device queue's)."""
     kept = resources.kept_queues.get(what)
-    if kept is not None and kept.shape[0] == length and kept.dtype == dtype:
+    if isinstance(kept, np.ndarray) and kept.shape[0] == length and kept.dtype == dtype:
         return kept
     array = cupyx.empty_pinned(length, dtype=dtype)
     if resources.keeps_queues:

@@ -40,7 +40,14 @@ import numpy as np
 from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from ...graph import DistGraph
 from ...memory import fits
-from .buffers import check_graph
+from .buffers import (
+    CudaGraphResources,
+    check_graph,
+    fill_bytes,
+    pinned_queue,
+    search_queue,
+    store_scalars,
+)
 from .compressed import column_args, kernel_name
 from .kernels import get_kernel
 from .launch_policy import PATH_HISTOGRAM_BINS, LaunchPolicy
@@ -183,67 +190,94 @@ def path_start(
     source: int,
     grid: int,
     integers: bool,
+    resources: CudaGraphResources,
     rows: tuple[Any, ...] | None = None,
 ) -> DevicePathState:
     """The state of a search from ``source`` (local = global id on one rank): the source at
     distance 0 in the first near queue and the first bucket's members, bucket 0 ending at the
-    first delta. ``integers`` (positive integer weights) on 32-bit ids: tied words. ``rows``:
-    what the search kernel reads (``search_rows``; None: ``graph_args``)."""
+    first delta. ``integers`` (positive integer weights) on 32-bit ids: tied words. The
+    kernels' buffers are the graph's kept ones where it keeps its queues (``search_queue``;
+    ``resources``: the graph's), set by fills and small copies. ``rows``: what the search
+    kernel reads (``search_rows``; None: ``graph_args``)."""
     ids = check_graph(graph)
     n = graph.n
     tied = integers and ids == np.int32
     far_capacity = max(int(n * policy.path_far_fraction), 1)  # beyond: a scan of every vertex
     pieces = piece_slots(policy, graph)
     if tied:
-        words = cupy.full(n, NO_TIED_WORD, dtype=np.uint64)
-        words[source] = source  # distance 0, its own parent
+        words = cupy.empty(n, dtype=np.uint64)
+        fill_bytes(words, 0xFF)  # NO_TIED_WORD
         distances = None
     else:
         distances = cupy.full(n, NO_PATH, dtype=PATH_DTYPE)
         distances[source] = 0.0
         words = distances.view(np.uint64)
     blocks = 1 if n <= policy.path_one_block_vertices else grid
-    shared = block_kernel_bytes(policy, graph, tied) if blocks == 1 else 0
+    shared = block_kernel_bytes(policy, graph, tied, resources) if blocks == 1 else 0
     # the one-block kernel claims vertices in shared memory and has no settle passes: no
     # stamps or members (a slot each stands in)
     stamped = n if shared == 0 else 1
-    queued = cupy.full(stamped, -1, dtype=np.int32)
-    queued[source if shared == 0 else 0] = 0
-    near0 = cupy.empty(max(n, 1), dtype=ids)
-    near0[0] = source
-    members = cupy.empty(max(stamped, 1), dtype=ids)
-    members[0] = source
-    counts = np.zeros(PATH_COUNT_SLOTS, dtype=np.int64)
+    shapes = {
+        "queued": (stamped, np.int32),  # -1: not queued (a fill of 0xFF bytes)
+        "far_mark": (n, np.int32),
+        "near0": (max(n, 1), ids),
+        "near1": (max(n, 1), ids),
+        "far0": (far_capacity, ids),
+        "far1": (far_capacity, ids),
+        "far0_at": (far_capacity, np.float32),
+        "far1_at": (far_capacity, np.float32),
+        "members": (max(stamped, 1), ids),
+        "piece_vertex": (pieces, ids),
+        "piece_start": (pieces, np.int64),
+        "counts": (PATH_COUNT_SLOTS, np.int64),
+        "log": (policy.path_log_rows * LOG_WORDS, np.uint64),  # zeroed a launch
+    }
+    total = sum(length * np.dtype(dtype).itemsize for length, dtype in shapes.values())
+    buffers: dict[str, Any] = {
+        what: search_queue(resources, graph, f"path {what}", length, np.dtype(dtype), total)
+        for what, (length, dtype) in shapes.items()
+    }
+    fill_bytes(buffers["queued"], 0xFF)
+    fill_bytes(buffers["far_mark"], 0xFF)
+    counts = pinned_queue(resources, "path counts staging", PATH_COUNT_SLOTS, np.int64)
+    counts[:] = 0
     counts[0] = 1  # the source in the near queue of step 0
     counts[MEMBER_SLOT] = 1
     counts[LEAST_SLOT : LEAST_SLOT + 2] = np.float64(NO_PATH).view(np.int64)  # none yet
-    buffers = {
-        "queued": queued,
-        "far_mark": cupy.full(n, -1, dtype=np.int32),
-        "near0": near0,
-        "near1": cupy.empty(max(n, 1), dtype=ids),
-        "far0": cupy.empty(far_capacity, dtype=ids),
-        "far1": cupy.empty(far_capacity, dtype=ids),
-        "far0_at": cupy.empty(far_capacity, dtype=np.float32),
-        "far1_at": cupy.empty(far_capacity, dtype=np.float32),
-        "far_capacity": far_capacity,
-        "members": members,
-        "piece_vertex": cupy.empty(pieces, dtype=ids),
-        "piece_start": cupy.empty(pieces, dtype=np.int64),
-        "piece_capacity": pieces,
-        "counts": cupy.asarray(counts),
-        "ctl": None,  # set by the first launch, which knows delta
-        "log": cupy.empty((policy.path_log_rows, LOG_WORDS), dtype=np.uint64),  # zeroed a launch
-    }
+    stream = cupy.cuda.get_current_stream().ptr
+    device = buffers["counts"]
+    kind = cupy.cuda.runtime.memcpyHostToDevice
+    cupy.cuda.runtime.memcpyAsync(device.data.ptr, counts.ctypes.data, counts.nbytes, kind, stream)
+    stores = [
+        (buffers["queued"], source if shared == 0 else 0, 0),
+        (buffers["near0"], 0, source),
+        (buffers["members"], 0, source),
+    ]
+    if tied:
+        stores.append((words, source, source))  # distance 0, its own parent
+    seeds = pinned_queue(resources, "path seeds", len(stores), np.int64)
+    store_scalars(seeds, stores)
+    buffers["log"] = buffers["log"][: policy.path_log_rows * LOG_WORDS].reshape(-1, LOG_WORDS)
+    buffers["host"] = (counts, seeds)  # until the copies ran
+    buffers.update(far_capacity=far_capacity, piece_capacity=pieces, ctl=None)  # ctl: at launch
     rows = graph_args(graph) if rows is None else rows
     return DevicePathState(distances, buffers, None, blocks, grid, tied, words, False, shared, rows)
 
 
-def block_kernel_bytes(policy: LaunchPolicy, graph: DistGraph, tied: bool) -> int:
+def block_kernel_bytes(
+    policy: LaunchPolicy, graph: DistGraph, tied: bool, resources: CudaGraphResources
+) -> int:
     """The dynamic shared memory of the one-block kernel (``delta_stepping_one_block``:
     four queue lengths, two near queues of ``path_block_queue`` vertices, two bitmasks of the
     vertices), its attribute raised to match; 0 where the search takes the grid kernel instead
-    (settle passes, or more than a block's shared memory)."""
+    (settle passes, or more than a block's shared memory). Worked out once per graph and word
+    form (memoized in ``resources``)."""
+    if tied not in resources.path_block_bytes:
+        resources.path_block_bytes[tied] = _block_kernel_bytes(policy, graph, tied)
+    return resources.path_block_bytes[tied]
+
+
+def _block_kernel_bytes(policy: LaunchPolicy, graph: DistGraph, tied: bool) -> int:
     if settle_passes(policy, graph):
         return 0
     ids = check_graph(graph)

@@ -35,6 +35,7 @@ from .buffers import (
     grow_edge_queue,
     pinned_queue,
     search_queue,
+    store_scalars,
 )
 from .counters import COUNTER_DTYPE
 from .kernels import counter_slots
@@ -77,7 +78,7 @@ def start(
     local = local_id(mine, graph.size)
     seeds = None
     if sources.shape[0] == 1:
-        values = pinned_queue(resources, "seed values", len(_SEED_SLOTS), np.int64)
+        values = pinned_queue(resources, "seed values", SEED_SLOTS, np.int64)
         seeds = _seed_source(values, labels, preds, frontier, visited_mask, int(sources[0]), local)
     else:
         _mark_sources(visited_mask, sources)  # every rank knows the sources are labeled
@@ -126,33 +127,21 @@ def _seed_source(
 ) -> np.ndarray:
     """A search from one source: its bit in the zeroed ``visited_mask`` (every rank), and on
     its owner (``local``: its local id, or none) label 0, its own parent and the frontier's
-    first item, each by one small asynchronous copy from the pinned ``values`` (a CuPy scalar
-    store launches a kernel apiece, several times the cost). Returns ``values``, which must
-    live until the copies ran (the search's queues hold them)."""
-    stream = cupy.cuda.get_current_stream().ptr
-    kind = cupy.cuda.runtime.memcpyHostToDevice
-    # int64 slots, little-endian: a narrower target (a 32-bit label or word) takes the low bytes
-    values[:] = 0
-    targets = [(visited_mask, source // MASK_WORD_BITS, "bit")]
-    values[_SEED_SLOTS.index("bit")] = 1 << (source % MASK_WORD_BITS)
+    first item, copied from the pinned ``values`` (``store_scalars``). Returns ``values``,
+    which must live until the copies ran (the search's queues hold them)."""
+    stores = [(visited_mask, source // MASK_WORD_BITS, 1 << (source % MASK_WORD_BITS))]
     if local.shape[0] == 1:
         row = int(local[0])
-        targets += [(labels, row, "label"), (frontier, 0, "vertex")]
-        values[_SEED_SLOTS.index("vertex")] = row
+        stores += [(labels, row, 0), (frontier, 0, row)]
         if preds is not None:
-            targets.append((preds, row, "parent"))
-            values[_SEED_SLOTS.index("parent")] = source
-    host = values.ctypes.data
-    for array, index, slot in targets:
-        at = array.data.ptr + index * array.itemsize
-        offset = _SEED_SLOTS.index(slot) * values.itemsize
-        cupy.cuda.runtime.memcpyAsync(at, host + offset, array.itemsize, kind, stream)
+            stores.append((preds, row, source))
+    store_scalars(values, stores)
     return values
 
 
-_SEED_SLOTS = ("bit", "label", "vertex", "parent")
-"""The pinned values ``_seed_source`` copies from: the source's mask word, its label (0),
-its local id (the frontier), its parent (itself)."""
+SEED_SLOTS = 4
+"""Pinned slots ``_seed_source`` copies from: the source's mask word, label, frontier slot and
+parent."""
 
 
 def _mark_sources(visited_mask: cupy.ndarray, sources: np.ndarray) -> None:
