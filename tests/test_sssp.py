@@ -337,6 +337,41 @@ def test_one_gpu_tied_words_give_the_float64_result(name):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("one_block", [True, False])
+def test_one_gpu_searches_of_a_small_graph_reuse_its_buffers(one_block):
+    """A small graph keeps its search buffers (``KEPT_QUEUE_BYTES``): searches from several
+    sources, on tied words and on float64 distances, one after another on one plan, in one
+    block or on the grid, each give the reference's distances and tree, and every search runs
+    in the queues the first one left."""
+    import dataclasses
+
+    case, kind = CASES["random_positive"]
+    weights = weighted(case, 3, kind, 1, 255)
+    cuda = make_backend("cuda")
+    vertices = 1 << 19 if one_block else 0  # no settle passes: one block where it may
+    cuda.policy = dataclasses.replace(
+        cuda.policy, path_one_block_vertices=vertices, path_settle_degree=1 << 20
+    )
+    graph = graphs.build(case, ONE, cuda, weights)
+    resources = GraphResources(graph, cuda, ONE)
+    plan = PathPlan(resources)
+    kept = resources.backend_resources.kept_queues
+    queues = ("path near0", "path near1", "path far0", "path far1", "path log")
+    first = None
+    for source, integers in [(0, True), (5, False), (17, True), (0, False)]:
+        plan.positive_integers = integers
+        search = delta_stepping(plan, source, predecessors=True)
+        assert search.state.tied == integers
+        assert (search.state.shared_bytes > 0) == one_block
+        want_dist, want_preds = reference(case, weights, source)
+        np.testing.assert_array_equal(cuda.to_host(search.distances), want_dist)
+        np.testing.assert_array_equal(cuda.to_host(search.predecessors), want_preds)
+        where = [kept[what].data.ptr for what in queues]
+        first = first or where
+        assert where == first
+
+
+@pytest.mark.gpu
 def test_one_gpu_distances_past_32_bits_search_again_in_float64():
     """Integer weights of 2**31 on a path: the third vertex lies past what a tied word holds,
     so the search goes round again on float64 distances, with the reference's result."""
