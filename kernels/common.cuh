@@ -22,7 +22,8 @@
  * No header is included: NVRTC (through CuPy) has no C++ standard library, and the stages that
  * use CUB's block primitives include them themselves (CUB's headers take about 1.5 s of NVRTC's
  * time per module, which a first run with an empty kernel cache waits for: the fused stage, the
- * one a road network's search compiles, uses BlockSum below instead).
+ * one a road network's search compiles, uses BlockSum below instead; the cooperative stages use
+ * grid_sync below, not <cooperative_groups.h>).
  */
 #pragma once
 
@@ -262,6 +263,32 @@ struct BlockCompact {
         return first;
     }
 };
+
+// The arrival word of grid_sync: one per module and device (zero when the module loads).
+__device__ unsigned int grid_arrivals;
+
+// A barrier across every block of a grid launched cooperatively (cuLaunchCooperativeKernel: all
+// blocks resident at once; a one-dimensional grid). cooperative_groups' grid.sync() scheme: each
+// block's thread 0 adds 1 to one word, block 0 adds 2^31 - (blocks - 1), so the word's top bit
+// flips exactly when the last block arrives, and its low 31 bits are zero again for the next
+// barrier. Written here so that the cooperative stages include no header and need no
+// relocatable device code (<cooperative_groups.h> and the link against cudadevrt cost a first
+// run about a second of compiling). One word per module: a process runs at most one grid of a
+// module on a device at a time (its kernels go to the current stream, one after another).
+__device__ __forceinline__ void grid_sync() {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned int blocks = gridDim.x;
+        const unsigned int add = blockIdx.x == 0 ? 0x80000000u - (blocks - 1) : 1u;
+        __threadfence();  // this block's writes, ordered by __syncthreads, before the arrival
+        const unsigned int arrived = atomicAdd(&grid_arrivals, add);
+        const volatile unsigned int* word = &grid_arrivals;
+        while (((arrived ^ *word) & 0x80000000u) == 0) {
+        }
+        __threadfence();  // the other blocks' writes after the flip
+    }
+    __syncthreads();
+}
 
 // Compressed columns (distbfs/compressed.py; on the device distbfs/backends/cuda/compressed.py):
 // local row r's sorted neighbours c0 < c1 < ... are LEB128 varints from bytes[byte_offsets[r]]

@@ -1,12 +1,12 @@
 /*
  * contract_expand.cu: the fused small-frontier strategy (Merrill et al. 2012, sections 5.2 and
  * 5.4; b40c's enactor_hybrid) as ONE persistent cooperative grid that runs BFS levels back to
- * back, with cooperative_groups' grid.sync() as the level barrier. A level of the two-phase path
- * costs several launches and a host round trip; here it costs one grid barrier besides its work
- * (benchmarks/RESULTS.md, "fused limits"). Launched with cuLaunchCooperativeKernel (the loader
- * builds this module with enable_cooperative_groups), at most as many blocks as can be resident
- * at once: the host sizes the grid as fused_blocks_per_sm x multiprocessors, capped by the
- * occupancy calculator.
+ * back, with a grid barrier (common.cuh's grid_sync, cooperative_groups' grid.sync() scheme) as
+ * the level barrier. A level of the two-phase path costs several launches and a host round trip;
+ * here it costs one grid barrier besides its work (benchmarks/RESULTS.md, "fused limits").
+ * Launched with cuLaunchCooperativeKernel (the loader launches this stage's kernels so), at most
+ * as many blocks as can be resident at once: the host sizes the grid as fused_blocks_per_sm x
+ * multiprocessors, capped by the occupancy calculator.
  *
  * block_levels_kernel (below) runs the same levels in ONE block, with block barriers and its
  * frontiers in shared memory, while a sparse graph's frontier has at most
@@ -41,15 +41,15 @@
  * Counts of the frontier of level L (vertices, edges, heavy vertices) live in slot L % 3 of a
  * three-slot ring in `scratch`. During level L every block reads slot L % 3, adds to slot
  * (L + 1) % 3, and block 0 zeroes slot (L + 2) % 3, which held level L - 1's counts: those were
- * last read before the barrier that ended level L - 1. Three slots make ONE grid.sync() per level
+ * last read before the barrier that ended level L - 1. Three slots make ONE grid barrier per level
  * enough (plus two before the first level: the ring is zeroed, then the entry frontier's edges
  * are counted). The ping-pong queues need no more: during level L the queue of level L + 1 held
  * level L - 1's frontier, last read before the same barrier.
  *
  * Stop rule, tested at the top of every level by every thread on the same ring slot, read after a
- * grid.sync() and written only before it (so the decision is the same in every block and every
+ * grid barrier and written only before it (so the decision is the same in every block and every
  * thread leaves the loop at the same level, and every thread of every block reaches every
- * grid.sync()): stop before a level whose frontier is empty, holds more than max_frontier
+ * grid barrier): stop before a level whose frontier is empty, holds more than max_frontier
  * vertices or more than the queue capacity (overflow: the host raises), has more than
  * max_edges edges (at most fused_max_edges; a grid of one block takes fewer) or, after the
  * first level, fewer than min_edges (the host hands a shrunken frontier back to a grid of one
@@ -72,8 +72,6 @@
  * among valid predecessors).
  */
 #include "common.cuh"
-
-#include <cooperative_groups.h>
 
 namespace {
 
@@ -264,7 +262,6 @@ struct OneRankVisit : OneItemVisit {
 // heavy queue A), every other count zero; the stop rule then applies to the entry frontier as to
 // every later level. Every thread of the grid calls this; it ends with a grid barrier.
 __device__ __forceinline__ void start_ring(FusedStorage& smem,
-                                           cooperative_groups::grid_group& grid,
                                            const vertex_t* frontier, size_type frontier_size,
                                            size_type frontier_capacity,
                                            const size_type* __restrict__ row_offsets,
@@ -274,7 +271,7 @@ __device__ __forceinline__ void start_ring(FusedStorage& smem,
     if (blockIdx.x == 0 && tid < distbfs::kFusedScratchSlots) {
         scratch[tid] = tid == kRingVertices ? frontier_size : 0;
     }
-    grid.sync();
+    distbfs::grid_sync();
     size_type edges = 0;
     const size_type entry_size = frontier_size < frontier_capacity ? frontier_size
                                                                    : frontier_capacity;
@@ -291,7 +288,7 @@ __device__ __forceinline__ void start_ring(FusedStorage& smem,
     }
     const size_type block_edges = EdgeReduce(smem.reduce).sum(edges);
     if (tid == 0 && block_edges > 0) count_add(scratch + kRingEdges, block_edges);
-    grid.sync();
+    distbfs::grid_sync();
 }
 
 // Expand one level's frontier (`current`, `size` vertices, `heavy_size` of them also in
@@ -374,10 +371,9 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
 {
     __shared__ FusedStorage smem;
     __shared__ size_type ring[kRingFields];  // the current level's counts
-    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int tid = threadIdx.x;
 
-    start_ring(smem, grid, frontier, frontier_size, frontier_capacity, row_offsets, heavy,
+    start_ring(smem, frontier, frontier_size, frontier_capacity, row_offsets, heavy,
                heavy_capacity, scratch);
     size_type discovered_edges = 0;
     size_type block_edges = 0;
@@ -431,7 +427,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         // The next frontier's edge count: one atomic per block.
         block_edges = EdgeReduce(smem.reduce).sum(discovered_edges);
         if (tid == 0 && block_edges > 0) count_add(out.next_counts + kRingEdges, block_edges);
-        grid.sync();  // the level barrier: every append and count of this level is visible
+        distbfs::grid_sync();  // the level barrier: this level's appends and counts visible
 
         vertex_t* swap = current;
         current = next;
@@ -656,13 +652,12 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
     __shared__ FusedStorage smem;
     __shared__ size_type warp_tally[kFusedThreads / distbfs::kWarpThreads][kPairTallies];
     __shared__ size_type ring[kPairFields];  // the current pair's counts
-    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int tid = threadIdx.x;
     const bool leader = blockIdx.x == 0 && tid == 0;
     const size_type grid_threads = static_cast<size_type>(gridDim.x) * kFusedThreads;
     unsigned int* label_words = reinterpret_cast<unsigned int*>(labels);
 
-    start_ring(smem, grid, frontier, frontier_size, frontier_capacity, row_offsets, heavy,
+    start_ring(smem, frontier, frontier_size, frontier_capacity, row_offsets, heavy,
                heavy_capacity, scratch);
     (void)spare_heavy;
 
@@ -722,7 +717,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
                            levels + 2 <= max_levels, edges <= distbfs::kFusedPrefetchEdges, {}};
         expand_frontier(smem, current, queued, heavy, 0, row_offsets, column_indices, out, visit);
         add_tallies(warp_tally, visit.tally, out.next_counts);
-        grid.sync();  // the pair's barrier: every claim, append and count is visible
+        distbfs::grid_sync();  // the pair's barrier: every claim, append and count is visible
 
         vertex_t* swap = current;
         current = next;
@@ -750,7 +745,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
             const size_type slot = Compact(smem.compact).reserve_run(keep, kept + kRingVertices);
             if (keep) staging[slot] = u;
         }
-        grid.sync();
+        distbfs::grid_sync();
         size = __ldcg(kept + kRingVertices);
         if (staging != target) {
             for (size_type index = static_cast<size_type>(blockIdx.x) * kFusedThreads + tid;
@@ -826,10 +821,12 @@ __device__ __forceinline__ void block_store(const BlockLevel& lv, vertex_t u, ve
 // together (any subset of the warp).
 __device__ __forceinline__ void block_append(const BlockLevel& lv, vertex_t u, vertex_t v,
                                              size_type begin, size_type end, size_type& edges) {
-    const cooperative_groups::coalesced_group lanes = cooperative_groups::coalesced_threads();
+    const unsigned int lanes = __activemask();
+    const int leader = __ffs(lanes) - 1;
+    const unsigned int rank = __popc(lanes & ((1u << (threadIdx.x & 31)) - 1));
     unsigned int slot = 0;
-    if (lanes.thread_rank() == 0) slot = atomicAdd(lv.appended, lanes.size());
-    slot = lanes.shfl(slot, 0) + lanes.thread_rank();
+    if (rank == 0) slot = atomicAdd(lv.appended, static_cast<unsigned int>(__popc(lanes)));
+    slot = __shfl_sync(lanes, slot, leader) + rank;
     block_store(lv, u, v, begin, end, slot, edges);
 }
 
@@ -1235,7 +1232,6 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         size_type* __restrict__ counters)   // out: as contract_expand_kernel, + [peer_failure]
 {
     __shared__ FusedStorage smem;
-    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const int tid = threadIdx.x;
     const bool leader = blockIdx.x == 0 && tid == 0;
     const size_type grid_threads = static_cast<size_type>(gridDim.x) * kFusedThreads;
@@ -1246,7 +1242,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         *abort = 0;
         for (int owner = 0; owner < size; ++owner) links.entry(rank, owner)[kPeerSent] = 0;
     }
-    start_ring(smem, grid, frontier, frontier_size, frontier_capacity, row_offsets, heavy,
+    start_ring(smem, frontier, frontier_size, frontier_capacity, row_offsets, heavy,
                heavy_capacity, scratch);
     size_type discovered_edges = 0;
     size_type block_edges = 0;
@@ -1308,7 +1304,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         // Deliver: the items reach the peers before their flags.
         const size_type items_epoch = epoch + 2 * levels + 1;
         __threadfence_system();
-        grid.sync();
+        distbfs::grid_sync();
         if (leader) {
             for (int owner = 0; owner < size; ++owner) {
                 if (owner == rank) continue;
@@ -1326,7 +1322,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
             }
             if (failure != 0 || !links.wait(kPeerItemsFlag, items_epoch, timeout_ns)) *abort = 1;
         }
-        grid.sync();
+        distbfs::grid_sync();
         if (__ldcg(abort) != 0) break;
 
         // Contract what the peers delivered.
@@ -1358,7 +1354,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         }
         block_edges = EdgeReduce(smem.reduce).sum(discovered_edges);
         if (tid == 0 && block_edges > 0) count_add(out.next_counts + kRingEdges, block_edges);
-        grid.sync();
+        distbfs::grid_sync();
 
         // Post this rank's next-frontier counts to every rank; wait for every peer's.
         if (leader) {
@@ -1381,7 +1377,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
             }
             if (!links.wait(kPeerCountsFlag, counts_epoch, timeout_ns)) *abort = 1;
         }
-        grid.sync();
+        distbfs::grid_sync();
         if (__ldcg(abort) != 0) break;
 
         vertex_t* swap = current;

@@ -82,10 +82,6 @@
  */
 #include "common.cuh"
 
-#include <cooperative_groups.h>
-
-namespace cg = cooperative_groups;
-
 typedef unsigned long long dist_t;
 
 namespace {
@@ -665,11 +661,11 @@ __device__ int cut_bin(const size_type* hist, size_type* bins, size_type min_buc
   return cut;
 }
 
-__device__ __forceinline__ void barrier(cg::grid_group& grid) {
+__device__ __forceinline__ void barrier() {
   if (gridDim.x == 1) {
     __syncthreads();
   } else {
-    grid.sync();
+    distbfs::grid_sync();
   }
 }
 
@@ -711,7 +707,7 @@ struct PathBuffers {
 // false when the pile holds no live vertex (the search is done); else sets `end`, moves
 // `bucket` on and sets `fresh` to the carried count.
 template <class W, class Near>
-__device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers& b,
+__device__ __forceinline__ bool advance(const PathBuffers& b,
                                         long long n, const Near& near, int& bucket, double& end,
                                         size_type& fresh, double delta, int max_bins,
                                         int split_divisor) {
@@ -761,7 +757,7 @@ __device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers&
     }
   }
   if (my_least != kNoPath) atomicMin(least, my_least);
-  barrier(grid);
+  barrier();
   // Every block reads the same histogram and cuts at the same bin.
   const int cut = cut_bin(hist, bins, threads, split_divisor, max_bins);
   if (cut < 0) return false;
@@ -802,7 +798,7 @@ __device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers&
       next_at[slot] = at;
     }
   }
-  barrier(grid);
+  barrier();
   fresh = __ldcg(next_held);  // the settle pass of the next bucket pushes after these
   bucket = next_bucket;
   return true;
@@ -813,7 +809,7 @@ __device__ __forceinline__ bool advance(cg::grid_group& grid, const PathBuffers&
 // (the next queue's length: read beside the piece count, so that a step without pieces waits
 // for one round trip after its barrier, not two).
 template <bool kVarint, class W, class Visit>
-__device__ __forceinline__ size_type relax_rows(cg::grid_group& grid, const Csr& g,
+__device__ __forceinline__ size_type relax_rows(const Csr& g,
                                                 const PathBuffers& b, const vertex_t* items,
                                                 size_type count, int piece_slot, Visit& relax,
                                                 const size_type* after) {
@@ -825,7 +821,7 @@ __device__ __forceinline__ size_type relax_rows(cg::grid_group& grid, const Csr&
   __shared__ size_type words[2];
   visit_rows<kVarint, W>(items, count, b.dist, g, b.pieces, piece_count, b.piece_edges, me,
                          threads, AcceptAll{}, relax);
-  barrier(grid);
+  barrier();
   if (threadIdx.x == 0) {
     words[0] = __ldcg(piece_count);
     words[1] = __ldcg(after);
@@ -836,7 +832,7 @@ __device__ __forceinline__ size_type relax_rows(cg::grid_group& grid, const Csr&
   if (piece_total) {
     visit_pieces<kVarint, W>(b.pieces, piece_total, b.dist, g, b.piece_edges, me, threads,
                              relax);
-    barrier(grid);  // the next reads of dist and the queues
+    barrier();  // the next reads of dist and the queues
     if (threadIdx.x == 0) words[1] = __ldcg(after);
     __syncthreads();
     value = words[1];
@@ -894,7 +890,7 @@ struct Cursor {
 // ends (false: `log_rows` buckets are logged, or the search is done, `c.done`) or the next
 // bucket is cut and its vertices join `near`, the queue of step c.step (true).
 template <class W, class Near>
-__device__ __forceinline__ bool next_bucket(cg::grid_group& grid, const PathBuffers& b,
+__device__ __forceinline__ bool next_bucket(const PathBuffers& b,
                                             long long n, Cursor& c, const Near& near,
                                             unsigned long long* log, int log_rows, double delta,
                                             double limit, int max_bins, int split_divisor) {
@@ -910,7 +906,7 @@ __device__ __forceinline__ bool next_bucket(cg::grid_group& grid, const PathBuff
     return false;
   }
   c.member_begin = __ldcg(b.counts + kMemberSlot);
-  if (!advance<W>(grid, b, n, near, c.bucket, c.end, c.fresh, delta, max_bins, split_divisor)) {
+  if (!advance<W>(b, n, near, c.bucket, c.end, c.fresh, delta, max_bins, split_divisor)) {
     c.done = true;
     return false;
   }
@@ -933,7 +929,6 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
                                                     unsigned long long* log, int log_rows,
                                                     double delta, double limit, int max_bins,
                                                     int split_divisor) {
-  cg::grid_group grid = cg::this_grid();
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   size_type* counts = b.counts;
   Cursor c(b.ctl);
@@ -944,7 +939,7 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
   size_type count = __ldcg(counts + kNearSlot + c.step % 3);  // the near queue's length
   while (true) {
     if (count == 0) {  // the bucket is settled: find the next one
-      if (!next_bucket<W>(grid, b, n, c, near(c.step), log, log_rows, delta, limit, max_bins,
+      if (!next_bucket<W>(b, n, c, near(c.step), log, log_rows, delta, limit, max_bins,
                           split_divisor)) {
         break;
       }
@@ -968,7 +963,7 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
                              c.bucket,
                              b.members != nullptr ? kInsideEdges : kEveryEdge,
                              reinterpret_cast<int*>(b.ctl + kCtlOverflow)};
-    count = relax_rows<kVarint, W>(grid, g, b, b.near(c.step), count, kPieceSlot + c.step % 3,
+    count = relax_rows<kVarint, W>(g, b, b.near(c.step), count, kPieceSlot + c.step % 3,
                                    relax, counts + kNearSlot + (c.step + 1) % 3);
     ++c.step;
     ++c.steps;
@@ -976,7 +971,7 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
       // Settled: its members relax the edges that leave it, once.
       relax.edges = kLeavingEdges;
       const size_type members = __ldcg(counts + kMemberSlot) - c.member_begin;
-      relax_rows<kVarint, W>(grid, g, b, b.members + c.member_begin, members, kSettlePieceSlot,
+      relax_rows<kVarint, W>(g, b, b.members + c.member_begin, members, kSettlePieceSlot,
                              relax, counts + kMemberSlot);
     }
     c.add(relax);
@@ -1001,7 +996,6 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
                                                          double limit, int max_bins,
                                                          int split_divisor) {
   extern __shared__ __align__(16) unsigned char block_shared[];
-  cg::grid_group grid = cg::this_grid();
   const int lane = threadIdx.x & (kWarpThreads - 1);
   const size_type capacity = b.block_queue;
   const size_type words = (static_cast<size_type>(n) + 31) / 32;
@@ -1030,7 +1024,7 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
   __syncthreads();
   while (true) {
     if (count == 0) {
-      if (!next_bucket<W>(grid, b, n, c, near(c.step), log, log_rows, delta, limit, max_bins,
+      if (!next_bucket<W>(b, n, c, near(c.step), log, log_rows, delta, limit, max_bins,
                           split_divisor)) {
         break;
       }

@@ -15,11 +15,16 @@ Compile options: ``-std=c++17``, the launch policy (``LaunchPolicy.defines()``),
 layout (``Counter``), the fused kernel's scratch length, ``UNREACHED`` and the vertex width, all
 as ``-D``; NVRTC through CuPy, which also picks the target architecture from the current device
 (``sm_XX`` of its compute capability) and puts its bundled CUB and the CUDA headers
-(``cooperative_groups.h``) on the include path. Stages in ``COOPERATIVE_STAGES`` are built with
-``enable_cooperative_groups``. ``python -m distbfs.backends.cuda.kernels`` compiles every stage
-with nvcc instead, for a machine without a GPU (syntax and type check), for the default policy and a
-small one, and checks from ptxas's resource report that the cooperative kernel's blocks fit
-``fused_blocks_per_sm`` to a multiprocessor (registers, shared memory).
+on the include path. The kernels of ``COOPERATIVE_STAGES`` are launched with
+cuLaunchCooperativeKernel (``CooperativeKernel``); their grid barrier is common.cuh's
+``grid_sync``, so those modules are plain ones too (CuPy's ``enable_cooperative_groups`` builds
+relocatable code linked against cudadevrt, and ``<cooperative_groups.h>`` alone takes NVRTC about
+a second: time a first run with an empty kernel cache waits for).
+
+``python -m distbfs.backends.cuda.kernels`` compiles every stage with nvcc instead, for a machine
+without a GPU (syntax and type check), for the default policy and a small one, and checks from
+ptxas's resource report that the cooperative kernel's blocks fit ``fused_blocks_per_sm`` to a
+multiprocessor (registers, shared memory).
 """
 
 from __future__ import annotations
@@ -55,9 +60,9 @@ STAGES = (
 """Kernel source files (``kernels/<stage>.cu``), one stage each."""
 
 COOPERATIVE_STAGES = frozenset({"contract_expand", "relax"})
-"""Stages whose kernels synchronize their whole grid (``cooperative_groups::this_grid().sync()``):
-built with ``enable_cooperative_groups``, so CuPy launches them with cuLaunchCooperativeKernel,
-which guarantees every block is resident at once (and refuses a grid larger than that)."""
+"""Stages whose kernels synchronize their whole grid (common.cuh's ``grid_sync``): launched with
+cuLaunchCooperativeKernel, which guarantees every block is resident at once (and refuses a grid
+larger than that)."""
 
 FUSED_STAGE = "contract_expand"
 """The stage of the fused BFS grid, whose blocks ``cooperative_fit`` checks against the policy."""
@@ -166,11 +171,7 @@ def _module(device_id: int, stage: str, options: tuple[str, ...]) -> Any:
     import cupy
 
     with cupy.cuda.Device(device_id):
-        module = cupy.RawModule(
-            code=stage_source(stage),
-            options=options,
-            enable_cooperative_groups=stage in COOPERATIVE_STAGES,
-        )
+        module = cupy.RawModule(code=stage_source(stage), options=options)
         module.compile()  # compile here, on this device, so errors surface here
     return module
 
@@ -236,7 +237,34 @@ def get_kernel(
 
 @functools.cache
 def _kernel(device_id: int, stage: str, name: str, options: tuple[str, ...]) -> Any:
-    return _module(device_id, stage, options).get_function(name)
+    kernel = _module(device_id, stage, options).get_function(name)
+    return CooperativeKernel(kernel) if stage in COOPERATIVE_STAGES else kernel
+
+
+class CooperativeKernel:
+    """A kernel of a ``COOPERATIVE_STAGES`` module, called as a ``cupy.RawKernel`` is but
+    launched with cuLaunchCooperativeKernel (CuPy's ``Function`` launches so when asked: its
+    module is compiled as a plain one, see the top of this file)."""
+
+    def __init__(self, kernel: Any) -> None:
+        self._raw = kernel
+        self.kernel = kernel.kernel  # the loaded function: its ``ptr`` for the occupancy queries
+
+    def __call__(
+        self, grid: tuple[int, ...], block: tuple[int, ...], args: tuple, shared_mem: int = 0
+    ) -> None:
+        self.kernel(grid, block, args, shared_mem=shared_mem, enable_cooperative_groups=True)
+
+    def __getattr__(self, name: str) -> Any:  # the RawKernel's attributes (shared sizes, ...)
+        return getattr(self._raw, name)
+
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        return self._raw.max_dynamic_shared_size_bytes
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, nbytes: int) -> None:
+        self._raw.max_dynamic_shared_size_bytes = nbytes
 
 
 class StageKernels(Mapping[str, Any]):
