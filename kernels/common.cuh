@@ -268,24 +268,27 @@ struct BlockCompact {
 __device__ unsigned int grid_arrivals;
 
 // A barrier across every block of a grid launched cooperatively (cuLaunchCooperativeKernel: all
-// blocks resident at once; a one-dimensional grid). cooperative_groups' grid.sync() scheme: each
-// block's thread 0 adds 1 to one word, block 0 adds 2^31 - (blocks - 1), so the word's top bit
-// flips exactly when the last block arrives, and its low 31 bits are zero again for the next
-// barrier. Written here so that the cooperative stages include no header and need no
-// relocatable device code (<cooperative_groups.h> and the link against cudadevrt cost a first
-// run about a second of compiling). One word per module: a process runs at most one grid of a
-// module on a device at a time (its kernels go to the current stream, one after another).
+// blocks resident at once; a one-dimensional grid), as cooperative_groups' grid.sync() does it on
+// sm_70 and later: each block's thread 0 adds 1 to one word (block 0 adds 2^31 - (blocks - 1)) with
+// a release at device scope, which publishes what its block wrote before the block barrier, then
+// polls the word with acquiring loads until its top bit flips, which happens exactly when the last
+// block arrives; the low 31 bits are then zero again for the next barrier. Written here so that
+// the cooperative stages include no header and need no relocatable device code
+// (<cooperative_groups.h> and the link against cudadevrt cost a first run about a second of
+// compiling). One word per module: a process runs at most one grid of a module on a device at a
+// time (its kernels go to the current stream, one after another).
 __device__ __forceinline__ void grid_sync() {
     __syncthreads();
     if (threadIdx.x == 0) {
-        const unsigned int blocks = gridDim.x;
-        const unsigned int add = blockIdx.x == 0 ? 0x80000000u - (blocks - 1) : 1u;
-        __threadfence();  // this block's writes, ordered by __syncthreads, before the arrival
-        const unsigned int arrived = atomicAdd(&grid_arrivals, add);
-        const volatile unsigned int* word = &grid_arrivals;
-        while (((arrived ^ *word) & 0x80000000u) == 0) {
-        }
-        __threadfence();  // the other blocks' writes after the flip
+        const unsigned int add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
+        unsigned int arrived;
+        unsigned int now;
+        asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;"
+                     : "=r"(arrived) : "l"(&grid_arrivals), "r"(add) : "memory");
+        do {
+            asm volatile("ld.acquire.gpu.u32 %0, [%1];"
+                         : "=r"(now) : "l"(&grid_arrivals) : "memory");
+        } while (((arrived ^ now) & 0x80000000u) == 0);
     }
     __syncthreads();
 }
