@@ -30,11 +30,12 @@ class CupyOps:
 
     def __init__(self) -> None:
         import cupy
-        import cupyx
+
+        from ..arrays import empty_pinned
 
         self._cupy = cupy
         self._side: Any = None
-        self._empty_pinned = cupyx.empty_pinned
+        self._empty_pinned = empty_pinned
         runtime = cupy.cuda.runtime
         self._memcpy_async = runtime.memcpyAsync
         self._kind = {

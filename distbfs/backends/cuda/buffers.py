@@ -21,9 +21,9 @@ from functools import cached_property
 from typing import Any
 
 import cupy
-import cupyx
 import numpy as np
 
+from ...arrays import empty_pinned, summary_module, to_module
 from ...constants import UNREACHED
 from ...errors import DeviceError
 from ...graph import DistGraph
@@ -180,7 +180,8 @@ class CudaGraphResources:
 def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> CudaGraphResources:
     """The per-graph resources of ``graph`` (rank-local; one pass over its degrees)."""
     vertex_dtype = check_graph(graph)
-    degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
+    offsets = to_module(summary_module(graph.row_offsets), graph.row_offsets)
+    degrees = offsets[1:] - offsets[:-1]
     max_degree = int(degrees.max()) if degrees.size else 0
     cut = policy.heavy_degree
     heavy = degrees[degrees > cut] if max_degree > cut else degrees[:0]
@@ -243,7 +244,7 @@ def pinned_queue(resources: CudaGraphResources, what: str, length: int, dtype: A
     kept = resources.kept_queues.get(what)
     if isinstance(kept, np.ndarray) and kept.shape[0] == length and kept.dtype == dtype:
         return kept
-    array = cupyx.empty_pinned(length, dtype=dtype)
+    array = empty_pinned(length, dtype)
     if resources.keeps_queues:
         resources.kept_queues[what] = array
     return array
