@@ -9,12 +9,6 @@ from typing import Any
 
 import numpy as np
 
-HOST_SUMMARY_ITEMS = 1 << 21
-"""Length up to which a device array's summaries (a graph's degrees, a search's reached vertices
-and traversed edges, a rank's vertex ids) are worked out on the host: one copy, where on the
-device each would be an elementwise kernel that a first run compiles (0.1-0.15 s each with an
-empty kernel cache, more than a small graph's whole search)."""
-
 
 def as_host(array: Any) -> np.ndarray:
     """A numpy view or copy of a numpy or cupy array."""
@@ -32,13 +26,6 @@ def array_module(array: Any) -> Any:
 def to_module(xp: Any, array: Any) -> Any:
     """``array`` in the array module ``xp`` (no copy when it is there already)."""
     return as_host(array) if xp is np else xp.asarray(array)
-
-
-def summary_module(array: Any) -> Any:
-    """The array module in which to summarize ``array``: numpy for a host array or a device one
-    of at most ``HOST_SUMMARY_ITEMS`` items (moved with ``to_module``), else cupy."""
-    xp = array_module(array)
-    return np if xp is np or array.shape[0] <= HOST_SUMMARY_ITEMS else xp
 
 
 def empty_pinned(length: int, dtype: Any) -> np.ndarray:

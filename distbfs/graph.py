@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import HOST_SUMMARY_ITEMS, as_host, to_module
+from .arrays import as_host, to_module
 from .comm.base import Communicator
 from .compressed import CompressedColumns
 from .constants import ROW_OFFSET_DTYPE, vertex_dtype, weight_dtype
@@ -96,13 +96,8 @@ class DistGraph:
 
     def owned_vertices(self, xp: Any = np) -> Any:
         """Global ids of the owned vertices, in local order (``global_id``: rank, rank + size,
-        ...; one array of n / size int64s, no temporaries; a short one is made on the host and
-        moved, ``HOST_SUMMARY_ITEMS``)."""
-        maker = np if self.nlocal <= HOST_SUMMARY_ITEMS else xp
-        ids = maker.arange(
-            self.rank, self.rank + self.nlocal * self.size, self.size, dtype=np.int64
-        )
-        return to_module(xp, ids)
+        ...; one array of n / size int64s, no temporaries)."""
+        return xp.arange(self.rank, self.rank + self.nlocal * self.size, self.size, dtype=np.int64)
 
     @property
     def compressed(self) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import summary_module, to_module
+from .arrays import array_module, to_module
 from .comm.base import Communicator
 from .constants import UNREACHED
 from .graph import DistGraph
@@ -67,9 +67,9 @@ def traversed_edges(graph: DistGraph, comm: Communicator, distances: Any) -> int
         Undirected graphs: sum of the degrees of the reached vertices // 2 (each edge of the
         searched component once). Directed: sum of the out-degrees of the reached vertices.
     """
-    xp = summary_module(graph.row_offsets)  # where the graph lives; a small one on the host
+    xp = array_module(graph.row_offsets)  # summed where the graph lives; one scalar comes back
     distances = to_module(xp, distances)
-    offsets = to_module(xp, graph.row_offsets)
+    offsets = graph.row_offsets
     total = 0
     for start in range(0, graph.nlocal, SUM_CHUNK):  # temporaries of one chunk at a time
         stop = min(start + SUM_CHUNK, graph.nlocal)
@@ -85,7 +85,7 @@ def reached_vertices(graph: DistGraph, comm: Communicator, distances: Any) -> in
     were reached, over all ranks (collective). Counted as int64 ones a chunk at a time: CuPy
     sums int64 with CUB's reduction compiled into CuPy, while a boolean sum compiles a
     reduction kernel with CUB's headers on first use (about 3 s with an empty kernel cache)."""
-    xp = summary_module(graph.row_offsets)
+    xp = array_module(graph.row_offsets)
     distances = to_module(xp, distances)
     total = 0
     for start in range(0, distances.shape[0], SUM_CHUNK):
