@@ -707,10 +707,9 @@ struct PathBuffers {
 // false when the pile holds no live vertex (the search is done); else sets `end`, moves
 // `bucket` on and sets `fresh` to the carried count.
 template <class W, class Near>
-__device__ __forceinline__ bool advance(const PathBuffers& b,
-                                        long long n, const Near& near, int& bucket, double& end,
-                                        size_type& fresh, double delta, int max_bins,
-                                        int split_divisor) {
+__device__ __forceinline__ bool advance(const PathBuffers& b, long long n, const Near& near,
+                                        int& bucket, double& end, size_type& fresh, double delta,
+                                        int max_bins, int split_divisor) {
   __shared__ size_type bins[kSplitBins];
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -809,9 +808,9 @@ __device__ __forceinline__ bool advance(const PathBuffers& b,
 // (the next queue's length: read beside the piece count, so that a step without pieces waits
 // for one round trip after its barrier, not two).
 template <bool kVarint, class W, class Visit>
-__device__ __forceinline__ size_type relax_rows(const Csr& g,
-                                                const PathBuffers& b, const vertex_t* items,
-                                                size_type count, int piece_slot, Visit& relax,
+__device__ __forceinline__ size_type relax_rows(const Csr& g, const PathBuffers& b,
+                                                const vertex_t* items, size_type count,
+                                                int piece_slot, Visit& relax,
                                                 const size_type* after) {
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -890,10 +889,10 @@ struct Cursor {
 // ends (false: `log_rows` buckets are logged, or the search is done, `c.done`) or the next
 // bucket is cut and its vertices join `near`, the queue of step c.step (true).
 template <class W, class Near>
-__device__ __forceinline__ bool next_bucket(const PathBuffers& b,
-                                            long long n, Cursor& c, const Near& near,
-                                            unsigned long long* log, int log_rows, double delta,
-                                            double limit, int max_bins, int split_divisor) {
+__device__ __forceinline__ bool next_bucket(const PathBuffers& b, long long n, Cursor& c,
+                                            const Near& near, unsigned long long* log,
+                                            int log_rows, double delta, double limit,
+                                            int max_bins, int split_divisor) {
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (log_rows > 0) {
     unsigned long long* row = log + (c.bucket - c.first_bucket) * kLogWords;
