@@ -5,6 +5,7 @@ their kernels are launched cooperatively through CuPy's ``Function``."""
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -55,3 +56,4 @@ def test_a_cooperative_kernel_launches_cooperatively_and_keeps_the_raw_attribute
     assert kernel.shared_size_bytes == 96
     kernel.max_dynamic_shared_size_bytes = 4096
     assert raw.max_dynamic_shared_size_bytes == 4096 == kernel.max_dynamic_shared_size_bytes
+    assert copy.copy(kernel).shared_size_bytes == 96

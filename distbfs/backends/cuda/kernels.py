@@ -256,6 +256,8 @@ class CooperativeKernel:
         self.kernel(grid, block, args, shared_mem=shared_mem, enable_cooperative_groups=True)
 
     def __getattr__(self, name: str) -> Any:  # the RawKernel's attributes (shared sizes, ...)
+        if name == "_raw":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self._raw, name)
 
     @property
