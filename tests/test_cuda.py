@@ -14,6 +14,7 @@ compared as sorted arrays or sets, bins bin by bin.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import warnings
 
@@ -177,6 +178,37 @@ def expand_filter(backend, graph, state, nbins):
     for strip in range(backend.expansion_strips(graph, state)):
         bins = backend.filter_partition(state, backend.expand(graph, state, strip), nbins)
     return bins
+
+
+@pytest.mark.parametrize("rank,size", STAGE_LAYOUTS)
+@pytest.mark.parametrize("predecessors", [False, True])
+@pytest.mark.parametrize("sources", [0, 7, 1999, [3, 0, 7, 3]])
+def test_start_matches_numpy(rank, size, predecessors, sources):
+    """A search's start (``kernels/start.cu``: one launch fills the labels, predecessors, mask
+    and counters and seeds a single source) gives numpy's labels, predecessors, visited mask
+    and frontier, from one source or several (duplicates are one), on every rank; also when it
+    starts again in the queues a level left behind, whose counters it clears."""
+    case = SEARCH_CASES["grid-40x50"][0]
+    full = build(case, np)
+    g_np, g_cu = stripe(full, rank, size, np), stripe(full, rank, size, cupy)
+    want = HOST.start(g_np, sources, predecessors, HOST.prepare(g_np))
+    cuda = CudaBackend()
+    resources = cuda.prepare(g_cu)
+    for _ in range(2):
+        state = cuda.start(g_cu, sources, predecessors, resources)
+        assert np.array_equal(cupy.asnumpy(state.labels), want.labels)
+        if predecessors:
+            assert np.array_equal(cupy.asnumpy(state.preds), want.preds)
+        else:
+            assert state.preds is None
+        assert np.array_equal(unpack_mask(state.visited_mask, g_np.n), want.visited_mask)
+        assert state.frontier_size == want.frontier_size
+        got = cupy.asnumpy(state.vertex_frontier[: state.frontier_size])
+        assert np.array_equal(np.sort(got), np.sort(want.vertex_frontier[: want.frontier_size]))
+        assert not cupy.asnumpy(queues_of(state).counters).any()
+        if state.frontier_size:
+            expand_filter(cuda, g_cu, state, size)  # the counters the next start clears
+            assert cupy.asnumpy(queues_of(state).counters).any()
 
 
 # Grid gathering of hubs (lists over heavy_degree): the default policy sends the "hubs" case's
@@ -693,10 +725,12 @@ def test_cooperative_grid_on_a_road_network(data_dir, strategy):
 
 
 @pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing"])
-def test_a_road_network_asks_for_the_fused_stage_alone(data_dir, strategy, monkeypatch):
+def test_a_road_network_asks_for_its_start_and_the_fused_stage_alone(
+    data_dir, strategy, monkeypatch
+):
     """A graph's kernels are compiled stage by stage at first use (``StageKernels``): a
-    search whose levels all run fused looks up only ``contract_expand``'s kernels, so a first
-    run with an empty kernel cache compiles that one module."""
+    search whose levels all run fused looks up only the kernels of its start and of
+    ``contract_expand``, so a first run with an empty kernel cache compiles those two modules."""
     matrix = scipy.io.mmread(str(data_dir / "luxembourg_osm.mtx.gz")).tocoo()
     case = (matrix.row.astype(np.int64), matrix.col.astype(np.int64), matrix.shape[0], False)
     asked = []
@@ -708,7 +742,25 @@ def test_a_road_network_asks_for_the_fused_stage_alone(data_dir, strategy, monke
 
     monkeypatch.setattr(cuda_kernels, "_kernel", recording)
     _cooperative(case, 0, CudaBackend(), strategy)
-    assert set(asked) == {"contract_expand"}
+    assert set(asked) == {"start", "contract_expand"}
+
+
+def test_compile_ahead_builds_each_module_once(monkeypatch):
+    """``compile_ahead`` builds a first search's modules in a background thread; a search that
+    asks for one meanwhile waits for that build rather than starting its own."""
+    built = []
+    build = cuda_kernels._built_module.__wrapped__
+
+    def counting(device, stage, options):
+        built.append(stage)
+        return build(device, stage, options)
+
+    monkeypatch.setattr(cuda_kernels, "_built_module", functools.cache(counting))
+    thread = cuda_kernels.compile_ahead(cuda_kernels.FIRST_SEARCH_STAGES)
+    module = cuda_kernels.get_module("start")  # while the thread builds it, or after
+    thread.join()
+    assert built == list(cuda_kernels.FIRST_SEARCH_STAGES)
+    assert cuda_kernels.get_module("start") is module
 
 
 def test_load_kernels_compiles_every_stage_at_once(monkeypatch):

@@ -1,7 +1,8 @@
 """The CUDA kernel sources and their loader, checked on CPUs: every stage's source pastes
-``common.cuh`` in; the cooperative stages (the fused BFS levels, delta-stepping) include no other
-header, since what a module includes is what a first run with an empty kernel cache waits for;
-their kernels are launched cooperatively through CuPy's ``Function``."""
+``common.cuh`` in; the cooperative stages (the fused BFS levels, delta-stepping) and a search's
+start include no other header, since what a module includes is what a first run with an empty
+kernel cache waits for; the cooperative kernels are launched cooperatively through CuPy's
+``Function``."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ def test_every_stage_pastes_the_common_header(stage):
     assert kernels._INCLUDE_LINE not in source
 
 
-@pytest.mark.parametrize("stage", sorted(kernels.COOPERATIVE_STAGES))
-def test_cooperative_stages_include_no_header(stage):
+@pytest.mark.parametrize("stage", sorted(kernels.COOPERATIVE_STAGES | {"start"}))
+def test_cooperative_and_start_stages_include_no_header(stage):
+    """What a road network's first search compiles: its start and its fused levels."""
     source = (kernels.kernel_dir() / f"{stage}.cu").read_text()
     assert re.findall(r"^\s*#\s*include\s*(\S+)", source, re.MULTILINE) == ['"common.cuh"']
 

@@ -263,6 +263,9 @@ def cmd_bfs(ctx: Context) -> int:
     if args.output:
         prepare_output(args.output, ctx.comm)
     check_plot(args.plot, ctx.comm)
+    compile_ahead = getattr(ctx.backend, "compile_ahead", None)
+    if callable(compile_ahead):
+        compile_ahead()  # a first run's kernels build while the graph is read
     graph = load_graph(ctx, args.graph, search=True)
     sources = check_sources(args.source, graph.num_vertices, "--source")
     result = bfs(

@@ -272,6 +272,11 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         from the kernel cache) now rather than at its first use (``kernels.StageKernels``)."""
         resources.kernels.load_all()
 
+    def compile_ahead(self, stages: tuple[str, ...] = kernels.FIRST_SEARCH_STAGES) -> None:
+        """Start building the kernels of ``stages`` (32-bit ids) in the background
+        (``kernels.compile_ahead``): by default those a first search of a road network runs."""
+        kernels.compile_ahead(stages, self.policy)
+
     def warm_up(self, threads: int = 4) -> list[tuple[str, int, float]]:
         """Compile every kernel this backend may launch into CuPy's on-disk cache
         (``kernels.warm_up``): (stage, vertex width, seconds) per module."""

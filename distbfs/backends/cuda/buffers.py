@@ -69,6 +69,7 @@ MASK_DTYPE = np.dtype(np.uint32)
 MASK_WORD_BITS = 32
 
 KERNELS = {
+    "start": ("start", "search_start"),
     "expand": ("expand", "expand_kernel"),
     "frontier_lengths": ("expand", "frontier_lengths_kernel"),
     "expand_heavy": ("expand", "expand_heavy_kernel"),
@@ -302,7 +303,6 @@ class SearchQueues:
     unexplored: tuple[int, int, int] | None = None  # (generation, n_u, m_u) of this rank
     side: Any | None = None  # a stream for reads that must not wait for the current stream
     source_row: int = -1  # local row of the search's one source when this rank owns it
-    seeds: np.ndarray | None = None  # pinned values the start's copies read (one source)
 
     def advance(self, discovered: int, discovered_edges: int | None) -> None:
         """The vertex frontier changed to ``discovered`` newly labeled vertices with
@@ -357,10 +357,12 @@ class SearchQueues:
         """Blocks for ``items`` (a host bound), at most the persistent grid."""
         return max(1, min(self.persistent_grid, -(-items // items_per_block)))
 
-    def begin_level(self, edge_bound: int) -> LevelCounts:
-        """Zero the counters (asynchronously) and start the counts of a new level."""
-        stream = cupy.cuda.get_current_stream()
-        cupy.cuda.runtime.memsetAsync(self.counters.data.ptr, 0, self.counters.nbytes, stream.ptr)
+    def begin_level(self, edge_bound: int, cleared: bool = False) -> LevelCounts:
+        """Zero the counters (asynchronously; ``cleared``: a kernel before did) and start the
+        counts of a new level."""
+        if not cleared:
+            stream = cupy.cuda.get_current_stream().ptr
+            cupy.cuda.runtime.memsetAsync(self.counters.data.ptr, 0, self.counters.nbytes, stream)
         self.level = LevelCounts(self, edge_bound)
         return self.level
 

@@ -1,6 +1,6 @@
 """The one loader of the CUDA kernels in ``kernels/`` (one ``.cu`` file per stage of Merrill et al.
-2012: expand, filter_partition, contract, contract_expand, the bottom-up levels, and
-Afforest's link for connected components on one rank, batched BFS's lanes): each
+2012: a search's start, expand, filter_partition, contract, contract_expand, the bottom-up
+levels, and Afforest's link for connected components on one rank, batched BFS's lanes): each
 stage's ``cupy.RawModule`` is built once per device, launch policy and vertex width, and
 memoized. Invariant: a kernel never holds a tuning number of its own; every one arrives as a
 ``-D`` option (``compile_options``).
@@ -34,6 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -47,6 +48,7 @@ from ..base import FUSED_LOG_COLUMNS
 from .launch_policy import DEFAULT_POLICY, LaunchPolicy
 
 STAGES = (
+    "start",
     "expand",
     "filter_partition",
     "contract",
@@ -63,6 +65,10 @@ COOPERATIVE_STAGES = frozenset({"contract_expand", "relax"})
 """Stages whose kernels synchronize their whole grid (common.cuh's ``grid_sync``): launched with
 cuLaunchCooperativeKernel, which guarantees every block is resident at once (and refuses a grid
 larger than that)."""
+
+FIRST_SEARCH_STAGES = ("start", "contract_expand")
+"""The stages a BFS of a road network runs (its start, then every level fused): what a command
+compiles ahead while it reads its graph (``compile_ahead``)."""
 
 FUSED_STAGE = "contract_expand"
 """The stage of the fused BFS grid, whose blocks ``cooperative_fit`` checks against the policy."""
@@ -166,8 +172,21 @@ def stage_source(stage: str, directory: Path | None = None) -> str:
     return f'{before}#line 1 "{HEADER}"\n{header}\n#line {resume} "{stage}.cu"{after}'
 
 
-@functools.cache
+_MODULE_LOCKS: dict[tuple[int, str, tuple[str, ...]], threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
 def _module(device_id: int, stage: str, options: tuple[str, ...]) -> Any:
+    """A stage's module, built once: a caller that asks for one another thread is building
+    (``compile_ahead``) waits for it rather than compiling it again."""
+    with _LOCKS_GUARD:
+        lock = _MODULE_LOCKS.setdefault((device_id, stage, options), threading.Lock())
+    with lock:
+        return _built_module(device_id, stage, options)
+
+
+@functools.cache
+def _built_module(device_id: int, stage: str, options: tuple[str, ...]) -> Any:
     import cupy
 
     with cupy.cuda.Device(device_id):
@@ -203,6 +222,31 @@ def build_modules(
     jobs = [(stage, bits) for stage in stages for bits in widths]
     with ThreadPoolExecutor(max_workers=max(1, min(threads, len(jobs)))) as pool:
         return list(pool.map(build, jobs))
+
+
+def compile_ahead(
+    stages: tuple[str, ...], policy: LaunchPolicy = DEFAULT_POLICY, vertex_bits: int = 32
+) -> threading.Thread:
+    """Build the modules of ``stages`` on the current device in a background thread, one after
+    another: a command starts it before it reads its graph, so that what a first run with an
+    empty kernel cache compiles overlaps the read (NVRTC runs outside the GIL). The thread is a
+    daemon (an error exit does not wait for it); a failure there is left for the stage's first
+    use to report."""
+    import cupy
+
+    device = cupy.cuda.Device().id
+    options = compile_options(policy, vertex_bits)
+
+    def build() -> None:
+        try:
+            for stage in stages:
+                _module(device, stage, options)
+        except Exception:  # the stage's first use reports it
+            return
+
+    thread = threading.Thread(target=build, name="distbfs compile ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def warm_up(

@@ -7,6 +7,11 @@ at most n; strips accumulate in it, so at most the rank's stored edges); the ver
 nlocal. The edge queue is the graph's (``CudaGraphResources``), kept from one search to the
 next.
 
+One launch (``kernels/start.cu``) fills the labels, predecessors, visited mask and level counters
+and seeds a single source: each fill or small copy from the host is a driver call of several
+microseconds, and a road network's whole search takes under two milliseconds. Several sources
+are marked after it from the host.
+
 Invariants after ``start``: labels and predecessors are UNREACHED but every source's on its
 owner (label 0, its own parent; the owned sources, and only they, form that rank's frontier);
 every rank's visited mask holds every source; the first level's counters are zeroed.
@@ -26,16 +31,13 @@ from ..base import SearchState
 from .buffers import (
     MASK_DTYPE,
     MASK_WORD_BITS,
-    UNREACHED_BYTE,
     CudaGraphResources,
     SearchQueues,
     allocate,
     check_graph,
-    fill_bytes,
     grow_edge_queue,
     pinned_queue,
     search_queue,
-    store_scalars,
 )
 from .counters import COUNTER_DTYPE
 from .kernels import counter_slots
@@ -64,26 +66,26 @@ def start(
     # the rank's stored edges (strips accumulate in this queue).
     kept_capacity = max(1, min(graph.num_local_edges, graph.n))
     buffers = _allocate(graph, resources, vertex_dtype, kept_capacity, predecessors, policy)
-    labels = buffers["labels"]
-    fill_bytes(labels, UNREACHED_BYTE)
-    preds = buffers.get("predecessors")
-    if preds is not None:
-        fill_bytes(preds, UNREACHED_BYTE)
-    visited_mask = buffers["visited bitmask"]
-    fill_bytes(visited_mask, 0)
-    sources = np.unique(np.asarray(sources, dtype=np.int64).reshape(-1))
-    frontier = buffers["vertex frontier"]
-    mine = sources[owner(sources, graph.size) == graph.rank]
-    frontier_size = int(mine.shape[0])
-    local = local_id(mine, graph.size)
-    seeds = None
-    if sources.shape[0] == 1:
-        values = pinned_queue(resources, "seed values", SEED_SLOTS, np.int64)
-        seeds = _seed_source(values, labels, preds, frontier, visited_mask, int(sources[0]), local)
+    labels, preds = buffers["labels"], buffers.get("predecessors")
+    visited_mask, frontier = buffers["visited bitmask"], buffers["vertex frontier"]
+    counters = buffers["level counters"]
+    sources = np.asarray(sources, dtype=np.int64).reshape(-1)
+    grid = persistent_grid(policy, grids)
+    if sources.shape[0] == 1:  # the start kernel seeds it
+        source = int(sources[0])
+        row = local_id(source, graph.size) if owner(source, graph.size) == graph.rank else -1
+        frontier_size = int(row >= 0)
+        _start_kernel(resources, policy, grid, buffers, source, row)
     else:
+        sources = np.unique(sources)
+        mine = sources[owner(sources, graph.size) == graph.rank]
+        frontier_size, row = int(mine.shape[0]), -1
+        local = local_id(mine, graph.size)
+        _start_kernel(resources, policy, grid, buffers, -1, -1)
         _mark_sources(visited_mask, sources)  # every rank knows the sources are labeled
         _label_sources(labels, preds, frontier, mine, local)
-    counters = buffers["level counters"]
+        if frontier_size == 1:
+            row = int(local[0])
     queues = SearchQueues(
         graph=graph,
         resources=resources,
@@ -98,13 +100,12 @@ def start(
         counters=counters,
         pinned=pinned_queue(resources, "pinned counters", counters.shape[0], COUNTER_DTYPE),
         kernels=resources.kernels,
-        persistent_grid=persistent_grid(policy, grids),
-        seeds=seeds,
+        persistent_grid=grid,
     )
     if frontier_size == 1:
-        queues.source_row = int(local[0])
+        queues.source_row = row
     grow_edge_queue(queues, 1)
-    queues.begin_level(edge_bound=0)
+    queues.begin_level(edge_bound=0, cleared=True)
     return SearchState(
         labels,
         preds,
@@ -116,32 +117,26 @@ def start(
     )
 
 
-def _seed_source(
-    values: np.ndarray,
-    labels: cupy.ndarray,
-    preds: cupy.ndarray | None,
-    frontier: cupy.ndarray,
-    visited_mask: cupy.ndarray,
+def _start_kernel(
+    resources: CudaGraphResources,
+    policy: LaunchPolicy,
+    grid: int,
+    buffers: dict[str, cupy.ndarray],
     source: int,
-    local: np.ndarray,
-) -> np.ndarray:
-    """A search from one source: its bit in the zeroed ``visited_mask`` (every rank), and on
-    its owner (``local``: its local id, or none) label 0, its own parent and the frontier's
-    first item, copied from the pinned ``values`` (``store_scalars``). Returns ``values``,
-    which must live until the copies ran (the search's queues hold them)."""
-    stores = [(visited_mask, source // MASK_WORD_BITS, 1 << (source % MASK_WORD_BITS))]
-    if local.shape[0] == 1:
-        row = int(local[0])
-        stores += [(labels, row, 0), (frontier, 0, row)]
-        if preds is not None:
-            stores.append((preds, row, source))
-    store_scalars(values, stores)
-    return values
-
-
-SEED_SLOTS = 4
-"""Pinned slots ``_seed_source`` copies from: the source's mask word, label, frontier slot and
-parent."""
+    row: int,
+) -> None:
+    """One launch of ``search_start`` (``kernels/start.cu``): labels and predecessors
+    UNREACHED, the visited mask and the level counters cleared, and ``source`` (-1: none)
+    seeded: its bit, and where ``row`` >= 0 (this rank owns it) its label, parent and the
+    frontier's first slot."""
+    labels, preds = buffers["labels"], buffers.get("predecessors")
+    mask, counters = buffers["visited bitmask"], buffers["level counters"]
+    longest = max(labels.shape[0], mask.shape[0], counters.shape[0])
+    blocks = max(1, min(grid, -(-longest // policy.block_threads)))
+    args = (labels, preds, np.int64(labels.shape[0]), mask, np.int64(mask.shape[0]))
+    args += (counters, np.int64(counters.shape[0]), buffers["vertex frontier"])
+    args += (np.int64(source), np.int64(row))
+    resources.kernels["start"]((blocks,), (policy.block_threads,), args)
 
 
 def _mark_sources(visited_mask: cupy.ndarray, sources: np.ndarray) -> None:
