@@ -66,9 +66,10 @@ COOPERATIVE_STAGES = frozenset({"contract_expand", "relax"})
 cuLaunchCooperativeKernel, which guarantees every block is resident at once (and refuses a grid
 larger than that)."""
 
-FIRST_SEARCH_STAGES = ("start", "contract_expand")
-"""The stages a BFS of a road network runs (its start, then every level fused): what a command
-compiles ahead while it reads its graph (``compile_ahead``)."""
+FIRST_SEARCH_STAGES = ("contract_expand", "start")
+"""The stages a BFS of a road network runs (every level fused; its start, whose kernel a search
+does without until it is built): what a command compiles ahead while it reads its graph
+(``compile_ahead``)."""
 
 FUSED_STAGE = "contract_expand"
 """The stage of the fused BFS grid, whose blocks ``cooperative_fit`` checks against the policy."""
@@ -172,17 +173,23 @@ def stage_source(stage: str, directory: Path | None = None) -> str:
     return f'{before}#line 1 "{HEADER}"\n{header}\n#line {resume} "{stage}.cu"{after}'
 
 
-_MODULE_LOCKS: dict[tuple[int, str, tuple[str, ...]], threading.Lock] = {}
+ModuleKey = tuple[int, str, tuple[str, ...]]
+"""A module: (device id, stage, compile options)."""
+_MODULE_LOCKS: dict[ModuleKey, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
+_BUILT: set[ModuleKey] = set()
 
 
 def _module(device_id: int, stage: str, options: tuple[str, ...]) -> Any:
     """A stage's module, built once: a caller that asks for one another thread is building
     (``compile_ahead``) waits for it rather than compiling it again."""
+    key = (device_id, stage, options)
     with _LOCKS_GUARD:
-        lock = _MODULE_LOCKS.setdefault((device_id, stage, options), threading.Lock())
+        lock = _MODULE_LOCKS.setdefault(key, threading.Lock())
     with lock:
-        return _built_module(device_id, stage, options)
+        module = _built_module(device_id, stage, options)
+    _BUILT.add(key)
+    return module
 
 
 @functools.cache
@@ -234,8 +241,11 @@ def compile_ahead(
     use to report."""
     import cupy
 
-    device = cupy.cuda.Device().id
-    options = compile_options(policy, vertex_bits)
+    return _build_behind(cupy.cuda.Device().id, stages, compile_options(policy, vertex_bits))
+
+
+def _build_behind(device: int, stages: tuple[str, ...], options: tuple[str, ...]) -> Any:
+    """``compile_ahead``'s thread, started."""
 
     def build() -> None:
         try:
@@ -318,8 +328,9 @@ class StageKernels(Mapping[str, Any]):
     device, for one launch policy and vertex width. A stage's module is compiled (or loaded
     from CuPy's on-disk cache) at the first use of one of its kernels, so a first search
     compiles only the stages it runs: a road network, whose levels all run fused, needs
-    ``contract_expand`` alone. (NVRTC calls of one process overlap poorly: compiling every
-    stage at once takes about as long as compiling them one after another.)"""
+    ``contract_expand`` alone (its start's kernel is used once built, ``built``). (NVRTC calls
+    of one process overlap poorly: compiling every stage at once takes about as long as
+    compiling them one after another.)"""
 
     def __init__(
         self, roles: Mapping[str, tuple[str, str]], policy: LaunchPolicy, vertex_bits: int
@@ -330,12 +341,27 @@ class StageKernels(Mapping[str, Any]):
         self._device = cupy.cuda.Device().id
         self._options = compile_options(policy, vertex_bits)
         self._resolved: dict[str, Any] = {}
+        self._behind: set[str] = set()  # stages built in the background (``built``)
 
     def __getitem__(self, role: str) -> Any:
         kernel = self._resolved.get(role)
         if kernel is None:
             stage, name = self._roles[role]
             kernel = self._resolved[role] = _kernel(self._device, stage, name, self._options)
+        return kernel
+
+    def built(self, role: str) -> Any | None:
+        """The kernel of ``role`` if its module is built (or loaded) already; else None, its
+        build started in the background (once): for a caller with a way around the kernel (a
+        search's start: fills and copies from the host), so that a first run does not wait
+        for a module it can do without."""
+        kernel = self._resolved.get(role)
+        stage = self._roles[role][0]
+        if kernel is None and (self._device, stage, self._options) in _BUILT:
+            kernel = self[role]
+        elif kernel is None and stage not in self._behind:
+            self._behind.add(stage)
+            _build_behind(self._device, (stage,), self._options)
         return kernel
 
     def load_all(self) -> None:

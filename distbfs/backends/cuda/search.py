@@ -10,7 +10,9 @@ next.
 One launch (``kernels/start.cu``) fills the labels, predecessors, visited mask and level counters
 and seeds a single source: each fill or small copy from the host is a driver call of several
 microseconds, and a road network's whole search takes under two milliseconds. Several sources
-are marked after it from the host.
+are marked after it from the host. Until the start's module is built (in the background, from
+the first search on: ``StageKernels.built``), the host fills and marks: a first run with an
+empty kernel cache does not wait for that module.
 
 Invariants after ``start``: labels and predecessors are UNREACHED but every source's on its
 owner (label 0, its own parent; the owned sources, and only they, form that rank's frontier);
@@ -31,10 +33,12 @@ from ..base import SearchState
 from .buffers import (
     MASK_DTYPE,
     MASK_WORD_BITS,
+    UNREACHED_BYTE,
     CudaGraphResources,
     SearchQueues,
     allocate,
     check_graph,
+    fill_bytes,
     grow_edge_queue,
     pinned_queue,
     search_queue,
@@ -71,17 +75,24 @@ def start(
     counters = buffers["level counters"]
     sources = np.asarray(sources, dtype=np.int64).reshape(-1)
     grid = persistent_grid(policy, grids)
-    if sources.shape[0] == 1:  # the start kernel seeds it
+    kernel = resources.kernels.built("start")
+    if kernel is not None and sources.shape[0] == 1:  # the start kernel seeds it
         source = int(sources[0])
         row = local_id(source, graph.size) if owner(source, graph.size) == graph.rank else -1
         frontier_size = int(row >= 0)
-        _start_kernel(resources, policy, grid, buffers, source, row)
+        _start_kernel(kernel, policy, grid, buffers, source, row)
     else:
         sources = np.unique(sources)
         mine = sources[owner(sources, graph.size) == graph.rank]
         frontier_size, row = int(mine.shape[0]), -1
         local = local_id(mine, graph.size)
-        _start_kernel(resources, policy, grid, buffers, -1, -1)
+        if kernel is not None:
+            _start_kernel(kernel, policy, grid, buffers, -1, -1)
+        else:  # until the start's module is built: fills from the host
+            fill_bytes(labels, UNREACHED_BYTE)
+            if preds is not None:
+                fill_bytes(preds, UNREACHED_BYTE)
+            fill_bytes(visited_mask, 0)
         _mark_sources(visited_mask, sources)  # every rank knows the sources are labeled
         _label_sources(labels, preds, frontier, mine, local)
         if frontier_size == 1:
@@ -105,7 +116,7 @@ def start(
     if frontier_size == 1:
         queues.source_row = row
     grow_edge_queue(queues, 1)
-    queues.begin_level(edge_bound=0, cleared=True)
+    queues.begin_level(edge_bound=0, cleared=kernel is not None)
     return SearchState(
         labels,
         preds,
@@ -118,14 +129,14 @@ def start(
 
 
 def _start_kernel(
-    resources: CudaGraphResources,
+    kernel: Any,
     policy: LaunchPolicy,
     grid: int,
     buffers: dict[str, cupy.ndarray],
     source: int,
     row: int,
 ) -> None:
-    """One launch of ``search_start`` (``kernels/start.cu``): labels and predecessors
+    """One launch of ``kernel``, ``search_start`` (``kernels/start.cu``): labels and predecessors
     UNREACHED, the visited mask and the level counters cleared, and ``source`` (-1: none)
     seeded: its bit, and where ``row`` >= 0 (this rank owns it) its label, parent and the
     frontier's first slot."""
@@ -136,7 +147,7 @@ def _start_kernel(
     args = (labels, preds, np.int64(labels.shape[0]), mask, np.int64(mask.shape[0]))
     args += (counters, np.int64(counters.shape[0]), buffers["vertex frontier"])
     args += (np.int64(source), np.int64(row))
-    resources.kernels["start"]((blocks,), (policy.block_threads,), args)
+    kernel((blocks,), (policy.block_threads,), args)
 
 
 def _mark_sources(visited_mask: cupy.ndarray, sources: np.ndarray) -> None:
