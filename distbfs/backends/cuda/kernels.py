@@ -244,7 +244,9 @@ def compile_ahead(
     return _build_behind(cupy.cuda.Device().id, stages, compile_options(policy, vertex_bits))
 
 
-def _build_behind(device: int, stages: tuple[str, ...], options: tuple[str, ...]) -> Any:
+def _build_behind(
+    device: int, stages: tuple[str, ...], options: tuple[str, ...]
+) -> threading.Thread:
     """``compile_ahead``'s thread, started."""
 
     def build() -> None:
@@ -353,7 +355,7 @@ class StageKernels(Mapping[str, Any]):
     def built(self, role: str) -> Any | None:
         """The kernel of ``role`` if its module is built (or loaded) already; else None, its
         build started in the background (once): for a caller with a way around the kernel (a
-        search's start: fills and copies from the host), so that a first run does not wait
+        search's start: fills and marks from the host), so that a first run does not wait
         for a module it can do without."""
         kernel = self._resolved.get(role)
         stage = self._roles[role][0]
