@@ -326,6 +326,8 @@ def test_bench_json(tmp_path):
     out = ok(
         run(
             "bench",
+            "--backend",
+            "numpy",  # what `auto` takes on CI's machine; a GPU host's would take cuda
             "--scale",
             7,
             "--roots",
