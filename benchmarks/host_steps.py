@@ -5,7 +5,7 @@ host time after them; medians over the searches.
     python benchmarks/host_steps.py [--graph luxembourg_osm.mtx.gz] [--searches 64] \\
         [--strategies hybrid direction_optimizing]
 
-Host clock marks come from wrappers around ``bfs_levels`` (as the API calls it),
+Host clock marks come from wrappers around ``run_levels`` (as the API calls it),
 ``SearchPlan.start``, the cooperative kernels' launch and ``LevelCounts.read``; they assume a
 search of ONE fused launch (every level of a road network runs in one block), and mark the last
 launch of a search that has several. The first searches (warm-up) are dropped.
@@ -66,11 +66,11 @@ def main() -> None:
     kernels.CooperativeKernel.__call__ = launch(kernels.CooperativeKernel.__call__)
     plan.SearchPlan.start = marked(plan.SearchPlan.start, "start", "started")
     counters.LevelCounts.read = marked(counters.LevelCounts.read, None, "read")
-    api_search.bfs_levels = marked(api_search.bfs_levels, "enter", "exit")
+    api_search.run_levels = marked(api_search.run_levels, "enter", "exit")
     graph = distbfs.Graph.from_file(args.graph, backend="cuda")
     steps = {
         "search (BFSResult.seconds)": lambda m, r: r.seconds * 1e6,
-        "into bfs_levels, to start": lambda m, r: (m["start"] - m["enter"]) * 1e6,
+        "into run_levels, to start": lambda m, r: (m["start"] - m["enter"]) * 1e6,
         "start": lambda m, r: (m["started"] - m["start"]) * 1e6,
         "start to the launch": lambda m, r: (m["launch"] - m["started"]) * 1e6,
         "the launch call": lambda m, r: (m["launched"] - m["launch"]) * 1e6,

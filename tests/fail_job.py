@@ -56,17 +56,17 @@ class FailingBackend:
         self.level = level
 
 
-_bfs_levels = distbfs.api.search.bfs_levels
+_run_levels = distbfs.api.search.run_levels
 
 
-def failing_bfs_levels(plan: SearchPlan, source: int, **options: Any) -> Any:
+def failing_run_levels(plan: SearchPlan, source: int, **options: Any) -> Any:
     """The search on a plan of the failing backend, every level through the stages (and the
     exchange)."""
     backend = FailingBackend(plan.backend, plan.comm.rank)
     failing = SearchPlan.build(plan.graph, backend, plan.comm, strategy="two_phase")
-    return _bfs_levels(failing, source, **options)
+    return _run_levels(failing, source, **options)
 
 
 if __name__ == "__main__":
-    distbfs.api.search.bfs_levels = failing_bfs_levels
+    distbfs.api.search.run_levels = failing_run_levels
     sys.exit(cli.main(sys.argv[1:]))

@@ -298,14 +298,14 @@ def test_validate_true_raises_validation_error(monkeypatch):
     """A corrupted search result is caught when validate=True (and only then)."""
     import distbfs.api.search as api
 
-    real = api.bfs_levels
+    real = api.run_levels
 
     def corrupt(*args, **kwargs):
         result = real(*args, **kwargs)
         result.distances[result.distances > 0] += 1
         return result
 
-    monkeypatch.setattr(api, "bfs_levels", corrupt)
+    monkeypatch.setattr(api, "run_levels", corrupt)
     g = Graph.from_edges([0, 1, 2], [1, 2, 3], directed=False)
     bfs(g, 0)
     with pytest.raises(ValidationError):

@@ -112,7 +112,7 @@ def test_the_level_loop_reads_in_one_screen():
     loop = next(
         node
         for node in ast.walk(tree("distbfs.traversals.bfs"))
-        if isinstance(node, ast.FunctionDef) and node.name == "bfs_levels"
+        if isinstance(node, ast.FunctionDef) and node.name == "run_levels"
     )
     assert loop.end_lineno - loop.lineno + 1 <= MAX_LEVEL_LOOP_LINES
 

@@ -486,14 +486,14 @@ def test_cuda_and_nccl_unavailable_are_input_errors(tmp_path):
 def test_validation_failure_exits_1(monkeypatch, capsys, tmp_path):
     import distbfs.api.search as api
 
-    real = api.bfs_levels
+    real = api.run_levels
 
     def corrupt(*args, **kwargs):
         result = real(*args, **kwargs)
         result.distances[result.distances > 0] += 1
         return result
 
-    monkeypatch.setattr(api, "bfs_levels", corrupt)
+    monkeypatch.setattr(api, "run_levels", corrupt)
     graph = tmp_path / "g.txt"
     graph.write_text(BAD_FILES["good.txt"])
     assert cli.main(["bfs", str(graph), "--source", "0", "--validate", "-q"]) == 1

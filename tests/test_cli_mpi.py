@@ -176,14 +176,14 @@ def test_validation_failure_exits_1_printed_once(files):
         import distbfs.api.search as api
         from distbfs import cli
 
-        real = api.bfs_levels
+        real = api.run_levels
 
         def corrupt(*args, **kwargs):
             result = real(*args, **kwargs)
             result.distances[result.distances > 0] += 1
             return result
 
-        api.bfs_levels = corrupt
+        api.run_levels = corrupt
         sys.exit(cli.main(["bfs", "good.txt", "--source", "0", "--validate"]))
         """
     )

@@ -4,7 +4,8 @@ SciPy's results): distances int32 with ``UNREACHED`` for vertices not reached, p
 int64 with ``predecessors[s] == s`` for every source s.
 
 The search runs on the graph's plan for the strategy (built once per graph and strategy, outside
-the timing); its time runs from just before the root is visited until the labels are in memory.
+the timing); its time runs from just before the root is visited until the labels are in memory
+(the level table and the counts of the result are made after it).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..comm.base import Communicator
 from ..engine.levels import LevelStats
 from ..errors import InvalidArgumentType
 from ..partition import num_local
-from ..traversals.bfs import bfs_levels
+from ..traversals.bfs import level_table, run_levels
 from .arguments import agreed_sources, check_bool, check_depth_limit, check_thresholds
 from .graph import Graph
 
@@ -52,7 +53,8 @@ class BFSResult:
         ``timing=True``; a fused run's on its first level).
     seconds : float
         Wall time of the search (slowest rank), from just before the root is visited until the
-        labels are in memory; gathering and validation are not included.
+        labels are in memory; the level table, the counts below, gathering and validation
+        are not included.
     edges_traversed : int
         Graph500 edge count of the search (``distbfs.stats.traversed_edges``; undirected:
         the edges of the reached component).
@@ -180,11 +182,10 @@ def bfs(
     timer = backend.make_timer(timing)
     comm.barrier()
     start = time.perf_counter()
-    search = bfs_levels(
-        plan, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer
-    )
+    run = run_levels(plan, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer)
     synchronize(backend)
     seconds = comm.allreduce(time.perf_counter() - start, op="max")
+    search = level_table(run, timer)
     return _result(graph, search, float(seconds), validate, gather, depth_limit)
 
 

@@ -49,6 +49,8 @@ def distinct_sources(sources: Sequence[int] | int) -> np.ndarray:
     """The distinct vertex ids of ``sources`` (a vertex id, or a sequence or array of them),
     sorted, as a host int64 array: a search from several sources labels each once (the caller
     checks the ids: ``distbfs.api.arguments.check_sources``)."""
+    if isinstance(sources, int | np.integer):  # one source: nothing to sort
+        return np.array([sources], dtype=np.int64)
     return np.unique(np.asarray(sources, dtype=np.int64).reshape(-1))
 
 

@@ -24,6 +24,9 @@ search whole on it, as one rank, with no exchange, then keeps its own vertices' 
 parents. Every rank computes the same labels; a parent is any valid one, so the parts of
 several ranks' trees form a valid tree.
 
+A search is its levels (``run_levels``); the level table (``level_table``: the queues released,
+the log summed over ranks) is statistics, made after a caller has taken the search's time.
+
 Invariants: labels are final when set (level-synchronous search); the loop ends after the first
 level whose global frontier is empty, or once level D is labeled; every rank runs the same
 number of levels, in the same directions (decided from all-reduced numbers only).
@@ -32,7 +35,7 @@ number of levels, in the same directions (decided from all-reduced numbers only)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engine.direction import BOTTOM_UP, TOP_DOWN
@@ -60,6 +63,21 @@ class SearchResult:
         return ids[0] if len(ids) == 1 else tuple(ids)
 
 
+@dataclass
+class LevelRun:
+    """A search whose levels have run (``run_levels``), before its level table
+    (``level_table``): the plan that ran them (a plan's ``whole`` one for a search of the whole
+    graph), the distinct sources, this rank's labels and parents (local order), the state and
+    the level log."""
+
+    plan: SearchPlan
+    sources: Any
+    distances: Any
+    predecessors: Any | None
+    state: Any
+    log: LevelLog
+
+
 def bfs_levels(
     plan: SearchPlan,
     sources: Sequence[int] | int,
@@ -69,10 +87,25 @@ def bfs_levels(
     timer: Any = None,
 ) -> SearchResult:
     """Run one level-synchronous BFS from the global vertices ``sources`` (one or several), up
-    to level ``depth_limit`` (None: no limit) (collective)."""
+    to level ``depth_limit`` (None: no limit), and make its level table (collective)."""
+    timer = plan.backend.make_timer(False) if timer is None else timer
+    run = run_levels(plan, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer)
+    return level_table(run, timer)
+
+
+def run_levels(
+    plan: SearchPlan,
+    sources: Sequence[int] | int,
+    *,
+    predecessors: bool = False,
+    depth_limit: int | None = None,
+    timer: Any = None,
+) -> LevelRun:
+    """The levels of one BFS from ``sources`` up to level ``depth_limit`` (collective): the
+    search itself, whose time a caller takes before the level table is made."""
     timer = plan.backend.make_timer(False) if timer is None else timer
     if plan.whole is not None:
-        whole = bfs_levels(
+        whole = run_levels(
             plan.whole, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer
         )
         return own_share(plan, whole)
@@ -106,20 +139,28 @@ def bfs_levels(
         level, frontier_size = level + 1, next_size
     if frontier_size > 0:  # the depth limit: level D labeled, its frontier not expanded
         log.at_limit(level, frontier_size)
+    return LevelRun(plan, sources, state.labels, state.preds, state, log)
+
+
+def level_table(run: LevelRun, timer: Any) -> SearchResult:
+    """The ``SearchResult`` of ``run`` (collective): its queues released and its level log
+    summed over the ranks of the plan that ran it into the level table (statistics: no part of
+    the search's time)."""
+    plan, state = run.plan, run.state
     fused = plan.backend.fused_level_log(state)
     release_queues(plan, state)
-    levels = log.stats(plan.comm, timer, fused)
-    return SearchResult(sources, state.labels, state.preds, levels, state)
+    levels = run.log.stats(plan.comm, timer, fused)
+    return SearchResult(run.sources, run.distances, run.predecessors, levels, state)
 
 
-def own_share(plan: SearchPlan, whole: SearchResult) -> SearchResult:
+def own_share(plan: SearchPlan, whole: LevelRun) -> LevelRun:
     """This rank's part of a search of the whole graph (every vertex, in global order): its
     vertices' labels and parents in local order (``v // size`` for ``v % size == rank``). The
     level table is the whole search's, the same on every rank."""
     xp, rank, size = plan.backend.xp, plan.comm.rank, plan.comm.size
     labels = owned_part(xp, whole.distances, rank, size)
     preds = owned_part(xp, whole.predecessors, rank, size)
-    return SearchResult(whole.sources, labels, preds, whole.levels, whole.state)
+    return replace(whole, distances=labels, predecessors=preds)
 
 
 def top_down_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:

@@ -292,6 +292,7 @@ class SearchQueues:
     fused_scratch: Any | None = None  # fused levels: the kernel's ring of per-level counts
     fused_log_rows: int = 0  # rows of the graph's fused level log this search's runs filled
     level: LevelCounts | None = None
+    levels_begun: int = 0  # begin_level calls: 1 while no level's kernel has added to the counts
     # Direction-optimizing searches only (allocated on first use):
     bitmaps: list[Any] | None = None  # this rank's frontier bitmap words: [current, next]
     candidates: Any | None = None  # words: unlabeled owned vertices with in-neighbours
@@ -358,8 +359,10 @@ class SearchQueues:
         return max(1, min(self.persistent_grid, -(-items // items_per_block)))
 
     def begin_level(self, edge_bound: int, cleared: bool = False) -> LevelCounts:
-        """Zero the counters (asynchronously; ``cleared``: a kernel before did) and start the
-        counts of a new level."""
+        """Zero the counters (asynchronously; ``cleared``: a kernel before did, or they are
+        the start's, ``levels_begun`` 1, which no kernel added to: every level's kernels
+        follow a ``begin_level``) and start the counts of a new level."""
+        self.levels_begun += 1
         if not cleared:
             stream = cupy.cuda.get_current_stream().ptr
             cupy.cuda.runtime.memsetAsync(self.counters.data.ptr, 0, self.counters.nbytes, stream)

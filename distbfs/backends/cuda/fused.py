@@ -386,7 +386,7 @@ def _enter(state: SearchState, queues: SearchQueues) -> None:
     frontier = as_vertices(state.vertex_frontier, queues)
     if size and frontier.data.ptr != queues.frontier.data.ptr:  # set from elsewhere
         queues.frontier[:size] = frontier
-    queues.begin_level(edge_bound=0)
+    queues.begin_level(edge_bound=0, cleared=queues.levels_begun == 1)
 
 
 def _leave(state: SearchState, queues: SearchQueues, host: np.ndarray, log_row: int) -> int:
