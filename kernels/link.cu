@@ -35,9 +35,7 @@
  * common.cuh; a row of at most kDecodePointEdges edges is decoded by its lane, a longer one
  * by the whole warp, a lane to each stretch between its decode points),
  * and:
- *   compress        every label of a stripe of vertices to its tree's root (pointer jumping):
- *                   all of them, or after a sampled pass into a replica the owned ones (the
- *                   merge's compress then takes all: its finds climb the others' paths)
+ *   compress        every label to its tree's root (pointer jumping)
  *   most_frequent_label (one block)  the label most of the sampled vertices carry (the
  *                   smallest among equals; -1 without samples) into *out, for link_rows to
  *                   read: the largest intermediate component is found without a round trip to
@@ -325,14 +323,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   tally.flush(counts);
 }
 
-// Every vertex of the stripe (all of them: rows n, size 1, rank 0) to its tree's root.
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    compress(DISTBFS_STRIPE, comp_t* comp) {
-  const Stripe stripe{rows, size, rank};
+extern "C" __global__ void __launch_bounds__(kBlockThreads) compress(long long n, comp_t* comp) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < rows;
-       i += stride) {
-    const comp_t v = stripe.vertex(i);
+  for (long long v = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
+       v += stride) {
     // Pointer jumping that writes every step, so vertices of the same path shorten it for
     // each other (gapbs's Compress). A root (every isolated vertex, every component's
     // smallest) reads its label once.

@@ -19,10 +19,7 @@ Merging replicas. Every replica starts a phase equal to the others and changes o
 a hooked root h takes a parent in its new tree. So the pairs (h, label of h) of every rank's
 hooked roots (``hooked_pairs``), linked into every other replica (``link_pairs``), give each
 replica the union of all the ranks' links; after the compress every replica holds the smallest
-vertex of each component: the same labels on every rank. A sampled pass into a replica
-compresses only the vertices the rank owns, whose rows the next pass links from (a compress
-over every vertex costs a replica as much as one GPU's, whatever the ranks); the merge's
-compress covers every vertex.
+vertex of each component: the same labels on every rank.
 """
 
 from __future__ import annotations
@@ -58,10 +55,8 @@ def link_in_place(
     """Link neighbour ``neighbour`` of every owned vertex (None: every neighbour of the owned
     vertices whose label is not ``skip``: -1 for none, or a 0-d device array as
     ``most_frequent`` leaves it) into ``state.labels`` (every vertex's), marking the roots
-    hooked in ``state.scratch["hooked"]`` where there is one, then compress: the owned
-    vertices after a sampled pass (every vertex on one rank), every vertex after the finish
-    (not at all where ``compress`` is False: a merge follows, whose compress serves both).
-    Returns, on the
+    hooked in ``state.scratch["hooked"]`` where there is one, then compress (unless
+    ``compress`` is False: a merge follows, whose compress serves both). Returns, on the
     device and unread, (links read, links whose ends had different labels when read, roots
     hooked): a run reads them once, at its end.
 
@@ -110,10 +105,7 @@ def link_in_place(
     marks = NO_MARKS if hooked is None else hooked
     _launch(policy, kernel, blocks, graph.nlocal, (*rows, argument, state.labels, marks, counts))
     if compress:
-        # A sampled pass into a replica compresses the owned vertices alone (on one rank:
-        # all): the next pass links from them, and the merge's compress takes every vertex.
-        stripe = rows[-3:] if neighbour is not None else None
-        compress_labels(policy, grids, state, bits, sampled=neighbour is not None, stripe=stripe)
+        compress_labels(policy, grids, state, bits, sampled=neighbour is not None)
     return counts
 
 
@@ -129,19 +121,15 @@ def compress_labels(
     state: ComponentState,
     bits: int,
     sampled: bool,
-    stripe: tuple[Any, Any, Any] | None = None,
 ) -> None:
-    """Point the label of every vertex of ``stripe`` (rows, size, rank: vertex ``i * size +
-    rank`` for row ``i``; None: every vertex) at its tree's root; on the persistent grid after a
-    ``sampled`` pass (its trees are deep and hub roots contended), else on the resident grid."""
+    """Point every label at its tree's root; on the persistent grid after a ``sampled`` pass
+    (its trees are deep and hub roots contended), else on the resident grid."""
     kernel = get_kernel("link", "compress", policy, bits)
     n = state.labels.shape[0]
-    if stripe is None:
-        stripe = (np.int64(n), np.int32(1), np.int32(0))
     blocks = (
         persistent_grid(policy, grids[0]) if sampled else resident_grid(policy, grids[1], kernel)
     )
-    _launch(policy, kernel, blocks, int(stripe[0]), (*stripe, state.labels))
+    _launch(policy, kernel, blocks, n, (np.int64(n), state.labels))
 
 
 def hooked_pairs(
