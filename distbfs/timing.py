@@ -1,6 +1,7 @@
 """Phase timers wrapped around stage calls by the level loop (never inside stages or kernels).
 
-A timer records, per level, the seconds spent in each named phase. ``NullTimer`` costs nothing;
+A timer records, per level, the seconds spent in each named phase. ``NullTimer`` costs nothing
+(its phase is one shared do-nothing context, not a generator made per call);
 ``HostTimer`` reads the host clock (right for the numpy backend); the CUDA backend supplies an
 event-based timer that resolves times after the search, with no synchronization per level.
 """
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+
+_NO_PHASE = nullcontext()
 
 
 class NullTimer:
@@ -17,9 +20,8 @@ class NullTimer:
 
     enabled = False
 
-    @contextmanager
-    def phase(self, name: str) -> Iterator[None]:
-        yield
+    def phase(self, name: str) -> AbstractContextManager[None]:
+        return _NO_PHASE
 
     def next_level(self) -> None:
         pass
