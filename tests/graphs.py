@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.io
 import scipy.sparse as sp
 from scipy.sparse import csgraph
 
@@ -20,6 +21,15 @@ from distbfs.constants import UNREACHED
 from distbfs.engine import BOTTOM_UP, TOP_DOWN, SearchPlan
 from distbfs.graph import build_graph
 from distbfs.traversals.bfs import bfs_levels
+
+
+def read_matrix_market(path) -> sp.coo_array | sp.coo_matrix:
+    """scipy's reading of a Matrix Market file, as COO: a sparse array where scipy has the
+    ``spmatrix`` keyword (its matrix default is deprecated), a matrix before."""
+    try:
+        return scipy.io.mmread(str(path), spmatrix=False).tocoo()
+    except TypeError:  # scipy without the keyword
+        return scipy.io.mmread(str(path)).tocoo()
 
 
 def path(n: int):

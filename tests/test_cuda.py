@@ -21,7 +21,6 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.io
 from conftest import cupy_module_or_skip
 
 cupy = cupy_module_or_skip()
@@ -723,7 +722,7 @@ def test_cooperative_grid_runs_every_level_in_one_launch(name, strategy):
 @pytest.mark.parametrize("strategy", ["contract_expand", "hybrid", "direction_optimizing"])
 def test_cooperative_grid_on_a_road_network(data_dir, strategy):
     """luxembourg_osm from vertex 0 (as benchmarks/bench_gpu.py): ~1000 levels, one launch."""
-    matrix = scipy.io.mmread(str(data_dir / "luxembourg_osm.mtx.gz")).tocoo()
+    matrix = graphs.read_matrix_market(data_dir / "luxembourg_osm.mtx.gz")
     case = (matrix.row.astype(np.int64), matrix.col.astype(np.int64), matrix.shape[0], False)
     backend = FusedCounting()
     _cooperative(case, 0, backend, strategy)
@@ -737,7 +736,7 @@ def test_a_road_network_asks_for_the_fused_stage_alone(data_dir, strategy, monke
     search whose levels all run fused looks up only ``contract_expand``'s kernels (and its
     start's, once that module is built), so a first run with an empty kernel cache waits for
     that one module."""
-    matrix = scipy.io.mmread(str(data_dir / "luxembourg_osm.mtx.gz")).tocoo()
+    matrix = graphs.read_matrix_market(data_dir / "luxembourg_osm.mtx.gz")
     case = (matrix.row.astype(np.int64), matrix.col.astype(np.int64), matrix.shape[0], False)
     asked = []
     lookup = cuda_kernels._kernel
