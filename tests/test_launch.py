@@ -176,6 +176,7 @@ def test_device_module_prints_the_binding():
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "local rank 1 of 2 (OMPI_COMM_WORLD_LOCAL_RANK) -> device 1 of 2" in result.stdout
+    assert result.stderr == ""  # no warning: the module run is not one the package imported
     command[-1] = "1"
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "2 ranks on node" in result.stderr

@@ -31,8 +31,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .errors import InputError
-from .launcher import launcher_rank, launcher_size
+from ..errors import InputError
+from ..launcher import launcher_rank, launcher_size
 
 LOCAL_RANK_VARS: tuple[tuple[str, str | None], ...] = (
     ("OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"),
@@ -278,7 +278,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(f"rank {launcher_rank()} on {socket.gethostname()}: {placement.describe()}", flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
