@@ -25,6 +25,9 @@ import pytest
 RANKS = 4
 DEADLINE = 30.0  # seconds: the job must be over by then
 _LAUNCHER_VARS = ("PMI_", "PMIX_", "OMPI_", "HYDRA_", "MPI_LOCALNRANKS", "SLURM_")
+USER_SETTINGS = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
+"""Open MPI variables a user sets (running as root), not a launcher's: a clean environment
+keeps them."""
 
 
 def _find_mpiexec() -> str | None:
@@ -48,7 +51,11 @@ def _needs_mpi4py():
 
 def clean_env() -> dict[str, str]:
     """The environment without launcher variables (so an outer mpiexec does not leak in)."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(_LAUNCHER_VARS)}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k in USER_SETTINGS or not k.startswith(_LAUNCHER_VARS)
+    }
 
 
 def launch(argv: list[str], cwd: Path, ranks: int = RANKS):

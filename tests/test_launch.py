@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_cli_mpi import USER_SETTINGS
 
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.device import bind_device, place, slurm_tasks_on_node
@@ -35,7 +36,11 @@ _LAUNCHER_VARS = ("PMI_", "PMIX_", "OMPI_", "HYDRA_", "MPI_LOCAL", "SLURM_", "PA
 
 def clean_env(**extra: str) -> dict[str, str]:
     """This environment without launcher variables, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_LAUNCHER_VARS)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in USER_SETTINGS or not k.startswith(_LAUNCHER_VARS)
+    }
     env.pop("CUDA_VISIBLE_DEVICES", None)
     env.update(extra)
     return env
@@ -234,6 +239,11 @@ def test_cuda_aware_mpi_detection_and_override():
 # -- the node launcher --------------------------------------------------------------------------
 
 
+TWO_GPUS = {"CUDA_VISIBLE_DEVICES": "0,1"}
+"""What a two-rank run of the node launcher is shown, so that it starts on a host of one GPU
+too (CPU ranks need none)."""
+
+
 def run_node(*args: str, **env: str) -> subprocess.CompletedProcess:
     environ = clean_env(PYTHON=sys.executable, **env)
     return subprocess.run(
@@ -248,7 +258,7 @@ def run_node(*args: str, **env: str) -> subprocess.CompletedProcess:
 
 def test_run_node_command_lines():
     mpiexec = _mpiexec() or "/usr/bin/mpirun"
-    two = run_node("2", "bench", "--scale", "10", DISTBFS_DRY_RUN="1", MPIRUN=mpiexec)
+    two = run_node("2", "bench", "--scale", "10", DISTBFS_DRY_RUN="1", MPIRUN=mpiexec, **TWO_GPUS)
     assert two.returncode == 0, two.stderr
     assert f"{mpiexec} -n 2 " in two.stdout
     assert two.stdout.rstrip().endswith(f"{sys.executable} -m distbfs bench --scale 10")
@@ -292,7 +302,17 @@ def test_run_node_runs_two_ranks():
         pytest.skip("mpiexec not found")
     pytest.importorskip("mpi4py")
     result = run_node(
-        "2", "bench", "--backend", "numpy", "--scale", "8", "--roots", "2", "-q", MPIRUN=mpiexec
+        "2",
+        "bench",
+        "--backend",
+        "numpy",
+        "--scale",
+        "8",
+        "--roots",
+        "2",
+        "-q",
+        MPIRUN=mpiexec,
+        **TWO_GPUS,
     )
     assert result.returncode == 0, result.stderr
     assert "validation: passed (2 searches)" in result.stdout
