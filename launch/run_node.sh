@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # distbfs-node: run distbfs on the GPUs of one machine (a workstation or one node), one rank per
-# GPU. Each rank binds the GPU of its node-local rank (distbfs/device.py); with the cuda backend
+# GPU. Each rank binds the GPU of its node-local rank (distbfs/device/); with the cuda backend
 # and several ranks the communicator is NCCL when every rank can use it (--comm auto).
 #
 # Usage: launch/run_node.sh NGPUS [distbfs arguments...]
