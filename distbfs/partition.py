@@ -30,10 +30,15 @@ def num_local(n: int, size: int, rank: int) -> int:
     return max(0, (n - rank + size - 1) // size)
 
 
-def owned_part(xp: Any, whole: Any, rank: int, size: int) -> Any:
+def owned_view(whole: Any, rank: int, size: int) -> Any:
     """The entries of a whole-graph array (global order; None passes through) at the vertices
-    ``rank`` owns, in local order, as a contiguous array of ``xp``."""
-    return None if whole is None else xp.ascontiguousarray(whole[rank::size])
+    ``rank`` owns, in local order: a strided view (no copy)."""
+    return None if whole is None else whole[rank::size]
+
+
+def owned_part(xp: Any, whole: Any, rank: int, size: int) -> Any:
+    """``owned_view`` as a contiguous array of ``xp``."""
+    return None if whole is None else xp.ascontiguousarray(owned_view(whole, rank, size))
 
 
 def rank_major(v: Any, n: int, size: int) -> Any:

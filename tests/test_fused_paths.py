@@ -86,8 +86,10 @@ STRATEGIES = ("hybrid", "contract_expand", "direction_optimizing")
 
 def check(comm, case, source, result):
     """The tree and distances, and a row per level whose counts are the level's: its
-    frontier, the vertices it discovered and (top-down) the out-edges it expanded."""
+    frontier, the vertices it discovered and (top-down) the out-edges it expanded; this rank's
+    labels and parents as contiguous arrays (a replica's share is a view until the table)."""
     n = case[2]
+    assert result.distances.flags.c_contiguous and result.predecessors.flags.c_contiguous
     distances = graphs.gather_global(comm, result.distances, n)
     preds = graphs.gather_global(comm, result.predecessors, n)
     expected = graphs.check_bfs_tree(case, source, distances, preds)

@@ -25,7 +25,8 @@ parents. Every rank computes the same labels; a parent is any valid one, so the 
 several ranks' trees form a valid tree.
 
 A search is its levels (``run_levels``); the level table (``level_table``: the queues released,
-the log summed over ranks) is statistics, made after a caller has taken the search's time.
+the log summed over ranks, a replica's share made contiguous) is statistics, made after a caller
+has taken the search's time.
 
 Invariants: labels are final when set (level-synchronous search); the loop ends after the first
 level whose global frontier is empty, or once level D is labeled; every rank runs the same
@@ -41,7 +42,7 @@ from typing import Any
 from ..engine.direction import BOTTOM_UP, TOP_DOWN
 from ..engine.levels import LevelLog, LevelStats
 from ..engine.plan import SearchPlan, distinct_sources, level_limit
-from ..partition import owned_part
+from ..partition import owned_view
 
 
 @dataclass
@@ -143,23 +144,31 @@ def run_levels(
 
 
 def level_table(run: LevelRun, timer: Any) -> SearchResult:
-    """The ``SearchResult`` of ``run`` (collective): its queues released and its level log
-    summed over the ranks of the plan that ran it into the level table (statistics: no part of
-    the search's time)."""
+    """The ``SearchResult`` of ``run`` (collective): its queues released, its level log
+    summed over the ranks of the plan that ran it into the level table (statistics) and its
+    labels made contiguous; no part of the search's time."""
     plan, state = run.plan, run.state
     fused = plan.backend.fused_level_log(state)
     release_queues(plan, state)
     levels = run.log.stats(plan.comm, timer, fused)
-    return SearchResult(run.sources, run.distances, run.predecessors, levels, state)
+    labels, preds = (compact(plan.backend.xp, a) for a in (run.distances, run.predecessors))
+    return SearchResult(run.sources, labels, preds, levels, state)
+
+
+def compact(xp: Any, labels: Any | None) -> Any | None:
+    """``labels`` as a contiguous array (``own_share``'s are strided views of a replica's)."""
+    return None if labels is None else xp.ascontiguousarray(labels)
 
 
 def own_share(plan: SearchPlan, whole: LevelRun) -> LevelRun:
     """This rank's part of a search of the whole graph (every vertex, in global order): its
-    vertices' labels and parents in local order (``v // size`` for ``v % size == rank``). The
-    level table is the whole search's, the same on every rank."""
-    xp, rank, size = plan.backend.xp, plan.comm.rank, plan.comm.size
-    labels = owned_part(xp, whole.distances, rank, size)
-    preds = owned_part(xp, whole.predecessors, rank, size)
+    vertices' labels and parents in local order (``v // size`` for ``v % size == rank``), as
+    strided views of the replica's arrays, which are in memory when the search ends
+    (``level_table`` makes them contiguous, after the search's time). The level table is the
+    whole search's, the same on every rank."""
+    rank, size = plan.comm.rank, plan.comm.size
+    labels = owned_view(whole.distances, rank, size)
+    preds = owned_view(whole.predecessors, rank, size)
     return replace(whole, distances=labels, predecessors=preds)
 
 
