@@ -1,0 +1,148 @@
+"""Small graphs on several GPUs against one GPU, search by search in one job.
+
+Every rank of a job holds a small graph whole and searches it whole (``SearchPlan.whole``); a
+search's time is the slower rank's. On a road network what several GPUs add over one is then a
+few tens of microseconds in a 1.6 ms search, below the drift of one host between processes and
+over minutes (benchmarks/RESULTS.md, "road network, 2 GPUs"). So this benchmark measures both in
+one job at the same moments: every rank also holds the graph as a one-GPU graph of its own
+(``SingleRankCommunicator``), and the searches alternate root by root, a one-GPU search (on each
+rank's GPU in turn, the others waiting) and the search of all ranks, in turn first. Every
+search of the first round is validated (Graph500 rules, BFS trees), outside the timing.
+
+    mpirun -n 2 python benchmarks/bench_replica.py --graphs luxembourg grid2d --json out.json
+
+Per graph and strategy: the mean and median search of each side, the ratio of the means (one GPU
+/ P GPUs: above 1, P GPUs are faster), its spread over the rounds, the share of the pairs in
+which P GPUs took longer, and the one-GPU mean of each GPU. ``--backend numpy --shrink K`` is a
+dry run on CPU ranks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bench_multi_gpu import DATA, GRAPHS, GRIDS, graph_params, make_communicator
+
+
+def build(name: str, comm: Any, backend: str, shrink: int) -> Any:
+    """Graph ``name`` over ``comm`` (a file from ``DATA``, else generated)."""
+    import distbfs
+
+    kind, params = graph_params(name, comm.size, shrink)
+    if kind == "file":
+        path = Path(params["path"])
+        return distbfs.Graph.from_file(
+            path if path.exists() else DATA / path, backend=backend, comm=comm
+        )
+    return distbfs.Graph.generate(kind, backend=backend, comm=comm, **params)
+
+
+def pairs(
+    one: Any, every: Any, roots: list[int], strategy: str, rounds: int, comm: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Seconds of the one-GPU searches and of the all-rank searches, a row per round and a
+    column per root, the two alternating (in turn first), with the rank that ran each one-GPU
+    search (in turn), on every rank."""
+    import distbfs
+
+    solo = np.zeros((rounds, len(roots)))
+    joint = np.zeros((rounds, len(roots)))
+    where = np.zeros((rounds, len(roots)), dtype=np.int64)
+    for r in range(rounds):
+        for i, root in enumerate(roots):
+            options = {"predecessors": True, "gather": False, "strategy": strategy}
+            options["validate"] = r == 0
+            where[r, i] = (r * len(roots) + i) % comm.size
+            for side in (0, 1) if (r + i) % 2 == 0 else (1, 0):
+                if side == 0 and where[r, i] == comm.rank:
+                    solo[r, i] = distbfs.bfs(one, root, **options).seconds
+                elif side == 1:
+                    joint[r, i] = distbfs.bfs(every, root, **options).seconds
+    return comm.allreduce(solo, op="max"), joint, where
+
+
+def summary(
+    name: str, strategy: str, solo: np.ndarray, joint: np.ndarray, where: np.ndarray
+) -> dict[str, Any]:
+    """The figures of one graph and strategy."""
+    ranks = int(where.max()) + 1
+    return {
+        "graph": name,
+        "strategy": strategy,
+        "ranks": ranks,
+        "searches": int(joint.size),
+        "one_mean_ms": float(solo.mean() * 1e3),
+        "one_median_ms": float(np.median(solo) * 1e3),
+        "one_mean_ms_by_gpu": [float(solo[where == r].mean() * 1e3) for r in range(ranks)],
+        "all_mean_ms": float(joint.mean() * 1e3),
+        "all_median_ms": float(np.median(joint) * 1e3),
+        "ratio": float(solo.mean() / joint.mean()),
+        "ratio_rounds": [float(x) for x in solo.mean(axis=1) / joint.mean(axis=1)],
+        "slower_share": float(np.mean(joint > solo)),
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from distbfs.comm.single import SingleRankCommunicator
+    from distbfs.roots import choose_roots
+
+    comm = make_communicator("auto", "host", args.backend)
+    if comm.rank == 0:
+        columns = ["graph", "strategy", "ranks", "1 GPU ms", "P GPUs ms", "1 / P", "rounds"]
+        columns += ["P slower", "1 GPU ms by GPU"]
+        print("| " + " | ".join(columns) + " |")
+        print("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |", flush=True)
+    rows = []
+    for name in args.graphs:
+        every = build(name, comm, args.backend, args.shrink)
+        one = build(name, SingleRankCommunicator(), args.backend, args.shrink)
+        count = args.grid_roots if name in GRIDS else args.roots
+        roots = choose_roots(every.dist, comm, count=count)
+        for strategy in args.strategies:
+            started = time.perf_counter()
+            pairs(one, every, roots[: comm.size], strategy, 1, comm)  # warm: kernels built
+            solo, joint, where = pairs(one, every, roots, strategy, args.rounds, comm)
+            if comm.rank == 0:
+                row = summary(name, strategy, solo, joint, where)
+                row["seconds"] = time.perf_counter() - started
+                rows.append(row)
+                print(
+                    f"| {name} | {strategy} | {comm.size} | {row['one_mean_ms']:.3f} | "
+                    f"{row['all_mean_ms']:.3f} | **{row['ratio']:.3f}** | "
+                    f"{min(row['ratio_rounds']):.3f}-{max(row['ratio_rounds']):.3f} | "
+                    f"{row['slower_share']:.0%} | "
+                    + " / ".join(f"{ms:.3f}" for ms in row["one_mean_ms_by_gpu"])
+                    + " |",
+                    flush=True,
+                )
+        del every, one
+    if comm.rank == 0 and args.json is not None:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--graphs", nargs="+", default=["luxembourg", "grid2d"], choices=list(GRAPHS)
+    )
+    parser.add_argument("--strategies", nargs="+", default=["hybrid", "direction_optimizing"])
+    parser.add_argument("--roots", type=int, default=16, help="Graph500 roots of Kronecker graphs")
+    parser.add_argument(
+        "--grid-roots", type=int, default=16, help="roots of grids and road networks"
+    )
+    parser.add_argument("--rounds", type=int, default=4, help="passes over the roots")
+    parser.add_argument("--backend", default="cuda", choices=("cuda", "numpy"))
+    parser.add_argument("--shrink", type=int, default=0, help="graphs 2**K times smaller")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
