@@ -326,10 +326,10 @@ def test_allgather_array(host, transport, lengths):
     np.testing.assert_array_equal(comm.allgather_array(local), host.allgather_array(local))
 
 
-@pytest.mark.parametrize("transport", [*TRANSPORTS, "peer"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("length", [0, 1, 37])
 def test_allgather_equal(host, transport, length):
-    comm, _, lib = make(host, transport)
+    comm, _, _ = make(host, transport)
     words = ((np.arange(length, dtype=np.uint64) * 2654435761 + host.rank) % 2**32).astype(
         np.uint32
     )
@@ -338,27 +338,9 @@ def test_allgather_equal(host, transport, length):
     assert isinstance(got, DeviceArray) and got.dtype == np.uint32
     assert got.shape == (host.size, length)
     np.testing.assert_array_equal(got, expected)
-    if transport == "peer" and length and host.size > 1:
-        assert comm.path["allgather_equal"] == "cuda-ipc" and lib.sent == []
-    elif transport.startswith("nccl") and length:
+    if transport.startswith("nccl") and length:
         assert comm.path["allgather_equal"] == "nccl"
     np.testing.assert_array_equal(comm.allgather_equal(words), expected)
-
-
-def test_peer_allgather_views_outlive_the_next_exchange(host):
-    """The bitmaps a bottom-up level gathers through peer copies are read while the next
-    operation's copies land: gathers and bin exchanges take turns over the two areas (the
-    operation after next writes the first one's area again)."""
-    comm, _, _ = make(host, "peer")
-    me, size = host.rank, host.size
-    words = (np.arange(1000, dtype=np.uint32) * 7 + me).astype(np.uint32)
-    got = comm.allgather_equal(device(words))
-    kept = np.asarray(got).copy()
-    comm.exchange_bins(on_device(random_bins(me, size, 7, dtype=np.int64, scale=300)))
-    np.testing.assert_array_equal(np.asarray(got), kept)
-    np.testing.assert_array_equal(kept, host.allgather_array(words).reshape(size, -1))
-    again = comm.allgather_equal(device(words + 1))
-    np.testing.assert_array_equal(np.asarray(again), kept + 1)
 
 
 class _DeviceBinsBackend:
@@ -417,8 +399,7 @@ def test_level_loop_over_gpu_transports_equals_mpi(host, transport, strategy, na
         assert comm.path["exchange"] == ("cuda-ipc" if transport == "peer" else comm.transport)
         assert comm.stats["exchanges"] > 0
         if any(getattr(lv, "direction", "top_down") == "bottom_up" for lv in got.levels):
-            peers = "cuda-ipc" if transport == "peer" else comm.transport
-            assert comm.path["allgather_equal"] == peers
+            assert comm.path["allgather_equal"] == comm.transport
 
 
 class _RecordingHost(SingleRankCommunicator):

@@ -102,8 +102,7 @@ class Communicator(ABC):
     def allgather_equal(self, array: Any) -> Any:
         """Every rank's 1-d array, all of one length L, stacked: shape ``(size, L)``, row r from
         rank r (same array module). Moves ``size * L`` items and no counts (the bottom-up
-        frontier bitmap). This default goes through ``allgather_array``; a GPU communicator
-        may return a view that its next exchange replaces (``distbfs.comm.gpu``)."""
+        frontier bitmap). This default goes through ``allgather_array``."""
         return self.allgather_array(array).reshape(self.size, array.shape[0])
 
     @abstractmethod

@@ -10,8 +10,7 @@ goes through the transport. A subclass says how counts and remote segments move
 object collectives, scans and broadcasts go through the host communicator it wraps (one rank, or
 MPI). Where every rank maps every other's memory (the ranks of one node with peer access, CUDA IPC),
 ``exchange_bins`` skips the transport: each rank copies its segments with copy engines straight into
-the other ranks' receive areas (``PeerArea``), then the ranks meet at a host barrier
-(``allgather_equal`` of device arrays too: the bottom-up levels' frontier bitmaps). Two areas take
+the other ranks' receive areas (``PeerArea``), then the ranks meet at a host barrier. Two areas take
 turns, so the peers' copies of one exchange never land where the previous exchange's views are still
 being read (a reply computed from a request, on the device, while the peers already send theirs).
 Copy engines take no multiprocessor from the kernels running meanwhile (the own bin's contraction),
@@ -22,12 +21,10 @@ kernels run on, except a transport's remote moves, which may run on a side strea
 current stream's work so far (``Bins.in_flight`` says when they are done: the reader waits for it on
 the device), so no level needs a host synchronization besides the ones the counts require (peer
 copies: the side stream's, while the own bin's contraction runs); ``exchange_bins`` returns views of
-the receive buffers, and ``allgather_equal`` through peer copies views of a receive area, each
-valid until the next ``exchange_bins`` or ``allgather_equal`` returns (work on them issued before
-it is done reading before anything is written there again); ``alltoallv`` and
-``allgather_array`` return fresh arrays. ``path`` records which transport each operation took,
-``stats`` counts the bin exchanges and the bytes that crossed ranks in them and in
-``allgather_equal``.
+the receive buffers, valid until the next ``exchange_bins`` returns (work on them issued before it
+is done reading before anything is written there again); ``alltoallv`` and ``allgather_array``
+return fresh arrays. ``path`` records which transport each operation took, ``stats`` counts the bin
+exchanges and the bytes that crossed ranks in them and in ``allgather_equal``.
 """
 
 from __future__ import annotations
@@ -236,30 +233,6 @@ class GPUCommunicator(Communicator):
         self.stats["bytes_received"] += remote_received * sum(items)
         return starts[:, me].copy(), received
 
-    def _allgather_through_peers(self, array: Any) -> Any | None:
-        """``allgather_equal`` of a device array through peer copies (collective): each rank
-        copies its array with copy engines into its row of every other rank's receive area
-        (its own row on the current stream), waits for its copies and meets the others at a
-        host barrier. Returns the rows, a view of this rank's area valid as long as
-        ``exchange_bins``'s views (the two areas take turns with the bin exchanges), or None
-        when the ranks cannot map each other's memory. A bottom-up level's bitmaps thus move
-        at the copy engines' rate, not through NCCL's kernels and a fresh result each level."""
-        size, me, ops = self.size, self.rank, self.ops
-        nbytes = int(array.nbytes)
-        area = self._peer_area(size * nbytes, self._turn)
-        if area is None:
-            return None
-        side = ops.side_stream()
-        ops.wait(ops.record(), side)
-        source = ops.device_ptr(array)
-        for rank in range(size):
-            stream = None if rank == me else side
-            ops.copy(area.addresses[rank] + me * nbytes, source, nbytes, "d2d", stream)
-        self._turn = 1 - self._turn
-        ops.synchronize(side)  # this rank's row is in place at every peer
-        self.host.barrier()  # and every peer's row is in place here
-        return area.array[: size * nbytes].view(array.dtype).reshape(size, array.size)
-
     def _count_matrix(self, send_counts: np.ndarray) -> np.ndarray:
         """Every rank's bin lengths, row s from rank s (one host all-gather of ``size`` int64)."""
         send = np.ascontiguousarray(send_counts, dtype=np.int64)
@@ -396,13 +369,7 @@ class GPUCommunicator(Communicator):
         self.stats["bytes_received"] += crossing
         if self.ops.is_device(array):
             self._after_moves()
-            array = self.ops.contiguous(array.reshape(-1))
-            if self.peer_copies and self._mapped and self.size > 1 and array.size:
-                rows = self._allgather_through_peers(array)
-                if rows is not None:
-                    self.path["allgather_equal"] = "cuda-ipc"
-                    return rows
-            return self._allgather_equal_device(array)
+            return self._allgather_equal_device(self.ops.contiguous(array.reshape(-1)))
         self.path["allgather_equal"] = self.host.kind
         gather = getattr(self.host, "allgather_equal", None)
         if gather is not None:
