@@ -25,9 +25,11 @@ import pytest
 RANKS = 4
 DEADLINE = 30.0  # seconds: the job must be over by then
 _LAUNCHER_VARS = ("PMI_", "PMIX_", "OMPI_", "HYDRA_", "MPI_LOCALNRANKS", "SLURM_")
-USER_SETTINGS = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM")
-"""Open MPI variables a user sets (running as root), not a launcher's: a clean environment
-keeps them."""
+USER_SETTINGS = ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_MCA_plm", "OMPI_MCA_btl", "PMIX_MCA_gds")
+"""Prefixes of Open MPI variables a user or a machine's image sets, not a launcher's: running
+as root, how mpirun starts processes and moves bytes (a container image without ssh sets
+``OMPI_MCA_plm=isolated``, ``OMPI_MCA_btl_vader_single_copy_mechanism=none`` and
+``PMIX_MCA_gds=hash``); a clean environment keeps them."""
 
 
 def _find_mpiexec() -> str | None:
@@ -54,7 +56,7 @@ def clean_env() -> dict[str, str]:
     return {
         k: v
         for k, v in os.environ.items()
-        if k in USER_SETTINGS or not k.startswith(_LAUNCHER_VARS)
+        if k.startswith(USER_SETTINGS) or not k.startswith(_LAUNCHER_VARS)
     }
 
 

@@ -39,7 +39,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k in USER_SETTINGS or not k.startswith(_LAUNCHER_VARS)
+        if k.startswith(USER_SETTINGS) or not k.startswith(_LAUNCHER_VARS)
     }
     env.pop("CUDA_VISIBLE_DEVICES", None)
     env.update(extra)
