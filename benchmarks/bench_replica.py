@@ -1,9 +1,9 @@
 """Small graphs on several GPUs against one GPU, search by search in one job.
 
 Every rank of a job holds a small graph whole and searches it whole (``SearchPlan.whole``); a
-search's time is the slower rank's. On a road network what several GPUs add over one is then a
-few tens of microseconds in a 1.6 ms search, below the drift of one host between processes and
-over minutes (benchmarks/RESULTS.md, "road network, 2 GPUs"). So this benchmark measures both in
+search's time is the slower rank's. On a road network what several GPUs add over one is then
+tens of microseconds in a 1.6-1.9 ms search, less than separately launched processes of one
+machine differ (benchmarks/RESULTS.md, "road network, 2 GPUs"). So this benchmark measures both in
 one job at the same moments: every rank also holds the graph as a one-GPU graph of its own
 (``SingleRankCommunicator``), and the searches alternate root by root, a one-GPU search (on each
 rank's GPU in turn, the others waiting) and the search of all ranks, in turn first. Every
