@@ -22,6 +22,7 @@ import argparse
 import json
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -88,10 +89,20 @@ def summary(
 
 
 def run(args: argparse.Namespace) -> int:
+    comm = make_communicator("auto", "host", args.backend)
+    try:
+        return run_on(comm, args)
+    except Exception:  # one rank's failure must not leave the others waiting in a collective
+        traceback.print_exc()
+        sys.stderr.flush()
+        comm.abort(1)
+        raise
+
+
+def run_on(comm: Any, args: argparse.Namespace) -> int:
     from distbfs.comm.single import SingleRankCommunicator
     from distbfs.roots import choose_roots
 
-    comm = make_communicator("auto", "host", args.backend)
     if comm.rank == 0:
         columns = ["graph", "strategy", "ranks", "1 GPU ms", "P GPUs ms", "1 / P", "rounds"]
         columns += ["P slower", "1 GPU ms by GPU"]
