@@ -36,9 +36,10 @@ def owned_view(whole: Any, rank: int, size: int) -> Any:
     return None if whole is None else whole[rank::size]
 
 
-def owned_part(xp: Any, whole: Any, rank: int, size: int) -> Any:
-    """``owned_view`` as a contiguous array of ``xp``."""
-    return None if whole is None else xp.ascontiguousarray(owned_view(whole, rank, size))
+def contiguous(xp: Any, array: Any | None) -> Any | None:
+    """``array`` (None passes through) as a contiguous array of ``xp``: a search's
+    ``owned_view`` shares, copied after its time is taken (no copy where it is contiguous)."""
+    return None if array is None else xp.ascontiguousarray(array)
 
 
 def rank_major(v: Any, n: int, size: int) -> Any:

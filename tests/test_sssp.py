@@ -182,7 +182,10 @@ def run(case, weights, source, backend, comm, predecessors=True, delta=None, int
 
 
 def check(case, weights, source, backend, comm, delta=None):
+    """The search's distances and tree equal scipy's; its arrays are contiguous (a replica's
+    share is a view until the bucket table)."""
     dist, preds, search = run(case, weights, source, backend, comm, delta=delta)
+    assert search.distances.flags.c_contiguous and search.predecessors.flags.c_contiguous
     want_dist, want_preds = reference(case, weights, source)
     np.testing.assert_array_equal(dist, want_dist)
     np.testing.assert_array_equal(preds, want_preds)

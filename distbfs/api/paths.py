@@ -21,7 +21,7 @@ import numpy as np
 from ..constants import NO_PATH, PATH_DTYPE, UNREACHED
 from ..engine.buckets import BucketStats
 from ..errors import InvalidArgumentType
-from ..traversals.sssp import cut_beyond, delta_stepping
+from ..traversals.sssp import bucket_table, cut_beyond, delta_stepping, run_buckets
 from .arguments import agreed_vertex, check_bool, check_max_distance
 from .graph import Graph
 from .search import gather_striped, synchronize
@@ -139,9 +139,10 @@ def sssp(
     keep = predecessors or validate
     comm.barrier()
     start = time.perf_counter()
-    search = delta_stepping(plan, source, predecessors=keep, timer=timer, max_distance=max_distance)
+    run = run_buckets(plan, source, predecessors=keep, timer=timer, max_distance=max_distance)
     synchronize(backend)
     seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
+    search = bucket_table(run, timer)
     if validate:
         validate_paths(graph, search, max_distance)
     return _result(graph, search, seconds, predecessors, gather, validate)
@@ -161,7 +162,7 @@ def validate_paths(graph: Graph, search: Any, max_distance: float | None = None)
     reached = bfs_levels(graph.plan(), search.source).distances != UNREACHED
     validate_sssp(graph.dist, graph.comm, full.source, full.distances, full.predecessors, reached)
     if max_distance is not None:
-        cut_beyond(full.state, max_distance)
+        cut_beyond(full.distances, full.predecessors, max_distance)
         _check_same(graph, search, full, max_distance)
 
 

@@ -42,7 +42,7 @@ from typing import Any
 from ..engine.direction import BOTTOM_UP, TOP_DOWN
 from ..engine.levels import LevelLog, LevelStats
 from ..engine.plan import SearchPlan, distinct_sources, level_limit
-from ..partition import owned_view
+from ..partition import contiguous, owned_view
 
 
 @dataclass
@@ -151,13 +151,8 @@ def level_table(run: LevelRun, timer: Any) -> SearchResult:
     fused = plan.backend.fused_level_log(state)
     release_queues(plan, state)
     levels = run.log.stats(plan.comm, timer, fused)
-    labels, preds = (compact(plan.backend.xp, a) for a in (run.distances, run.predecessors))
+    labels, preds = (contiguous(plan.backend.xp, a) for a in (run.distances, run.predecessors))
     return SearchResult(run.sources, labels, preds, levels, state)
-
-
-def compact(xp: Any, labels: Any | None) -> Any | None:
-    """``labels`` as a contiguous array (``own_share``'s are strided views of a replica's)."""
-    return None if labels is None else xp.ascontiguousarray(labels)
 
 
 def own_share(plan: SearchPlan, whole: LevelRun) -> LevelRun:

@@ -16,7 +16,12 @@ In place (``PathPlan.in_place``: a backend with ``shortest_paths_in_place``, i.e
 one rank, or on several that each hold the graph's replica): the same buckets, steps and bucket
 search run inside one persistent kernel (``kernels/relax.cu``), which needs no exchange and no
 host round trip per step; on a replica every rank searches the whole graph alike and keeps its
-own vertices' part (``keep_own_share``).
+own vertices' part (``own_share``).
+
+``run_buckets`` is the search itself, whose time a caller takes; ``bucket_table`` then makes
+its statistics (the buckets' counters summed over the ranks, the vertices each in-place bucket
+settled) and a replica's share contiguous, outside that time, as ``run_levels`` and
+``level_table`` split a BFS.
 
 With positive integer weights a backend may keep each distance as an integer tied to the
 parent that gave it (the CUDA backend's words), which records the tree below as the search
@@ -45,7 +50,7 @@ from typing import Any
 from ..constants import NO_PATH, UNREACHED
 from ..engine.buckets import BucketLog, BucketStats, bucket_end
 from ..engine.plan import PathPlan
-from ..partition import owned_part
+from ..partition import contiguous, owned_view
 
 
 @dataclass
@@ -61,6 +66,22 @@ class PathSearch:
     state: Any
 
 
+@dataclass
+class BucketRun:
+    """One search as ``run_buckets`` leaves it: this rank's distances and predecessors (strided
+    views of the replica's where every rank searched it whole), the state, and the buckets'
+    log (an in-place search's: the rows its launches returned, ``rows``, whose settled counts
+    ``bucket_table`` adds)."""
+
+    plan: PathPlan
+    source: int
+    distances: Any
+    predecessors: Any | None
+    state: Any
+    log: BucketLog | None
+    rows: list[Any] | None
+
+
 def delta_stepping(
     plan: PathPlan,
     source: int,
@@ -70,33 +91,60 @@ def delta_stepping(
     max_distance: float | None = None,
 ) -> PathSearch:
     """Shortest distances (and a shortest-path tree) from global vertex ``source``, up to
-    ``max_distance`` (None: no limit) (collective)."""
-    backend = plan.backend
-    timer = backend.make_timer(False) if timer is None else timer
+    ``max_distance`` (None: no limit), and their bucket table (collective)."""
+    timer = plan.backend.make_timer(False) if timer is None else timer
+    run = run_buckets(
+        plan, source, predecessors=predecessors, timer=timer, max_distance=max_distance
+    )
+    return bucket_table(run, timer)
+
+
+def run_buckets(
+    plan: PathPlan,
+    source: int,
+    *,
+    predecessors: bool = False,
+    timer: Any = None,
+    max_distance: float | None = None,
+) -> BucketRun:
+    """The buckets of one search from global vertex ``source`` up to ``max_distance``, and its
+    tree if asked (collective): the search itself, whose time a caller takes before the bucket
+    table is made."""
+    timer = plan.backend.make_timer(False) if timer is None else timer
     limit = NO_PATH if max_distance is None else max_distance
+    log = rows = None
     if plan.in_place:
-        state, log = in_place(plan, source, limit, timer)
+        state, rows = in_place(plan, source, limit, timer)
     else:
         state, log = striped_buckets(plan, source, limit, timer)
     if limit < NO_PATH:
-        cut_beyond(state, limit)
+        cut_beyond(state.distances, state.preds, limit)
     if predecessors:
         with timer.phase("tree"):
             state.preds = shortest_path_tree(plan, source, state)
+    distances, preds = state.distances, state.preds if predecessors else None
     if plan.in_place and plan.replica is not None:
-        keep_own_share(plan, state)
+        distances, preds = own_share(plan, distances), own_share(plan, preds)
+    return BucketRun(plan, source, distances, preds, state, log, rows)
+
+
+def bucket_table(run: BucketRun, timer: Any) -> PathSearch:
+    """The ``PathSearch`` of ``run`` (collective): its buckets' statistics summed over the
+    ranks and its arrays made contiguous; no part of the search's time."""
+    plan = run.plan
+    log = run.log if run.rows is None else in_place_log(plan, run.state, run.rows)
     stats = log.stats(plan.comm, timer)
-    preds = state.preds if predecessors else None
-    return PathSearch(source, state.distances, preds, stats, plan.delta, state)
+    xp = plan.backend.xp
+    distances, preds = contiguous(xp, run.distances), contiguous(xp, run.predecessors)
+    return PathSearch(run.source, distances, preds, stats, plan.delta, run.state)
 
 
-def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any, BucketLog]:
+def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any, list[Any]]:
     """The search on the one device that holds the graph: buckets run in launches of the
     backend's persistent kernel, each returning the rows of the buckets it ran (timed as one
-    timer level, which the statistics count in the last bucket); the vertices each bucket
-    settled are counted from the final distances. With positive integer weights the backend
-    may keep integer distances and record the tree as it searches; a distance past what it
-    holds (``state.overflowed``) sends the search round again in float64."""
+    timer level, which the statistics count in the last bucket). With positive integer weights
+    the backend may keep integer distances and record the tree as it searches; a distance past
+    what it holds (``state.overflowed``) sends the search round again in float64."""
     backend, graph = plan.backend, plan.in_place_graph
     integers = plan.positive_integers
     while True:
@@ -109,14 +157,20 @@ def in_place(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any
                 more, done = backend.shortest_paths_in_place(graph, state, plan.delta, limit)
             rows += more
         if not state.overflowed:
-            break
+            return state, rows
         integers = False
-    settled = backend.settled_in_buckets(state, [lower for _, lower, _ in rows])
+
+
+def in_place_log(plan: PathPlan, state: Any, rows: list[Any]) -> BucketLog:
+    """The bucket log of an in-place search from its launches' rows, with the vertices each
+    bucket settled counted from the final distances (of the whole replica, counted on rank 0
+    alone, where every rank searched it)."""
+    settled = plan.backend.settled_in_buckets(state, [lower for _, lower, _ in rows])
     log = BucketLog()
     counted = plan.replica is None or plan.comm.rank == 0  # a replica's once, not per rank
     for (bucket, lower, counters), count in zip(rows, settled, strict=True):
         log.bucket(bucket, lower, [c * counted for c in (*counters[:5], count)])
-    return state, log
+    return log
 
 
 def striped_buckets(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any, BucketLog]:
@@ -198,23 +252,20 @@ def shortest_path_tree(plan: PathPlan, source: int, state: Any) -> Any:
     return backend.tree_finish(tree)
 
 
-def keep_own_share(plan: PathPlan, state: Any) -> None:
-    """After an in-place search of the replica (every vertex, in global order): this rank's
-    vertices' distances and predecessors, in local order (``v // size`` for ``v % size ==
-    rank``)."""
-    xp, rank, size = plan.backend.xp, plan.comm.rank, plan.comm.size
-    state.distances = owned_part(xp, state.distances, rank, size)
-    state.preds = owned_part(xp, state.preds, rank, size)
+def own_share(plan: PathPlan, whole: Any | None) -> Any | None:
+    """This rank's vertices' entries of a replica's array (every vertex, in global order), in
+    local order (``v // size`` for ``v % size == rank``): a strided view, which
+    ``bucket_table`` makes contiguous after the search's time."""
+    return owned_view(whole, plan.comm.rank, plan.comm.size)
 
 
-def cut_beyond(state: Any, limit: float) -> None:
-    """Mark the owned vertices farther than ``limit`` unreached (distance ``NO_PATH``,
-    predecessor ``UNREACHED`` where the state has a tree), as a search that never reached them
-    leaves them."""
-    far = state.distances > limit
-    state.distances[far] = NO_PATH
-    if state.preds is not None:
-        state.preds[far] = UNREACHED
+def cut_beyond(distances: Any, predecessors: Any | None, limit: float) -> None:
+    """Mark the vertices farther than ``limit`` unreached (distance ``NO_PATH``, predecessor
+    ``UNREACHED`` where there is a tree), as a search that never reached them leaves them."""
+    far = distances > limit
+    distances[far] = NO_PATH
+    if predecessors is not None:
+        predecessors[far] = UNREACHED
 
 
 def exchange_min(
