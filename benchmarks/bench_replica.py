@@ -8,8 +8,11 @@ one job at the same moments: every rank also holds the graph as a one-GPU graph 
 (``SingleRankCommunicator``), and the searches alternate root by root, a one-GPU search (on each
 rank's GPU in turn, the others waiting) and the search of all ranks, in turn first. Every
 search of the first round is validated (Graph500 rules, BFS trees), outside the timing.
+``--algorithm sssp`` pairs shortest-path searches the same way (with the tree, on the graphs
+weighted as ``bench_sssp.py`` weighs them: 1..255, Graph500's SSSP rules).
 
     mpirun -n 2 python benchmarks/bench_replica.py --graphs luxembourg grid2d --json out.json
+    mpirun -n 2 python benchmarks/bench_replica.py --algorithm sssp --graphs luxembourg
 
 Per graph and strategy: the mean and median search of each side, the ratio of the means (one GPU
 / P GPUs: above 1, P GPUs are faster), its spread over the rounds, the share of the pairs in
@@ -28,19 +31,38 @@ from typing import Any
 
 import numpy as np
 from bench_multi_gpu import DATA, GRAPHS, GRIDS, graph_params, make_communicator
+from bench_sssp import WEIGHTS, with_generated_weights
+
+SSSP = "sssp"
+"""The strategy column of shortest-path searches (``--algorithm sssp``)."""
 
 
-def build(name: str, comm: Any, backend: str, shrink: int) -> Any:
-    """Graph ``name`` over ``comm`` (a file from ``DATA``, else generated)."""
+def build(name: str, comm: Any, backend: str, shrink: int, weighted: bool) -> Any:
+    """Graph ``name`` over ``comm`` (a file from ``DATA``, else generated), with
+    ``bench_sssp.py``'s weights where ``weighted``."""
     import distbfs
 
     kind, params = graph_params(name, comm.size, shrink)
     if kind == "file":
         path = Path(params["path"])
-        return distbfs.Graph.from_file(
+        graph = distbfs.Graph.from_file(
             path if path.exists() else DATA / path, backend=backend, comm=comm
         )
+        return with_generated_weights(graph) if weighted else graph
+    if weighted:
+        params["weights"] = WEIGHTS
     return distbfs.Graph.generate(kind, backend=backend, comm=comm, **params)
+
+
+def search(graph: Any, root: int, strategy: str, validate: bool) -> float:
+    """Seconds of one search from ``root``: a BFS of ``strategy``, or shortest paths
+    (``SSSP``), with its tree."""
+    import distbfs
+
+    options = {"predecessors": True, "gather": False, "validate": validate}
+    if strategy == SSSP:
+        return distbfs.sssp(graph, root, **options).seconds
+    return distbfs.bfs(graph, root, strategy=strategy, **options).seconds
 
 
 def pairs(
@@ -49,21 +71,17 @@ def pairs(
     """Seconds of the one-GPU searches and of the all-rank searches, a row per round and a
     column per root, the two alternating (in turn first), with the rank that ran each one-GPU
     search (in turn), on every rank."""
-    import distbfs
-
     solo = np.zeros((rounds, len(roots)))
     joint = np.zeros((rounds, len(roots)))
     where = np.zeros((rounds, len(roots)), dtype=np.int64)
     for r in range(rounds):
         for i, root in enumerate(roots):
-            options = {"predecessors": True, "gather": False, "strategy": strategy}
-            options["validate"] = r == 0
             where[r, i] = (r * len(roots) + i) % comm.size
             for side in (0, 1) if (r + i) % 2 == 0 else (1, 0):
                 if side == 0 and where[r, i] == comm.rank:
-                    solo[r, i] = distbfs.bfs(one, root, **options).seconds
+                    solo[r, i] = search(one, root, strategy, r == 0)
                 elif side == 1:
-                    joint[r, i] = distbfs.bfs(every, root, **options).seconds
+                    joint[r, i] = search(every, root, strategy, r == 0)
     return comm.allreduce(solo, op="max"), joint, where
 
 
@@ -109,12 +127,14 @@ def run_on(comm: Any, args: argparse.Namespace) -> int:
         print("| " + " | ".join(columns) + " |")
         print("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |", flush=True)
     rows = []
+    weighted = args.algorithm == SSSP
+    strategies = [SSSP] if weighted else args.strategies
     for name in args.graphs:
-        every = build(name, comm, args.backend, args.shrink)
-        one = build(name, SingleRankCommunicator(), args.backend, args.shrink)
+        every = build(name, comm, args.backend, args.shrink, weighted)
+        one = build(name, SingleRankCommunicator(), args.backend, args.shrink, weighted)
         count = args.grid_roots if name in GRIDS else args.roots
         roots = choose_roots(every.dist, comm, count=count)
-        for strategy in args.strategies:
+        for strategy in strategies:
             started = time.perf_counter()
             pairs(one, every, roots[: comm.size], strategy, 1, comm)  # warm: kernels built
             solo, joint, where = pairs(one, every, roots, strategy, args.rounds, comm)
@@ -142,7 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--graphs", nargs="+", default=["luxembourg", "grid2d"], choices=list(GRAPHS)
     )
-    parser.add_argument("--strategies", nargs="+", default=["hybrid", "direction_optimizing"])
+    parser.add_argument("--algorithm", default="bfs", choices=("bfs", SSSP))
+    parser.add_argument(
+        "--strategies",
+        nargs="+",
+        default=["hybrid", "direction_optimizing"],
+        help="BFS strategies (--algorithm bfs)",
+    )
     parser.add_argument("--roots", type=int, default=16, help="Graph500 roots of Kronecker graphs")
     parser.add_argument(
         "--grid-roots", type=int, default=16, help="roots of grids and road networks"
