@@ -225,10 +225,32 @@ struct Pieces {
 // per edge (a step on a road network or mesh is a chain of such round trips).
 constexpr int kBatch = 4;
 
-// Visit edges e, e + stride, ... below stop of vertex u (distance du), kBatch at a time. A
-// visitor whose `weights_first()` holds reads the weights, then only the columns of the
-// edges it `wants(du, w)` (a step, which takes the few edges that land inside its bucket);
-// otherwise both at once (one memory round trip).
+// The weights of edges e + j * stride of a batch (where `in[j]`; 0 elsewhere), every load
+// issued before any weight is converted: a conversion next to its load makes the next load wait
+// for it, one memory round trip per edge instead of one per batch.
+__device__ __forceinline__ void load_weights(const Csr& g, size_type e, size_type stride,
+                                             const bool (&in)[kBatch], double (&w)[kBatch]) {
+  if (g.weight_kind == 0) {
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) w[j] = 1.0;
+  } else if (g.weight_kind == 2) {
+    const double* weights = static_cast<const double*>(g.weights);
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) w[j] = in[j] ? weights[e + j * stride] : 0.0;
+  } else {
+    const float* weights = static_cast<const float*>(g.weights);
+    float raw[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) raw[j] = in[j] ? weights[e + j * stride] : 0.0f;
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) w[j] = static_cast<double>(raw[j]);
+  }
+}
+
+// Visit edges e, e + stride, ... below stop of vertex u (distance du), kBatch at a time, the
+// batch's columns and weights loaded at once. A visitor whose `weights_first()` holds reads the
+// weights, then only the columns of the edges it `wants(du, w)` (a step, which takes the few
+// edges that land inside its bucket).
 template <class Visit>
 __device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, double du, size_type e,
                                             size_type stop, size_type stride, Visit& visit) {
@@ -236,22 +258,19 @@ __device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, double du,
   for (; e < stop; e += kBatch * stride) {
     vertex_t v[kBatch];
     double w[kBatch];
+    bool in[kBatch];
     int k = 0;
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      const size_type f = e + j * stride;
-      v[j] = 0;
-      w[j] = 0.0;
-      if (f < stop) {
-        if (!weights_first) v[j] = g.columns[f];
-        w[j] = g.weight(f);
-        k = j + 1;
-      }
+      in[j] = e + j * stride < stop;
+      k = in[j] ? j + 1 : k;
+      v[j] = in[j] && !weights_first ? g.columns[e + j * stride] : 0;
     }
+    load_weights(g, e, stride, in, w);
     if (weights_first) {
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
-        if (j < k && visit.wants(du, w[j])) v[j] = g.columns[e + j * stride];
+        if (in[j] && visit.wants(du, w[j])) v[j] = g.columns[e + j * stride];
       }
     }
     visit(u, du, v, w, k);
@@ -442,8 +461,9 @@ __device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count,
 
 
 // The near queue of a step, as Relax and advance fill it. claim(v, fresh): whether v joins
-// now (false: queued for this step already), `fresh` whether it is new to the bucket; put(slot,
-// v) stores it in a slot reserved from `count`.
+// now (false: queued for this step already), `fresh` whether it is new to the bucket; in two
+// halves, so that a batch's claims go out together: mark(v), the atomic (its old value), and
+// claimed(v, old, fresh). put(slot, v) stores v in a slot reserved from `count`.
 //
 // GridNear: the grid's queue, in global memory; v joins once per step through its stamp
 // `queued[v]` (the last step it was queued for), which below the bucket's first step also says
@@ -455,10 +475,16 @@ struct GridNear {
   int step;
   int first_step;
 
-  __device__ __forceinline__ bool claim(vertex_t v, bool& fresh) const {
-    const int stamp = atomicExch(queued + v, step);
+  __device__ __forceinline__ unsigned mark(vertex_t v) const {
+    return static_cast<unsigned>(atomicExch(queued + v, step));
+  }
+  __device__ __forceinline__ bool claimed(vertex_t, unsigned old, bool& fresh) const {
+    const int stamp = static_cast<int>(old);
     fresh = stamp < first_step;
     return stamp != step;
+  }
+  __device__ __forceinline__ bool claim(vertex_t v, bool& fresh) const {
+    return claimed(v, mark(v), fresh);
   }
   __device__ __forceinline__ void put(size_type slot, vertex_t v) const { items[slot] = v; }
 };
@@ -474,10 +500,15 @@ struct BlockNear {
   size_type capacity;
   unsigned* count;  // in shared memory
 
-  __device__ __forceinline__ bool claim(vertex_t v, bool& fresh) const {
+  __device__ __forceinline__ unsigned mark(vertex_t v) const {
+    return atomicOr(marks + (v >> 5), 1u << (v & 31));
+  }
+  __device__ __forceinline__ bool claimed(vertex_t v, unsigned old, bool& fresh) const {
     fresh = false;  // one-block searches have no settle passes, so no members
-    const unsigned bit = 1u << (v & 31);
-    return (atomicOr(marks + (v >> 5), bit) & bit) == 0;
+    return (old & (1u << (v & 31))) == 0;
+  }
+  __device__ __forceinline__ bool claim(vertex_t v, bool& fresh) const {
+    return claimed(v, mark(v), fresh);
   }
   __device__ __forceinline__ void put(size_type slot, vertex_t v) const {
     if (slot < capacity) {
@@ -536,20 +567,31 @@ struct Relax {
     for (int j = 0; j < kBatch; ++j) {
       if (bits[j] < seen[j]) seen[j] = atomicMin(dist + v[j], bits[j]);
     }
+    // Each improved target claims its place in the next near queue or the far pile; the
+    // batch's claims go out before any result is read (one round trip, not one per edge).
     bool push[kBatch], member[kBatch];
-    int pushed_near = 0, joined = 0, pushed_far = 0;
+    unsigned old[kBatch];
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
       push[j] = W::key(bits[j]) < W::key(seen[j]);
+      old[j] = 0;
+      if (push[j]) {
+        old[j] = near[j] ? next.mark(v[j])
+                         : static_cast<unsigned>(atomicExch(far_mark + v[j], bucket));
+      }
+    }
+    int pushed_near = 0, joined = 0, pushed_far = 0;
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
       member[j] = false;
       if (push[j]) {
         ++improved;
         if (near[j]) {
           bool fresh;
-          push[j] = next.claim(v[j], fresh);
+          push[j] = next.claimed(v[j], old[j], fresh);
           member[j] = members != nullptr && fresh;
         } else {
-          push[j] = atomicExch(far_mark + v[j], bucket) != bucket;
+          push[j] = static_cast<int>(old[j]) != bucket;
         }
         pushed_near += push[j] && near[j];
         joined += member[j];
