@@ -225,9 +225,10 @@ struct Pieces {
 // per edge (a step on a road network or mesh is a chain of such round trips).
 constexpr int kBatch = 4;
 
-// The weights of edges e + j * stride of a batch (where `in[j]`; 0 elsewhere), every load
-// issued before any weight is converted: a conversion next to its load makes the next load wait
-// for it, one memory round trip per edge instead of one per batch.
+// The weights of edges e + j * stride of a batch where `in[j]` (elsewhere 0, or 1 on an
+// unweighted graph: visitors read the first k), every load issued before any weight is
+// converted: a conversion next to its load makes the next load wait for it, one memory round
+// trip per edge instead of one per batch.
 __device__ __forceinline__ void load_weights(const Csr& g, size_type e, size_type stride,
                                              const bool (&in)[kBatch], double (&w)[kBatch]) {
   if (g.weight_kind == 0) {
