@@ -91,7 +91,8 @@ static_assert(kDecodePointEdges > 0, "decode_point_edges must be positive");
 // Label of a vertex the search has not reached (UNREACHED in distbfs/constants.py).
 constexpr label_t kUnreached = DISTBFS_UNREACHED;
 
-// A hash slot that holds no vertex (vertex ids are never negative).
+// A slot that holds no vertex: an empty hash slot, a hole in a queue (vertex ids are never
+// negative).
 constexpr vertex_t kEmptySlot = static_cast<vertex_t>(-1);
 
 // Slots of the per-level counter array (the Counter enum of distbfs/backends/kernels.py).

@@ -86,6 +86,7 @@ typedef unsigned long long dist_t;
 
 namespace {
 
+using distbfs::kEmptySlot;
 using distbfs::kFullWarp;
 using distbfs::kWarpThreads;
 
@@ -387,8 +388,15 @@ __device__ __forceinline__ void narrow_row(const Csr& g, RelaxEdges edges, doubl
   }
 }
 
-// Visit the out-edges of the vertices items[0..count) (items == nullptr: 0..count-1) with
-// visit(u, du, v[], w[], k): rows up to a warp by their thread, up to piece_edges by the warp,
+// A thread's first item of a step's near queue (its slot `me`), read beside the queue's length
+// after the barrier that ends the step before: one round trip before the step's rows, not two.
+struct Head {
+  vertex_t item = 0;
+  bool valid = false;
+};
+
+// Visit the out-edges of the vertices items[0..count) (items == nullptr: 0..count-1; `head`,
+// where valid, holds items[first_thread], read ahead) with visit(u, du, v[], w[], k): rows up to a warp by their thread, up to piece_edges by the warp,
 // longer ones queued as pieces (visit_pieces visits those); compressed rows up to
 // kDecodePointEdges by their thread, longer ones queued as pieces. `accept(u, du)` filters the
 // vertices.
@@ -397,7 +405,7 @@ __device__ __forceinline__ void visit_rows(const vertex_t* items, size_type coun
                                            const dist_t* dist, const Csr& g, Pieces pieces,
                                            size_type* piece_count, size_type piece_edges,
                                            size_type first_thread, size_type threads,
-                                           Accept accept, Visit& visit) {
+                                           Accept accept, Visit& visit, Head head = {}) {
   if constexpr (kVarint) piece_edges = distbfs::kDecodePointEdges;
   const int lane = threadIdx.x & (kWarpThreads - 1);
   for (size_type base = first_thread - lane; base < count; base += threads) {
@@ -406,7 +414,10 @@ __device__ __forceinline__ void visit_rows(const vertex_t* items, size_type coun
     double du = 0.0;
     size_type start = 0, stop = 0;
     if (i < count) {
-      u = items == nullptr ? static_cast<vertex_t>(i) : __ldcg(items + i);
+      u = items == nullptr ? static_cast<vertex_t>(i)
+                           : (head.valid && i == first_thread ? head.item : __ldcg(items + i));
+    }
+    if (i < count && u != kEmptySlot) {  // a hole: a step's slot whose claim failed (GridNear)
       du = W::value(__ldcg(dist + u));
       if (accept(u, du)) {
         start = g.offsets[u];
@@ -468,11 +479,18 @@ __device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count,
 //
 // GridNear: the grid's queue, in global memory; v joins once per step through its stamp
 // `queued[v]` (the last step it was queued for), which below the bucket's first step also says
-// that v is new to the bucket.
+// that v is new to the bucket. Relax reserves the slots of a batch's improved targets while
+// their claims are in flight (kSlotsWithClaims: one memory round trip a step fewer than
+// reserving after the claims return) and writes a hole (kEmptySlot) where a claim fails. So a
+// step may reserve more than n slots (a vertex can improve several times in a step); past
+// `capacity` nothing is stored, and the next step takes the vertices stamped with its number
+// from a scan of every vertex instead (delta_stepping_grid).
 struct GridNear {
+  static constexpr bool kSlotsWithClaims = true;
   int* queued;
   vertex_t* items;
   size_type* count;
+  size_type capacity;
   int step;
   int first_step;
 
@@ -487,7 +505,9 @@ struct GridNear {
   __device__ __forceinline__ bool claim(vertex_t v, bool& fresh) const {
     return claimed(v, mark(v), fresh);
   }
-  __device__ __forceinline__ void put(size_type slot, vertex_t v) const { items[slot] = v; }
+  __device__ __forceinline__ void put(size_type slot, vertex_t v) const {
+    if (slot < capacity) items[slot] = v;
+  }
 };
 
 // BlockNear: a one-block search's queue (delta_stepping_block): its first `capacity` slots in
@@ -495,6 +515,7 @@ struct GridNear {
 // through its bit in a shared bitmask of the vertices queued for that step (one by step
 // parity, each bit cleared when its step takes the vertex: `release`).
 struct BlockNear {
+  static constexpr bool kSlotsWithClaims = false;  // a shared atomic: no round trip to save
   unsigned* marks;
   vertex_t* shared_items;
   vertex_t* global_items;
@@ -570,16 +591,23 @@ struct Relax {
     }
     // Each improved target claims its place in the next near queue or the far pile; the
     // batch's claims go out before any result is read (one round trip, not one per edge).
-    bool push[kBatch], member[kBatch];
+    bool push[kBatch], member[kBatch], improved_near[kBatch];
     unsigned old[kBatch];
+    int candidates = 0;
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
       push[j] = W::key(bits[j]) < W::key(seen[j]);
+      improved_near[j] = push[j] && near[j];
+      candidates += improved_near[j];
       old[j] = 0;
       if (push[j]) {
         old[j] = near[j] ? next.mark(v[j])
                          : static_cast<unsigned>(atomicExch(far_mark + v[j], bucket));
       }
+    }
+    size_type near_slot = 0;
+    if constexpr (Near::kSlotsWithClaims) {
+      if (candidates) near_slot = append_slots(next.count, candidates);
     }
     int pushed_near = 0, joined = 0, pushed_far = 0;
 #pragma unroll
@@ -600,7 +628,12 @@ struct Relax {
       }
     }
     queued_items += pushed_near + pushed_far;
-    if (pushed_near) {  // at most n per step: the next queue never overflows
+    if constexpr (Near::kSlotsWithClaims) {
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        if (improved_near[j]) next.put(near_slot++, push[j] ? v[j] : kEmptySlot);
+      }
+    } else if (pushed_near) {  // at most n per step: the next queue never overflows
       size_type slot = append_slots(next.count, pushed_near);
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
@@ -636,6 +669,15 @@ __device__ __forceinline__ void narrow_for(const Relax<W, Near>& relax, const Cs
 
 struct AcceptAll {
   __device__ __forceinline__ bool operator()(vertex_t, double) const { return true; }
+};
+
+// The vertices stamped for step `step` (a step whose queue's slots overflowed: GridNear).
+struct StampedFor {
+  const int* queued;
+  int step;
+  __device__ __forceinline__ bool operator()(vertex_t u, double) const {
+    return __ldcg(queued + u) == step;
+  }
 };
 
 // Block-wide sum of three counters, added to row[0..2] by thread 0.
@@ -719,6 +761,7 @@ struct PathBuffers {
   int* far_mark;
   vertex_t* near0;  // near queues, by step parity
   vertex_t* near1;
+  size_type near_capacity;  // the grid's slots a queue (the one-block search's: n)
   vertex_t* far0;  // far piles, by bucket parity
   vertex_t* far1;
   float* far0_at;  // each far entry's distance, rounded down (a lower bound; see advance)
@@ -849,12 +892,17 @@ __device__ __forceinline__ bool advance(const PathBuffers& b, long long n, const
 // The rows of items[0..count) through `relax`, then the pieces of the long ones (queued in
 // counts[piece_slot]), with a barrier after each. Returns *after as read after the last barrier
 // (the next queue's length: read beside the piece count, so that a step without pieces waits
-// for one round trip after its barrier, not two).
-template <bool kVarint, class W, class Visit>
+// for one round trip after its barrier, not two). `head`: this thread's first item if valid,
+// and, where `next_items` (a queue of `next_capacity` slots) is given, its slot of that queue
+// read with the length.
+template <bool kVarint, class W, class Visit, class Accept = AcceptAll>
 __device__ __forceinline__ size_type relax_rows(const Csr& g, const PathBuffers& b,
                                                 const vertex_t* items, size_type count,
                                                 int piece_slot, Visit& relax,
-                                                const size_type* after) {
+                                                const size_type* after, Accept accept = {},
+                                                Head* head = nullptr,
+                                                const vertex_t* next_items = nullptr,
+                                                size_type next_capacity = 0) {
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   size_type* piece_count = b.counts + piece_slot;
@@ -862,8 +910,14 @@ __device__ __forceinline__ size_type relax_rows(const Csr& g, const PathBuffers&
   // from every thread of the grid queues hundreds of thousands of requests on their L2 line.
   __shared__ size_type words[2];
   visit_rows<kVarint, W>(items, count, b.dist, g, b.pieces, piece_count, b.piece_edges, me,
-                         threads, AcceptAll{}, relax);
+                         threads, accept, relax, head != nullptr ? *head : Head{});
+  auto read_ahead = [&] {
+    if (head == nullptr) return;
+    head->valid = next_items != nullptr;
+    if (head->valid && me < next_capacity) head->item = __ldcg(next_items + me);
+  };
   barrier();
+  read_ahead();
   if (threadIdx.x == 0) {
     words[0] = __ldcg(piece_count);
     words[1] = __ldcg(after);
@@ -875,6 +929,7 @@ __device__ __forceinline__ size_type relax_rows(const Csr& g, const PathBuffers&
     visit_pieces<kVarint, W>(b.pieces, piece_total, b.dist, g, b.piece_edges, me, threads,
                              relax);
     barrier();  // the next reads of dist and the queues
+    read_ahead();
     if (threadIdx.x == 0) words[1] = __ldcg(after);
     __syncthreads();
     value = words[1];
@@ -976,11 +1031,14 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
   Cursor c(b.ctl);
   if (me == 0) c.log_first(log, log_rows, delta);
   auto near = [&](int step) {
-    return GridNear{b.queued, b.near(step), counts + kNearSlot + step % 3, step, c.first_step};
+    return GridNear{b.queued, b.near(step), counts + kNearSlot + step % 3, b.near_capacity,
+                    step, c.first_step};
   };
   size_type count = __ldcg(counts + kNearSlot + c.step % 3);  // the near queue's length
+  Head head;
   while (true) {
     if (count == 0) {  // the bucket is settled: find the next one
+      head.valid = false;
       if (!next_bucket<W>(b, n, c, near(c.step), log, log_rows, delta, limit, max_bins,
                           split_divisor)) {
         break;
@@ -1005,8 +1063,16 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
                              c.bucket,
                              b.members != nullptr ? kInsideEdges : kEveryEdge,
                              reinterpret_cast<int*>(b.ctl + kCtlOverflow)};
-    count = relax_rows<kVarint, W>(g, b, b.near(c.step), count, kPieceSlot + c.step % 3,
-                                   relax, counts + kNearSlot + (c.step + 1) % 3);
+    const size_type* next_count = counts + kNearSlot + (c.step + 1) % 3;
+    if (count <= b.near_capacity) {
+      count = relax_rows<kVarint, W>(g, b, b.near(c.step), count, kPieceSlot + c.step % 3,
+                                     relax, next_count, AcceptAll{}, &head,
+                                     b.near(c.step + 1), b.near_capacity);
+    } else {  // more slots than the queue holds: the stamps say which vertices it has
+      count = relax_rows<kVarint, W>(g, b, nullptr, n, kPieceSlot + c.step % 3, relax,
+                                     next_count, StampedFor{b.queued, c.step}, &head,
+                                     b.near(c.step + 1), b.near_capacity);
+    }
     ++c.step;
     ++c.steps;
     if (count == 0 && b.members != nullptr) {
@@ -1146,13 +1212,14 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
   DISTBFS_RELAX_ENTRIES_BOUND(                                                             \
       name, body, word, threads, blocks,                                                   \
       (long long n, dist_t* dist, int* queued, int* far_mark, vertex_t* near0,             \
-       vertex_t* near1, vertex_t* far0, vertex_t* far1, float* far0_at, float* far1_at,    \
+       vertex_t* near1, long long near_capacity, vertex_t* far0, vertex_t* far1,           \
+       float* far0_at, float* far1_at,                                                     \
        long long far_capacity, vertex_t* members, int settle, vertex_t* piece_vertex,      \
        size_type* piece_start, long long piece_capacity, long long piece_edges,            \
        size_type* counts, long long* ctl, long long block_queue, unsigned long long* log,  \
        int log_rows, double delta, double limit, int max_bins, int split_divisor),         \
       (n,                                                                                  \
-       PathBuffers{dist,    queued,  far_mark, near0,        near1,                        \
+       PathBuffers{dist,    queued,  far_mark, near0,        near1,  near_capacity,        \
                    far0,    far1,    far0_at,  far1_at,      far_capacity,                 \
                    settle ? members : nullptr,                                             \
                    Pieces{piece_vertex, piece_start, piece_capacity},                      \

@@ -291,7 +291,8 @@ def test_one_gpu_search_across_launches_and_scans(one_block, integers, settle):
     the vertices, on one block and on a full grid, on tied words and on float64 distances, with
     and without settle passes, gives numpy's distances and tree. One block without settle
     passes is the one-block kernel, its near queues in shared memory (or, past 4 vertices,
-    partly in global memory)."""
+    partly in global memory); the others' near queues hold 1% of the vertices, so steps that
+    reserve more slots take their vertices from a scan of the stamps."""
     import dataclasses
 
     case = graphs.grid(40, 25)
@@ -302,6 +303,7 @@ def test_one_gpu_search_across_launches_and_scans(one_block, integers, settle):
         cuda.policy,
         path_log_rows=2,
         path_far_fraction=0.01,
+        path_near_fraction=0.01,
         path_one_block_vertices=1 << 19 if one_block else 0,
         path_block_queue=int(one_block.split()[1]) if one_block else 4096,
         path_bucket_bins=1,

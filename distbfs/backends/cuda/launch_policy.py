@@ -168,6 +168,12 @@ class LaunchPolicy:
         vertices, and on a dense graph a wider bucket repeats few relaxations. kron26, weights
         1..255 (delta 4.08), two H100s: x1 296 ms a search (142 buckets), x4 197, x8 131, x16
         126 (11 buckets), x32 206, x64 165; one GPU's persistent search 140 ms.
+    path_near_fraction : float
+        Slots of each near queue of the grid search, as a fraction of the vertices (0 <
+        fraction <= 1; at least one). A step reserves a slot for every improvement inside the
+        bucket while the target's claim is in flight and leaves a hole where the claim fails,
+        so a step can reserve more slots than there are vertices; a queue that outgrows its
+        slots is replaced by a scan of every vertex's stamp at the next step.
     path_far_fraction : float
         Slots of each far pile, as a fraction of the vertices (0 < fraction <= 1; at least
         one). A vertex has an entry for each bucket in which it improved beyond the bucket's
@@ -230,6 +236,7 @@ class LaunchPolicy:
     path_dense_degree: int = 8
     path_log_rows: int = 1024
     path_striped_delta: int = 16
+    path_near_fraction: float = 1.0
     path_far_fraction: float = 1.0
     path_settle_degree: int = 8
 
@@ -280,10 +287,9 @@ class LaunchPolicy:
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"LaunchPolicy.{name}={getattr(self, name)}: need at least 0")
-        if not 0 < self.path_far_fraction <= 1:
-            raise ValueError(
-                f"LaunchPolicy.path_far_fraction={self.path_far_fraction}: need 0 < it <= 1"
-            )
+        for name in ("path_near_fraction", "path_far_fraction"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ValueError(f"LaunchPolicy.{name}={getattr(self, name)}: need 0 < it <= 1")
         for name in ("path_bucket_bins", "path_dense_bucket_bins"):
             if getattr(self, name) > PATH_HISTOGRAM_BINS:
                 raise ValueError(
