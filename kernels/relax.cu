@@ -74,6 +74,9 @@
  *                   them (filter_partition.cu, contract.cu). Long rows are queued as pieces,
  *                   visited by a second launch (`pieces_pass`); rows ascending by weight are
  *                   read only as far as the light or from the heavy edges
+ *   pull_requests, pull_requests_tied  a striped bucket's heavy step pulled (an undirected
+ *                   graph): each unsettled owned vertex's least word over the neighbours the
+ *                   bucket settled, read from every rank's words (all-gathered), as a request
  *   bucket_scan, bucket_scan_tied  a striped bucket's members (owned, unsettled, below its
  *                   end; count[1] += their out-edges); with `settle` they are marked settled
  *                   and the least distance of the other reached vertices is kept
@@ -1516,6 +1519,109 @@ __device__ __forceinline__ void bucket_scan_rows(long long n, const dist_t* word
 
 DISTBFS_RELAX_REQUESTS(relax_requests, ExactWord)
 DISTBFS_RELAX_REQUESTS(relax_requests_tied, TiedWord)
+
+namespace {
+
+// A pulled heavy step (striped steps, an undirected graph: a row lists the in-edges too): for
+// each unsettled owned vertex, the least word over its neighbours u that the bucket just
+// settled (distance in [lower, end)), d(u) + w tied to u, against its own word; a row is read
+// by its thread, four edges a batch, and where rows ascend by weight no further than an edge
+// that cannot improve on the best so far (lower + w > it). `everywhere`: every rank's words in
+// rank order (`rank_major` in distbfs/partition.py), for n vertices.
+template <class W>
+struct PullBest {
+  const dist_t* everywhere;
+  long long n;
+  long long size;
+  double lower;
+  double end;
+  int* overflow;
+  dist_t best;
+  unsigned long long relaxations = 0;
+
+  __device__ __forceinline__ dist_t word_of(vertex_t u) const {
+    const long long rank = u % size, base = n / size, extra = n % size;
+    return __ldcg(everywhere + rank * base + (rank < extra ? rank : extra) + u / size);
+  }
+  __device__ __forceinline__ void operator()(vertex_t, double, const vertex_t* v,
+                                             const double* w, int k) {
+    dist_t there[kBatch];
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) there[j] = j < k ? word_of(v[j]) : 0;
+#pragma unroll
+    for (int j = 0; j < kBatch; ++j) {
+      const double du = W::value(there[j]);
+      relaxations += j < k;
+      if (j < k && du >= lower && du < end) {
+        const dist_t word = W::make(du + w[j], v[j], overflow);
+        best = word < best ? word : best;
+      }
+    }
+  }
+};
+
+template <bool kVarint, class W>
+__device__ __forceinline__ void pull_requests_rows(
+    const Csr& g, long long nlocal, const dist_t* words, const unsigned char* settled,
+    const dist_t* everywhere, long long n, double lower, double end, vertex_t* out_vertex,
+    dist_t* out_word, size_type* out_count, int* overflow, unsigned long long* relaxations) {
+  const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
+  PullBest<W> pull{everywhere, n, g.size, lower, end, overflow, 0};
+  for (size_type u = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; u < nlocal;
+       u += threads) {
+    if (settled[u]) continue;
+    const dist_t own = __ldcg(words + u);
+    pull.best = own;
+    const size_type start = g.offsets[u], stop = g.offsets[u + 1];
+    if constexpr (kVarint) {
+      visit_coded(g, static_cast<vertex_t>(u), 0.0, start, start, stop, pull);
+    } else {
+      for (size_type e = start; e < stop; e += kBatch) {
+        vertex_t v[kBatch];
+        double w[kBatch];
+        bool in[kBatch];
+        int k = 0;
+#pragma unroll
+        for (int j = 0; j < kBatch; ++j) {
+          in[j] = e + j < stop;
+          k = in[j] ? j + 1 : k;
+          v[j] = in[j] ? g.columns[e + j] : 0;
+        }
+        load_weights(g, e, 1, in, w);
+        pull(static_cast<vertex_t>(u), 0.0, v, w, k);
+        double heaviest = w[0];  // the batch's last edge
+#pragma unroll
+        for (int j = 1; j < kBatch; ++j) heaviest = in[j] ? w[j] : heaviest;
+        if (g.rows_by_weight() && lower + heaviest > W::value(pull.best)) break;
+      }
+    }
+    if (pull.best < own) {
+      const size_type slot = append_slots(out_count, 1);
+      out_vertex[slot] = static_cast<vertex_t>(g.vertex(static_cast<vertex_t>(u)));
+      out_word[slot] = pull.best;
+    }
+  }
+  __syncwarp();
+  const size_type read = distbfs::warp_sum(static_cast<size_type>(pull.relaxations));
+  if ((threadIdx.x & (kWarpThreads - 1)) == 0 && read) {
+    atomicAdd(relaxations, static_cast<unsigned long long>(read));
+  }
+}
+
+}  // namespace
+
+#define DISTBFS_PULL_REQUESTS(name, word)                                                   \
+  DISTBFS_RELAX_ENTRIES(                                                                   \
+      name, pull_requests_rows, word,                                                      \
+      (long long nlocal, const dist_t* words, const unsigned char* settled,                \
+       const dist_t* everywhere, long long n, double lower, double end,                    \
+       vertex_t* out_vertex, dist_t* out_word, size_type* out_count, int* overflow,        \
+       unsigned long long* relaxations),                                                   \
+      (nlocal, words, settled, everywhere, n, lower, end, out_vertex, out_word, out_count, \
+       overflow, relaxations))
+
+DISTBFS_PULL_REQUESTS(pull_requests, ExactWord)
+DISTBFS_PULL_REQUESTS(pull_requests_tied, TiedWord)
 
 extern "C" __global__ void __launch_bounds__(kRelaxThreads)
     bucket_scan(long long n, const dist_t* words, unsigned char* settled, double end,

@@ -200,6 +200,46 @@ def test_structured_graphs_match_the_reference(backend, name):
         check(case, weights, source, backend, ONE)
 
 
+def check_pulled(case, weights, source, backend, comm, monkeypatch):
+    """Striped steps whose every heavy step pulls (``PathPlan.pull_above`` 0; buckets an eighth
+    of the largest weight wide, so that there are heavy edges) give the reference's distances
+    and tree; returns how many heavy steps pulled on this rank."""
+    graph = graphs.build(case, comm, backend, weights)
+    delta = float(weights.max()) / 8
+    plan = PathPlan(GraphResources(graph, backend, comm), delta, in_place=False)
+    assert plan.pull_above == (
+        math.inf if case[3] else getattr(backend, "heavy_pull_above", math.inf)
+    )
+    plan.pull_above = 0.0
+    pulls = []
+    pull = backend.pull_requests
+    monkeypatch.setattr(backend, "pull_requests", lambda *args: pulls.append(1) or pull(*args))
+    search = delta_stepping(plan, source, predecessors=True)
+    n = case[2]
+    want_dist, want_preds = reference(case, weights, source)
+    np.testing.assert_array_equal(graphs.gather_global(comm, search.distances, n), want_dist)
+    np.testing.assert_array_equal(graphs.gather_global(comm, search.predecessors, n), want_preds)
+    return len(pulls)
+
+
+PULLED = {
+    "hubs": (power_law(2000, 20000, 11), "real", 0, 1),
+    "grid": (graphs.grid(15, 11), "positive", 1, 255),
+    "random_undirected": (graphs.random_graph(800, 4000, 2, False), "integer", 0, 20),
+    "components": (graphs.components(), "integer", 0, 20),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PULLED))
+def test_pulled_heavy_steps_match_the_reference(backend, name, monkeypatch):
+    """A heavy step pulled into the unsettled vertices (every rank's distances read, rows
+    ascending by weight cut short where they are) gives what pushing gives: the reference's
+    distances and tree, on float64 distances and tied words."""
+    case, kind, low, high = PULLED[name]
+    weights = weighted(case, 8, kind, low, high)
+    assert check_pulled(case, weights, 1, backend, ONE, monkeypatch) > 0
+
+
 @pytest.mark.parametrize("kind", ["integer", "real"])
 def test_zero_weights_give_an_acyclic_tree(backend, kind):
     """Half the weights zero: ties everywhere, zero-weight cycles; the tree still follows the
@@ -563,6 +603,15 @@ def test_any_rank_count(backend, backend_comm, name):
     weights = weighted(case, 7, kind)
     for source in sorted({0, case[2] // 3, case[2] - 1}):
         check(case, weights, source, backend, backend_comm)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", sorted(PULLED))
+def test_pulled_heavy_steps_at_any_rank_count(backend, backend_comm, name, monkeypatch):
+    case, kind, low, high = PULLED[name]
+    pulls = check_pulled(case, weighted(case, 8, kind, low, high), 1, backend, backend_comm,
+                         monkeypatch)  # fmt: skip
+    assert backend_comm.allgather_object(pulls) == [pulls] * backend_comm.size and pulls > 0
 
 
 @pytest.mark.mpi

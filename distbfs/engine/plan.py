@@ -348,6 +348,9 @@ PATH_METHODS = (
     "next_bucket",
     "bucket_members",
     "settle",
+    "row_edges",
+    "path_words",
+    "pull_requests",
     "tree_start",
     "tree_tails",
     "tight_requests",
@@ -372,6 +375,15 @@ class PathPlan:
         backend's steps cost host round trips, and fewer, wider buckets take fewer steps).
     heavy : bool
         Whether any edge is heavier than delta (else no bucket has a heavy step).
+    pull_above : float
+        Striped steps on an undirected graph: a bucket's heavy step pulls (every unsettled
+        vertex reads its row for tails the bucket settled, from every rank's distances) instead
+        of pushing the settled vertices' heavy edges where their out-edges exceed this many
+        times the unsettled vertices' (0: always, ``inf``: never): the backend's
+        ``heavy_pull_above`` where it has one (the CUDA backend, whose pull reads rows
+        ascending by weight no further than an edge that cannot improve), else never (the
+        numpy backend's pull reads every row: slower than pushing). Directed graphs push: a
+        row lists out-edges, not in-edges.
     positive_integers : bool
         Every weight a positive integer (``WeightSummary.positive_integers``): an in-place
         search may record the shortest-path tree as it goes.
@@ -419,6 +431,8 @@ class PathPlan:
         else:
             self.delta = check_delta(delta)
         self.heavy = summary.largest > self.delta
+        pull_above = getattr(backend, "heavy_pull_above", math.inf)
+        self.pull_above = math.inf if self.graph.directed else pull_above
         self.positive_integers = summary.positive_integers
         prepare = getattr(backend, "prepare_paths", None)
         if callable(prepare):  # per graph, before any search is timed

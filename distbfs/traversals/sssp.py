@@ -8,8 +8,12 @@ and bins them by owner (``partition_min``: the min-reduction form of filter+part
 exchanges the bins; and contracts what it received by keeping, per vertex, the minimum
 (``contract_min``). Vertices that improved below the bucket's end are relaxed again, until no
 rank has any (one all-reduce per step: the termination test). The bucket's vertices are then
-settled and their heavy edges relaxed once; one all-reduce of the smallest unsettled distance
-picks the next bucket, and the search ends when there is none. The stages come from a backend,
+settled and their heavy edges relaxed once: pushed from the settled vertices, or, on an
+undirected graph where those vertices' out-edges outnumber the unsettled ones'
+(``heavy_requests``: direction optimization for the heavy step, as Beamer's for BFS levels),
+pulled by every unsettled vertex from the neighbours the bucket settled, over an all-gather of
+the distances. One all-reduce of the smallest unsettled distance picks the next bucket, and
+the search ends when there is none. The stages come from a backend,
 the exchanges from a communicator: this module imports neither cupy nor mpi4py.
 
 In place (``PathPlan.in_place``: a backend with ``shortest_paths_in_place``, i.e. a GPU, on
@@ -192,6 +196,7 @@ def striped_search(
     backend, comm = plan.backend, plan.comm
     state = plan.start(source, False, integers)
     log = BucketLog()
+    unsettled = plan.graph.num_local_edges  # the out-edges of the vertices not settled yet
     lower = comm.allreduce(backend.next_bucket(state), op="min")
     while lower < NO_PATH and lower <= limit:
         end = bucket_end(lower, plan.delta)
@@ -210,9 +215,10 @@ def striped_search(
         with timer.phase("settle"):
             settled = backend.settle(state, members)
         counters[4] = int(settled.shape[0])
+        unsettled -= backend.row_edges(plan.graph, state, settled)
         if plan.heavy:  # heavy edges, once, from the settled bucket
             with timer.phase("relax"):
-                requests = backend.relax(plan.graph, state, settled, plan.delta, True)
+                requests = heavy_requests(plan, state, settled, unsettled, lower, end)
             exchange_min(plan, state, requests, end, counters, timer)
         with timer.phase("termination"):
             next_lower = comm.allreduce(backend.next_bucket(state), op="min")
@@ -222,6 +228,24 @@ def striped_search(
     backend.path_finish(state)
     state.scratch.clear()
     return state, log
+
+
+def heavy_requests(
+    plan: PathPlan, state: Any, settled: Any, unsettled: int, lower: float, end: float
+) -> Any:
+    """A settled bucket's heavy step (its vertices' distances in [lower, end)): the settled
+    vertices push their heavy edges, or, where their out-edges outnumber the unsettled
+    vertices' (``PathPlan.pull_above``, summed over the ranks), every unsettled vertex pulls
+    from the tails the bucket settled, reading every rank's distances (direction optimization
+    for the heavy step: the bucket that settles a power-law graph's hubs reaches most edges)."""
+    backend, comm, graph = plan.backend, plan.comm, plan.graph
+    pushed = backend.row_edges(graph, state, settled)
+    if plan.pull_above == float("inf") or comm.allreduce(pushed, op="sum") <= (
+        plan.pull_above * comm.allreduce(unsettled, op="sum")
+    ):
+        return backend.relax(graph, state, settled, plan.delta, True)
+    everywhere = comm.allgather_array(backend.path_words(state))
+    return backend.pull_requests(graph, state, everywhere, lower, end)
 
 
 def shortest_path_tree(plan: PathPlan, source: int, state: Any) -> Any:

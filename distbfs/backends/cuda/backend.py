@@ -405,6 +405,11 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         (``LaunchPolicy.path_striped_delta``)."""
         return self.policy.path_striped_delta
 
+    @property
+    def heavy_pull_above(self) -> float:
+        """When a striped heavy step pulls (``LaunchPolicy.path_pull_above``)."""
+        return self.policy.path_pull_above
+
     def path_finish(self, state: PathState) -> None:
         if isinstance(state, striped_steps.StripedPathState):
             striped_steps.finish(self.policy, state)
@@ -428,6 +433,17 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     def next_bucket(self, state: PathState) -> float:
         return striped_steps.next_bucket(state)
+
+    def row_edges(self, graph: DistGraph, state: PathState, vertices: Any) -> int:
+        return striped_steps.row_edges(graph, state, vertices)
+
+    def path_words(self, state: PathState) -> Any:
+        return state.words
+
+    def pull_requests(
+        self, graph: DistGraph, state: PathState, everywhere: Any, lower: float, end: float
+    ) -> Relaxations:
+        return striped_steps.pull_requests(self.policy, graph, state, everywhere, lower, end)
 
     def bucket_members(self, state: PathState, end: float) -> Any:
         return striped_steps.bucket_scan(self.policy, state.graph, state, end, False)

@@ -16,7 +16,10 @@ reduce, the cull made a target's requests strictly fall); ``contract_min``
 (``contract_min_kernel``) keeps each owned vertex's least word and queues those whose distance
 fell below the bucket's end (once per step, by a stamp). Buckets: ``bucket_members`` and
 ``settle`` scan the owned vertices (``bucket_scan``); the settle scan and the contractions keep
-the least distance beyond the bucket, which ``next_bucket`` reads.
+the least distance beyond the bucket, which ``next_bucket`` reads. A pulled heavy step
+(``pull_requests``) reads every unsettled owned vertex's row against every rank's words (an
+all-gather: 8 bytes a vertex of the graph while it runs) and makes at most a request per owned
+vertex, which the same partition, exchange and contraction take.
 
 Memory: 8 bytes a vertex of the graph (``sent``), 8 + 4 + 1 an owned vertex (words, stamps,
 settled marks) and three queues of owned vertices; requests and bins 2 x (id + 8) bytes a
@@ -52,6 +55,8 @@ INFINITE_WORD = np.float64(NO_PATH).view(np.uint64)
 """The float64 word of a vertex without a path."""
 ROW_KERNELS = ("relax_requests", "relax_requests_tied")
 """The kernels of ``kernels/relax.cu`` that read rows in a striped step (float64, tied words)."""
+PULL_KERNELS = ("pull_requests", "pull_requests_tied")
+"""The kernels of a pulled heavy step (float64, tied words)."""
 LEAST = 3
 """The slot of ``counts`` (frontier length, improved vertices, the frontier's out-edges, least
 distance beyond the bucket) that holds the least distance (float64 bits)."""
@@ -151,11 +156,7 @@ def relax(
     scratch = state.scratch
     if count == 0:
         return Relaxations(scratch["members"][:0], state.words[:0])
-    if state.listed is not None and state.listed[0] is vertices:
-        edges = state.listed[1]  # counted as the list was made
-    else:
-        offsets = graph.row_offsets
-        edges = int((offsets[vertices + 1] - offsets[vertices]).sum())
+    edges = row_edges(graph, state, vertices)
     made_count, piece_count = scratch["relax_counts"][:1], scratch["relax_counts"][1:]
     made_count.fill(0)
     kernel = relax_kernel(policy, graph, ROW_KERNELS[state.tied])
@@ -182,6 +183,48 @@ def relax(
             )  # fmt: skip
         made = int(made_count.get()[0])
     return Relaxations(targets[:made], words[:made])
+
+
+def row_edges(graph: DistGraph, state: StripedPathState, vertices: Any) -> int:
+    """The out-edges of ``vertices`` (owned local ids): counted as the list was made, where it
+    was (``listed``)."""
+    if state.listed is not None and state.listed[0] is vertices:
+        return state.listed[1]
+    offsets = graph.row_offsets
+    return int((offsets[vertices + 1] - offsets[vertices]).sum())
+
+
+def pull_requests(
+    policy: LaunchPolicy,
+    graph: DistGraph,
+    state: StripedPathState,
+    everywhere: Any,
+    lower: float,
+    end: float,
+) -> Relaxations:
+    """A pulled heavy step (``distbfs.traversals.sssp.heavy_requests``): a request (owned
+    vertex, word) for every unsettled owned vertex that a neighbour settled in [lower, end)
+    improves, its least such word; ``everywhere``: every rank's words in rank order. A row
+    each thread; rows ascending by weight stop at the first edge that cannot improve."""
+    ids = check_graph(graph)
+    nlocal = state.words.shape[0]
+    scratch = state.scratch
+    targets = buffer(state, "request_vertex", max(nlocal, 1), ids)
+    words = buffer(state, "request_word", max(nlocal, 1), np.uint64)
+    made = scratch["relax_counts"][:1]
+    made.fill(0)
+    kernel = relax_kernel(policy, graph, PULL_KERNELS[state.tied])
+    kernel(
+        (max(1, min(state.grid, -(-nlocal // policy.path_threads))),),
+        (policy.path_threads,),
+        (
+            *state.rows, np.int64(nlocal), state.words, state.settled, everywhere,
+            np.int64(graph.n), np.float64(lower), np.float64(end), targets, words, made,
+            scratch["overflow"], scratch["relaxations"],
+        ),
+    )  # fmt: skip
+    count = int(made.get()[0])
+    return Relaxations(targets[:count], words[:count])
 
 
 def runs(graph: DistGraph, vertices: Any, edges: int) -> list[tuple[int, int, int]]:

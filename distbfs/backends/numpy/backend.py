@@ -147,6 +147,17 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     def settle(self, state: PathState, members: list[Any]) -> np.ndarray:
         return relax.settle(state, members)
 
+    def row_edges(self, graph: DistGraph, state: PathState, vertices: Any) -> int:
+        return relax.row_edges(graph, vertices)
+
+    def path_words(self, state: PathState) -> np.ndarray:
+        return state.distances
+
+    def pull_requests(
+        self, graph: DistGraph, state: PathState, everywhere: Any, lower: float, end: float
+    ) -> Relaxations:
+        return relax.pull_requests(graph, state, everywhere, lower, end)
+
     def tree_start(self, state: PathState, distances: Any) -> np.ndarray:
         return array_relax.tree_start(np, state, distances)
 

@@ -199,6 +199,39 @@ def tight_requests(
     return requests
 
 
+def row_edges(graph: DistGraph, vertices: np.ndarray) -> int:
+    """The out-edges of ``vertices`` (owned local ids)."""
+    offsets = graph.row_offsets
+    return int((offsets[vertices + 1] - offsets[vertices]).sum())
+
+
+def pull_requests(
+    graph: DistGraph, state: PathState, everywhere: np.ndarray, lower: float, end: float
+) -> Relaxations:
+    """A heavy step pulled (``distbfs.traversals.sssp.heavy_requests``; an undirected graph, so
+    a row lists the in-edges too): for every unsettled owned vertex v, the requests
+    d(u) + w(u, v) < d(v) from its neighbours u with d(u) in [lower, end) (the bucket just
+    settled; ``everywhere``: every rank's distances, ``rank_major`` order). Reads every row in
+    CSR order, in chunks of about ``TREE_CHUNK_EDGES`` edges."""
+    offsets, nlocal = graph.row_offsets, graph.nlocal
+    bounds = np.unique(np.searchsorted(offsets, np.arange(0, offsets[-1], TREE_CHUNK_EDGES)))
+    bounds = np.append(bounds[bounds < nlocal], nlocal)
+    found: list[tuple[np.ndarray, np.ndarray]] = []
+    for first, last in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        heads = np.repeat(np.arange(first, last), np.diff(offsets[first : last + 1]))
+        edges = slice(int(offsets[first]), int(offsets[last]))
+        tails = graph.column_indices[edges].astype(np.int64)
+        there = everywhere[rank_major(tails, graph.n, graph.size) if graph.size > 1 else tails]
+        distances = there + (1.0 if graph.weights is None else graph.weights[edges])
+        keep = (there >= lower) & (there < end) & (distances < state.distances[heads])
+        keep = np.flatnonzero(keep & ~state.settled[heads])
+        found.append((heads[keep] * graph.size + graph.rank, distances[keep]))
+    if not found:
+        return Relaxations(EMPTY, np.zeros(0, dtype=PATH_DTYPE))
+    targets, distances = (np.concatenate(part) for part in zip(*found, strict=True))
+    return Relaxations(targets, distances)
+
+
 def min_per_vertex(
     vertices: np.ndarray,
     payloads: tuple[np.ndarray, ...],
