@@ -67,13 +67,14 @@
  *   relax_pieces    the pieces the two tree passes queued
  *   bucket_census   reached vertices by bucket (the statistics)
  *   relax_requests, relax_requests_tied  the striped steps of several ranks (or one rank kept
- *                   off the persistent kernel): the requests (target, word) along the light or
- *                   heavy out-edges of some owned vertices, culled against `sent`, this rank's
+ *                   off the persistent kernel): the requests (target, word) along the
+ *                   out-edges of some owned vertices that land inside the bucket (a step) or
+ *                   beyond it (the heavy step), culled against `sent`, this rank's
  *                   least word requested so far for every vertex (one atomicMin, which makes
  *                   a target's requests strictly fall); the host bins, exchanges and contracts
  *                   them (filter_partition.cu, contract.cu). Long rows are queued as pieces,
  *                   visited by a second launch (`pieces_pass`); rows ascending by weight are
- *                   read only as far as the light or from the heavy edges
+ *                   read only as far as, or from, the first edge that lands beyond the bucket
  *   pull_requests, pull_requests_tied  a striped bucket's heavy step pulled (an undirected
  *                   graph): each unsettled owned vertex's least word over the neighbours the
  *                   bucket settled, read from every rank's words (all-gathered), as a request
@@ -1374,7 +1375,9 @@ namespace {
 
 // Striped steps: a request (target v, word) per taken edge whose word is below what this rank
 // sent v so far; `sent` keeps the least (so a request the owner would drop is never made). A
-// tied word names the tail by its global id (local row u of rank `rank` of `size`).
+// step takes the edges that land inside the bucket (below `end`), the heavy step (`leaving`)
+// the others, as the one-GPU search splits them. A tied word names the tail by its global id
+// (local row u of rank `rank` of `size`).
 template <class W>
 struct SentRelax {
   dist_t* sent;
@@ -1382,16 +1385,16 @@ struct SentRelax {
   dist_t* out_word;
   size_type* out_count;
   size_type capacity;
-  double delta;
-  int heavy;
+  double end;
+  int leaving;
   long long rank;
   long long size;
   int* overflow;
   unsigned long long relaxations = 0;
 
   __device__ __forceinline__ bool weights_first() const { return false; }
-  __device__ __forceinline__ bool wants(double, double w) const {
-    return heavy ? w > delta : w <= delta;
+  __device__ __forceinline__ bool wants(double du, double w) const {
+    return leaving ? du + w >= end : du + w < end;
   }
   __device__ __forceinline__ void operator()(vertex_t u, double du, const vertex_t* v,
                                              const double* w, int k) {
@@ -1426,39 +1429,25 @@ struct SentRelax {
 };
 
 // A striped step reads the part of a row it takes where the row ascends by weight (found by ADL
-// from visit_rows): the light edges (weight <= delta) are its first ones, the heavy the rest.
+// from visit_rows).
 template <class W>
-__device__ __forceinline__ void narrow_for(const SentRelax<W>& relax, const Csr& g, double,
+__device__ __forceinline__ void narrow_for(const SentRelax<W>& relax, const Csr& g, double du,
                                            size_type& start, size_type& stop) {
-  if (!g.rows_by_weight()) return;
-  size_type lo = start, hi = stop;  // the first edge heavier than delta
-  while (lo < hi) {
-    const size_type mid = lo + (hi - lo) / 2;
-    if (g.weight(mid) <= relax.delta) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  if (relax.heavy) {
-    start = lo;
-  } else {
-    stop = lo;
-  }
+  narrow_row(g, relax.leaving ? kLeavingEdges : kInsideEdges, relax.end, du, start, stop);
 }
 
 template <bool kVarint, class W>
 __device__ __forceinline__ void relax_requests_rows(
     const Csr& g, const vertex_t* items, long long count, const dist_t* dist, dist_t* sent,
     vertex_t* out_vertex, dist_t* out_word, size_type* out_count, long long capacity,
-    double delta, int heavy, long long rank, long long size, int* overflow,
+    double end, int leaving, long long rank, long long size, int* overflow,
     unsigned long long* relaxations, vertex_t* piece_vertex, size_type* piece_start,
     long long piece_capacity, long long piece_edges, size_type* piece_count, int pieces_pass) {
   const Pieces pieces{piece_vertex, piece_start, piece_capacity};
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
-  SentRelax<W> visit{sent,  out_vertex, out_word, out_count, capacity, delta,
-                     heavy, rank,       size,     overflow};
+  SentRelax<W> visit{sent,    out_vertex, out_word, out_count, capacity, end,
+                     leaving, rank,       size,     overflow};
   if (pieces_pass) {
     visit_pieces<kVarint, W>(pieces, *piece_count, dist, g, piece_edges, me, threads, visit);
   } else {
@@ -1509,11 +1498,11 @@ __device__ __forceinline__ void bucket_scan_rows(long long n, const dist_t* word
       name, relax_requests_rows, word,                                                     \
       (const vertex_t* items, long long count, const dist_t* dist, dist_t* sent,           \
        vertex_t* out_vertex, dist_t* out_word, size_type* out_count, long long capacity,   \
-       double delta, int heavy, long long rank, long long size, int* overflow,             \
+       double end, int leaving, long long rank, long long size, int* overflow,             \
        unsigned long long* relaxations, vertex_t* piece_vertex, size_type* piece_start,    \
        long long piece_capacity, long long piece_edges, size_type* piece_count,            \
        int pieces_pass),                                                                   \
-      (items, count, dist, sent, out_vertex, out_word, out_count, capacity, delta, heavy,  \
+      (items, count, dist, sent, out_vertex, out_word, out_count, capacity, end, leaving,  \
        rank, size, overflow, relaxations, piece_vertex, piece_start, piece_capacity,       \
        piece_edges, piece_count, pieces_pass))
 

@@ -374,7 +374,9 @@ class PathPlan:
         chosen one by the backend's ``striped_delta_factor`` where it has one (the CUDA
         backend's steps cost host round trips, and fewer, wider buckets take fewer steps).
     heavy : bool
-        Whether any edge is heavier than delta (else no bucket has a heavy step).
+        Whether a bucket has a heavy step: where an edge is heavier than delta, or the backend
+        splits a bucket's edges by where they land (``heavy_by_landing``: its steps relax those
+        that land inside, its heavy step the others, which any weight may be).
     pull_above : float
         Striped steps on an undirected graph: a bucket's heavy step pulls (every unsettled
         vertex reads its row for tails the bucket settled, from every rank's distances) instead
@@ -430,7 +432,7 @@ class PathPlan:
             self.delta = choose_delta(summary, self.graph.n) * widen
         else:
             self.delta = check_delta(delta)
-        self.heavy = summary.largest > self.delta
+        self.heavy = summary.largest > self.delta or getattr(backend, "heavy_by_landing", False)
         pull_above = getattr(backend, "heavy_pull_above", math.inf)
         self.pull_above = math.inf if self.graph.directed else pull_above
         self.positive_integers = summary.positive_integers

@@ -405,6 +405,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         (``LaunchPolicy.path_striped_delta``)."""
         return self.policy.path_striped_delta
 
+    heavy_by_landing = True
+    """A striped bucket's steps relax the edges that land inside it and its heavy step the
+    others (``striped_steps.relax``), whatever their weight: every bucket has a heavy step."""
+
     @property
     def heavy_pull_above(self) -> float:
         """When a striped heavy step pulls (``LaunchPolicy.path_pull_above``)."""

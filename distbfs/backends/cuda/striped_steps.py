@@ -8,11 +8,14 @@ distance tied to the global id of the parent that gave it (the smallest such par
 rule of ``shortest_path_tree``, so the search records the tree as it goes; a distance past 32
 bits sets ``overflowed`` and the traversal searches again with float64 words).
 
-Per step: ``relax`` (``relax_requests``) makes the requests (target, word) of the light or heavy
-out-edges of some owned vertices, culled against ``sent`` (this rank's least word requested for
-every vertex, an atomicMin per request made); ``partition_min`` bins them by owner
-(``filter_partition.cu``: the bin totals, then the counting sort's scatter; there is nothing to
-reduce, the cull made a target's requests strictly fall); ``contract_min``
+Per step: ``relax`` (``relax_requests``) makes the requests (target, word) of the out-edges of
+some owned vertices that land inside the current bucket (below ``end``: a step) or beyond it
+(the heavy step), as the one-GPU search splits a bucket's edges (fewer requests than a split by
+weight, whose light edges may land beyond the bucket and be relaxed again with each improvement
+of their tail; ``PathPlan.heavy``: ``heavy_by_landing``), culled against ``sent`` (this rank's
+least word requested for every vertex, an atomicMin per request made); ``partition_min`` bins
+them by owner (``filter_partition.cu``: the bin totals, then the counting sort's scatter; there
+is nothing to reduce, the cull made a target's requests strictly fall); ``contract_min``
 (``contract_min_kernel``) keeps each owned vertex's least word and queues those whose distance
 fell below the bucket's end (once per step, by a stamp). Buckets: ``bucket_members`` and
 ``settle`` scan the owned vertices (``bucket_scan``); the settle scan and the contractions keep
@@ -149,8 +152,9 @@ def relax(
     delta: float,
     heavy: bool,
 ) -> Relaxations:
-    """The requests (target, word) along the light (``heavy`` False) or heavy out-edges of
-    ``vertices`` (owned local ids), culled against what this rank sent before."""
+    """The requests (target, word) along the out-edges of ``vertices`` (owned local ids) that
+    land inside the current bucket (``heavy`` False: below ``state.end``) or beyond it, culled
+    against what this rank sent before (``delta``: not read, the bucket's end says it)."""
     ids = check_graph(graph)
     count = int(vertices.shape[0])
     scratch = state.scratch
@@ -174,7 +178,7 @@ def relax(
                 (policy.path_threads,),
                 (
                     *state.rows, part, np.int64(last - first), state.words, scratch["sent"],
-                    targets, words, made_count, np.int64(targets.shape[0]), np.float64(delta),
+                    targets, words, made_count, np.int64(targets.shape[0]), np.float64(state.end),
                     np.int32(heavy), np.int64(graph.rank), np.int64(graph.size),
                     scratch["overflow"], scratch["relaxations"], pieces, scratch["piece_start"],
                     np.int64(pieces.shape[0]), np.int64(policy.path_piece_edges), piece_count,
