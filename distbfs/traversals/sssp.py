@@ -3,7 +3,8 @@ striped graph, with the engine's stages and exchange.
 
 Tentative distances fall into buckets of width delta (``distbfs.engine.buckets``). Each bucket,
 every rank: takes its unsettled vertices below the bucket's end; relaxes their light edges
-(weight <= delta) into requests (target, distance); culls and reduces them to one per target
+(weight <= delta; on a backend with ``heavy_by_landing``, the edges that land inside the
+bucket) into requests (target, distance); culls and reduces them to one per target
 and bins them by owner (``partition_min``: the min-reduction form of filter+partition);
 exchanges the bins; and contracts what it received by keeping, per vertex, the minimum
 (``contract_min``). Vertices that improved below the bucket's end are relaxed again, until no
@@ -48,6 +49,7 @@ minimum over paths of each path's sum, added from the source), so they are the s
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,10 +217,11 @@ def striped_search(
         with timer.phase("settle"):
             settled = backend.settle(state, members)
         counters[4] = int(settled.shape[0])
-        unsettled -= backend.row_edges(plan.graph, state, settled)
+        leaving = backend.row_edges(plan.graph, state, settled)  # the settled vertices' edges
+        unsettled -= leaving
         if plan.heavy:  # heavy edges, once, from the settled bucket
             with timer.phase("relax"):
-                requests = heavy_requests(plan, state, settled, unsettled, lower, end)
+                requests = heavy_requests(plan, state, settled, (leaving, unsettled), (lower, end))
             exchange_min(plan, state, requests, end, counters, timer)
         with timer.phase("termination"):
             next_lower = comm.allreduce(backend.next_bucket(state), op="min")
@@ -231,21 +234,25 @@ def striped_search(
 
 
 def heavy_requests(
-    plan: PathPlan, state: Any, settled: Any, unsettled: int, lower: float, end: float
+    plan: PathPlan,
+    state: Any,
+    settled: Any,
+    edges: tuple[int, int],
+    bucket: tuple[float, float],
 ) -> Any:
-    """A settled bucket's heavy step (its vertices' distances in [lower, end)): the settled
-    vertices push their heavy edges, or, where their out-edges outnumber the unsettled
-    vertices' (``PathPlan.pull_above``, summed over the ranks), every unsettled vertex pulls
-    from the tails the bucket settled, reading every rank's distances (direction optimization
-    for the heavy step: the bucket that settles a power-law graph's hubs reaches most edges)."""
+    """A settled bucket's heavy step (``bucket``: its vertices' distances lie in [lower, end)):
+    the settled vertices push their heavy edges, or, where their out-edges outnumber the
+    unsettled vertices' (``edges``: this rank's of each; ``PathPlan.pull_above``, summed over
+    the ranks), every unsettled vertex pulls from the tails the bucket settled, reading every
+    rank's distances (direction optimization for the heavy step: the bucket that settles a
+    power-law graph's hubs reaches most edges)."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
-    pushed = backend.row_edges(graph, state, settled)
-    if plan.pull_above == float("inf") or comm.allreduce(pushed, op="sum") <= (
-        plan.pull_above * comm.allreduce(unsettled, op="sum")
+    if plan.pull_above == math.inf or comm.allreduce(edges[0], op="sum") <= (
+        plan.pull_above * comm.allreduce(edges[1], op="sum")
     ):
         return backend.relax(graph, state, settled, plan.delta, True)
     everywhere = comm.allgather_array(backend.path_words(state))
-    return backend.pull_requests(graph, state, everywhere, lower, end)
+    return backend.pull_requests(graph, state, everywhere, *bucket)
 
 
 def shortest_path_tree(plan: PathPlan, source: int, state: Any) -> Any:
