@@ -253,6 +253,14 @@ __device__ __forceinline__ void load_weights(const Csr& g, size_type e, size_typ
   }
 }
 
+// Whether a visitor is done with a row after a batch of weights w (where `in`), found by ADL:
+// a pulled heavy step on rows ascending by weight stops early (PullBest); others read every edge.
+template <class Visit>
+__device__ __forceinline__ bool row_finished(const Visit&, const double (&)[kBatch],
+                                             const bool (&)[kBatch]) {
+  return false;
+}
+
 // Visit edges e, e + stride, ... below stop of vertex u (distance du), kBatch at a time, the
 // batch's columns and weights loaded at once. A visitor whose `weights_first()` holds reads the
 // weights, then only the columns of the edges it `wants(du, w)` (a step, which takes the few
@@ -280,6 +288,7 @@ __device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, double du,
       }
     }
     visit(u, du, v, w, k);
+    if (row_finished(visit, w, in)) break;
   }
 }
 
@@ -1524,9 +1533,13 @@ struct PullBest {
   long long size;
   double lower;
   double end;
+  bool sorted;  // the rows ascend by weight
   int* overflow;
   dist_t best;
   unsigned long long relaxations = 0;
+
+  __device__ __forceinline__ bool weights_first() const { return false; }
+  __device__ __forceinline__ bool wants(double, double) const { return true; }
 
   __device__ __forceinline__ dist_t word_of(vertex_t u) const {
     const long long rank = u % size, base = n / size, extra = n % size;
@@ -1549,13 +1562,24 @@ struct PullBest {
   }
 };
 
+// A sorted row's later edges weigh at least the batch's last: none improves on the best once
+// lower + that weight exceeds it.
+template <class W>
+__device__ __forceinline__ bool row_finished(const PullBest<W>& pull, const double (&w)[kBatch],
+                                             const bool (&in)[kBatch]) {
+  double heaviest = w[0];
+#pragma unroll
+  for (int j = 1; j < kBatch; ++j) heaviest = in[j] ? w[j] : heaviest;
+  return pull.sorted && pull.lower + heaviest > W::value(pull.best);
+}
+
 template <bool kVarint, class W>
 __device__ __forceinline__ void pull_requests_rows(
     const Csr& g, long long nlocal, const dist_t* words, const unsigned char* settled,
     const dist_t* everywhere, long long n, double lower, double end, vertex_t* out_vertex,
     dist_t* out_word, size_type* out_count, int* overflow, unsigned long long* relaxations) {
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
-  PullBest<W> pull{everywhere, n, g.size, lower, end, overflow, 0};
+  PullBest<W> pull{everywhere, n, g.size, lower, end, g.rows_by_weight(), overflow, 0};
   for (size_type u = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x; u < nlocal;
        u += threads) {
     if (settled[u]) continue;
@@ -1565,24 +1589,7 @@ __device__ __forceinline__ void pull_requests_rows(
     if constexpr (kVarint) {
       visit_coded(g, static_cast<vertex_t>(u), 0.0, start, start, stop, pull);
     } else {
-      for (size_type e = start; e < stop; e += kBatch) {
-        vertex_t v[kBatch];
-        double w[kBatch];
-        bool in[kBatch];
-        int k = 0;
-#pragma unroll
-        for (int j = 0; j < kBatch; ++j) {
-          in[j] = e + j < stop;
-          k = in[j] ? j + 1 : k;
-          v[j] = in[j] ? g.columns[e + j] : 0;
-        }
-        load_weights(g, e, 1, in, w);
-        pull(static_cast<vertex_t>(u), 0.0, v, w, k);
-        double heaviest = w[0];  // the batch's last edge
-#pragma unroll
-        for (int j = 1; j < kBatch; ++j) heaviest = in[j] ? w[j] : heaviest;
-        if (g.rows_by_weight() && lower + heaviest > W::value(pull.best)) break;
-      }
+      visit_edges(g, static_cast<vertex_t>(u), 0.0, start, stop, 1, pull);
     }
     if (pull.best < own) {
       const size_type slot = append_slots(out_count, 1);
