@@ -409,7 +409,8 @@ struct Head {
 };
 
 // Visit the out-edges of the vertices items[0..count) (items == nullptr: 0..count-1; `head`,
-// where valid, holds items[first_thread], read ahead) with visit(u, du, v[], w[], k): rows up to a warp by their thread, up to piece_edges by the warp,
+// where valid, holds items[first_thread], read ahead; a hole, kEmptySlot, is skipped) with
+// visit(u, du, v[], w[], k): rows up to a warp by their thread, up to piece_edges by the warp,
 // longer ones queued as pieces (visit_pieces visits those); compressed rows up to
 // kDecodePointEdges by their thread, longer ones queued as pieces. `accept(u, du)` filters the
 // vertices.
