@@ -240,6 +240,25 @@ def test_pulled_heavy_steps_match_the_reference(backend, name, monkeypatch):
     assert check_pulled(case, weights, 1, backend, ONE, monkeypatch) > 0
 
 
+def test_heavy_steps_pull_on_one_host_and_undirected_graphs_only(monkeypatch):
+    """A backend that pulls heavy steps (``heavy_pull_above``) does so where the ranks share
+    one host and the graph is undirected; otherwise every heavy step pushes."""
+    backend = NumpyBackend()
+    backend.heavy_pull_above = 0.5
+    undirected, directed = (
+        graphs.random_graph(200, 900, 3, False),
+        graphs.random_graph(200, 900, 3, True),
+    )
+
+    def pull_above(case):
+        graph = graphs.build(case, ONE, backend, weighted(case, 1))
+        return PathPlan(GraphResources(graph, backend, ONE), in_place=False).pull_above
+
+    assert pull_above(undirected) == 0.5 and pull_above(directed) == math.inf
+    monkeypatch.setattr(ONE, "hosts", lambda: 2)
+    assert pull_above(undirected) == math.inf
+
+
 @pytest.mark.parametrize("kind", ["integer", "real"])
 def test_zero_weights_give_an_acyclic_tree(backend, kind):
     """Half the weights zero: ties everywhere, zero-weight cycles; the tree still follows the

@@ -19,6 +19,7 @@ destination rank going in and by source rank coming out.
 
 from __future__ import annotations
 
+import socket
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +95,10 @@ class Communicator(ABC):
     @abstractmethod
     def allgather_object(self, obj: Any) -> list[Any]:
         """Every rank's ``obj`` (small, picklable), ordered by rank."""
+
+    def hosts(self) -> int:
+        """How many hosts the ranks run on (their host names told apart)."""
+        return len(set(self.allgather_object(socket.gethostname())))
 
     @abstractmethod
     def allgather_array(self, array: Any) -> Any:

@@ -385,7 +385,9 @@ class PathPlan:
         ``heavy_pull_above`` where it has one (the CUDA backend, whose pull reads rows
         ascending by weight no further than an edge that cannot improve), else never (the
         numpy backend's pull reads every row: slower than pushing). Directed graphs push: a
-        row lists out-edges, not in-edges.
+        row lists out-edges, not in-edges. So do ranks on several hosts: a pull all-gathers 8
+        bytes a vertex of the graph, which across nodes costs more than it saves (RESULTS.md,
+        "Several nodes").
     positive_integers : bool
         Every weight a positive integer (``WeightSummary.positive_integers``): an in-place
         search may record the shortest-path tree as it goes.
@@ -433,8 +435,9 @@ class PathPlan:
         else:
             self.delta = check_delta(delta)
         self.heavy = summary.largest > self.delta or getattr(backend, "heavy_by_landing", False)
-        pull_above = getattr(backend, "heavy_pull_above", math.inf)
-        self.pull_above = math.inf if self.graph.directed else pull_above
+        self.pull_above = getattr(backend, "heavy_pull_above", math.inf)
+        if self.graph.directed or self.comm.hosts() > 1:  # the same on every rank
+            self.pull_above = math.inf
         self.positive_integers = summary.positive_integers
         prepare = getattr(backend, "prepare_paths", None)
         if callable(prepare):  # per graph, before any search is timed
