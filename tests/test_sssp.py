@@ -240,6 +240,16 @@ def test_pulled_heavy_steps_match_the_reference(backend, name, monkeypatch):
     assert check_pulled(case, weights, 1, backend, ONE, monkeypatch) > 0
 
 
+def test_heavy_steps_push_where_the_distances_do_not_fit(backend, monkeypatch):
+    """A pull that would find no room for every rank's distances on some rank pushes."""
+    import distbfs.traversals.sssp as paths
+
+    monkeypatch.setattr(paths, "fits", lambda *args: False)
+    case, kind, low, high = PULLED["hubs"]
+    weights = weighted(case, 8, kind, low, high)
+    assert check_pulled(case, weights, 1, backend, ONE, monkeypatch) == 0
+
+
 def test_heavy_steps_pull_on_one_host_and_undirected_graphs_only(monkeypatch):
     """A backend that pulls heavy steps (``heavy_pull_above``) does so where the ranks share
     one host and the graph is undirected; otherwise every heavy step pushes."""

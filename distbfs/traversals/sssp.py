@@ -56,6 +56,7 @@ from typing import Any
 from ..constants import NO_PATH, UNREACHED
 from ..engine.buckets import BucketLog, BucketStats, bucket_end
 from ..engine.plan import PathPlan
+from ..memory import fits
 from ..partition import contiguous, owned_view
 
 
@@ -245,13 +246,16 @@ def heavy_requests(
     unsettled vertices' (``edges``: this rank's of each; ``PathPlan.pull_above``, summed over
     the ranks), every unsettled vertex pulls from the tails the bucket settled, reading every
     rank's distances (direction optimization for the heavy step: the bucket that settles a
-    power-law graph's hubs reaches most edges)."""
+    power-law graph's hubs reaches most edges), where every rank has room for them."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
-    if plan.pull_above == math.inf or comm.allreduce(edges[0], op="sum") <= (
-        plan.pull_above * comm.allreduce(edges[1], op="sum")
+    words = backend.path_words(state)
+    if (
+        plan.pull_above == math.inf
+        or comm.allreduce(edges[0], op="sum") <= plan.pull_above * comm.allreduce(edges[1])
+        or not fits(graph.n * words.itemsize, backend.xp, comm)
     ):
         return backend.relax(graph, state, settled, plan.delta, True)
-    everywhere = comm.allgather_array(backend.path_words(state))
+    everywhere = comm.allgather_array(words)
     return backend.pull_requests(graph, state, everywhere, *bucket)
 
 
