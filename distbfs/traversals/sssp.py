@@ -4,18 +4,18 @@ striped graph, with the engine's stages and exchange.
 Tentative distances fall into buckets of width delta (``distbfs.engine.buckets``). Each bucket,
 every rank: takes its unsettled vertices below the bucket's end; relaxes their light edges
 (weight <= delta; on a backend with ``heavy_by_landing``, the edges that land inside the
-bucket) into requests (target, distance); culls and reduces them to one per target
-and bins them by owner (``partition_min``: the min-reduction form of filter+partition);
-exchanges the bins; and contracts what it received by keeping, per vertex, the minimum
-(``contract_min``). Vertices that improved below the bucket's end are relaxed again, until no
-rank has any (one all-reduce per step: the termination test). The bucket's vertices are then
-settled and their heavy edges relaxed once: pushed from the settled vertices, or, on an
-undirected graph where those vertices' out-edges outnumber the unsettled ones'
-(``heavy_requests``: direction optimization for the heavy step, as Beamer's for BFS levels),
-pulled by every unsettled vertex from the neighbours the bucket settled, over an all-gather of
-the distances. One all-reduce of the smallest unsettled distance picks the next bucket, and
-the search ends when there is none. The stages come from a backend,
-the exchanges from a communicator: this module imports neither cupy nor mpi4py.
+bucket) into requests (target, distance); culls and reduces them to one per target and bins
+them by owner (``partition_min``: the min-reduction form of filter+partition); exchanges the
+bins; and contracts what it received by keeping, per vertex, the minimum (``contract_min``).
+Vertices that improved below the bucket's end are relaxed again, until no rank has any (one
+all-reduce per step: the termination test). The bucket's vertices are then settled and their
+heavy edges relaxed once: pushed from the settled vertices, or, on an undirected graph where
+those vertices' out-edges outnumber the unsettled ones' (``heavy_requests``: direction
+optimization for the heavy step, as Beamer's for BFS levels), pulled by every unsettled vertex
+from the neighbours the bucket settled, over an all-gather of the distances. One all-reduce of
+the smallest unsettled distance picks the next bucket, and the search ends when there is none.
+The stages come from a backend, the exchanges from a communicator: this module imports neither
+cupy nor mpi4py.
 
 In place (``PathPlan.in_place``: a backend with ``shortest_paths_in_place``, i.e. a GPU, on
 one rank, or on several that each hold the graph's replica): the same buckets, steps and bucket
