@@ -436,8 +436,8 @@ class PathPlan:
             self.delta = check_delta(delta)
         self.heavy = summary.largest > self.delta or getattr(backend, "heavy_by_landing", False)
         self.pull_above = getattr(backend, "heavy_pull_above", math.inf)
-        if self.graph.directed or self.comm.hosts() > 1:  # the same on every rank
-            self.pull_above = math.inf
+        if self.pull_above < math.inf and (self.graph.directed or self.comm.hosts() > 1):
+            self.pull_above = math.inf  # (the same on every rank)
         self.positive_integers = summary.positive_integers
         prepare = getattr(backend, "prepare_paths", None)
         if callable(prepare):  # per graph, before any search is timed
