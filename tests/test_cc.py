@@ -15,8 +15,13 @@ from scipy.sparse import csgraph
 
 import distbfs
 from distbfs.comm.single import SingleRankCommunicator
-from distbfs.engine import GraphResources
-from distbfs.engine.components import ComponentPlan, most_frequent, sample_vertices
+from distbfs.engine import GraphResources, SearchPlan
+from distbfs.engine.components import (
+    ComponentPlan,
+    highest_degree_vertex,
+    most_frequent,
+    sample_vertices,
+)
 from distbfs.traversals.cc import afforest
 from distbfs.validate import (
     RULE_EDGE_LABELS,
@@ -96,10 +101,24 @@ CASES = {
 }
 
 
-def run(case, backend, comm, **plan_options):
+GIANT = {
+    "samples": {},
+    "search": {"search_degree": 0.0},
+    "partial search": {"search_degree": 0.0, "search_levels": 2},
+}
+"""How a run finds the component whose vertices skip their remaining edges: Afforest's
+samples; a BFS from the highest-degree vertex whatever the degree; one stopped after two
+levels (its partial tree, then the samples)."""
+
+
+def run(case, backend, comm, giant="samples", **plan_options):
     """(global labels, the search) of one run on a plan of its own."""
     graph = graphs.build(case, comm, backend)
-    plan = ComponentPlan(GraphResources(graph, backend, comm), **plan_options)
+    resources = GraphResources(graph, backend, comm)
+    options = dict(GIANT[giant], **plan_options)
+    if giant != "samples":
+        options["search"] = lambda: SearchPlan(resources)
+    plan = ComponentPlan(resources, **options)
     search = afforest(plan)
     return graphs.gather_global(comm, search.labels, case[2]), search
 
@@ -120,26 +139,38 @@ def first_rounds(search):
     return [(r.phase, r.links) for r in search.rounds if r.round == 0]
 
 
+@pytest.mark.parametrize("giant", sorted(GIANT))
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_labels_match_scipy(backend, name):
+def test_labels_match_scipy(backend, name, giant):
     case = CASES[name]
-    labels, search = run(case, backend, ONE)
+    labels, search = run(case, backend, ONE, giant)
     assert labels.dtype == np.int64
     np.testing.assert_array_equal(labels, reference(case))
     assert search.rounds[-1].phase == "finish"
     if not search_in_place(backend):
         assert search.rounds[-1].crossing == 0
+    phases = [r.phase for r in search.rounds]
+    assert (phases[0] == "search") == (giant != "samples" and not case[3])
+    if phases[0] == "search":
+        sampled = any(phase.startswith("sample") for phase in phases)
+        hub = highest_degree_vertex(graphs.build(case, ONE, backend), ONE)
+        reached = int(np.count_nonzero(labels == labels[hub]))
+        assert search.rounds[0].hooked <= reached - 1
+        if not sampled:  # the search ran to its end: the hub's whole component
+            assert search.rounds[0].hooked == reached - 1
+            assert search.giant == labels[hub]
 
 
+@pytest.mark.parametrize("giant", ["samples", "search"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_in_place_links_what_the_rounds_link(backend, name):
+def test_in_place_links_what_the_rounds_link(backend, name, giant):
     """One rank of a backend that links in place (CUDA): the same labels, largest component and
     links per phase as the rounds; one row per phase, and no label or hook requests."""
     if not search_in_place(backend):
         pytest.skip(f"the {backend.name} backend links in rounds only")
     case = CASES[name]
-    labels, search = run(case, backend, ONE)
-    by_rounds, rounds = run(case, backend, ONE, in_place=False)
+    labels, search = run(case, backend, ONE, giant)
+    by_rounds, rounds = run(case, backend, ONE, giant, in_place=False)
     np.testing.assert_array_equal(labels, by_rounds)
     assert search.giant == rounds.giant
     assert first_rounds(search) == first_rounds(rounds)
@@ -158,18 +189,43 @@ def test_any_number_of_sample_rounds(backend, sample_rounds):
     assert phases == {f"sample {r}" for r in range(sample_rounds)} | {"finish"}
 
 
-def test_kronecker_skips_the_giant_component(backend):
-    """On a Kronecker graph the sampled subgraph already joins most vertices: the largest
-    intermediate component is the final giant one (label 0 here), and the finish links a
-    small share of the edges."""
+@pytest.mark.parametrize("giant", ["samples", "search"])
+def test_kronecker_skips_the_giant_component(backend, giant):
+    """On a Kronecker graph the sampled subgraph already joins most vertices, and a BFS from
+    the hub reaches the whole giant component: either way it is the final giant one, and the
+    finish links a small share of the edges."""
     g = distbfs.Graph.generate("kronecker", scale=12, backend=backend.name, comm=ONE)
-    result = distbfs.connected_components(g, validate=True)
+    search = g.plan if giant == "search" else None
+    result = afforest(ComponentPlan(g.resources, search=search))
     src, dst = (graphs.host(a) for a in g.dist.stored_edges(g.backend.xp))
     want = reference((src, dst, g.num_vertices, False))
     np.testing.assert_array_equal(graphs.host(result.labels), want)
     finish = [r for r in result.rounds if r.phase == "finish"]
-    assert result.giant == result.largest[0]
+    assert result.giant == np.bincount(want).argmax()
     assert finish[0].links < g.num_edges // 20
+    phases = {r.phase for r in result.rounds}
+    assert ("search" in phases, "sample 0" in phases) == (giant == "search", giant == "samples")
+
+
+def test_the_api_searches_dense_graphs_only(backend):
+    """``connected_components`` finds the giant component by a search on a Kronecker graph (32
+    edges a vertex) and by sampling on a grid (4)."""
+    kron = distbfs.Graph.generate("kronecker", scale=10, backend=backend.name, comm=ONE)
+    assert kron.num_edges >= 8 * kron.num_vertices
+    assert distbfs.connected_components(kron).rounds[0].phase == "search"
+    src, dst, n, _ = graphs.grid(30, 20)
+    grid = distbfs.Graph.from_edges(src, dst, num_vertices=n, directed=False, backend=backend.name)
+    assert distbfs.connected_components(grid).rounds[0].phase == "sample 0"
+
+
+def test_the_hub_is_the_smallest_of_the_highest_degree():
+    src, dst = [0, 3, 3, 5, 5], [1, 1, 2, 1, 2]
+    directed = distbfs.Graph.from_edges(src, dst, directed=True, backend="numpy")
+    assert highest_degree_vertex(directed.dist, ONE) == 3  # out-degrees 1, 2, 2 at 0, 3, 5
+    undirected = distbfs.Graph.from_edges(src, dst, directed=False, backend="numpy")
+    assert highest_degree_vertex(undirected.dist, ONE) == 1
+    empty = distbfs.Graph.from_edges([], [], num_vertices=0, backend="numpy")
+    assert highest_degree_vertex(empty.dist, ONE) == -1
 
 
 def test_count_agrees_with_bfs():
@@ -215,6 +271,8 @@ def test_bad_arguments():
         distbfs.connected_components(g, gather=1)
     with pytest.raises(ValueError, match="sample_rounds and samples must be >= 0"):
         ComponentPlan(g.resources, sample_rounds=-1)
+    with pytest.raises(ValueError, match="search_levels >= 1, got 2, 1024, 0"):
+        ComponentPlan(g.resources, search_levels=0)
     with pytest.raises(ValueError, match="the numpy backend cannot link in place"):
         ComponentPlan(g.resources, in_place=True)
 
@@ -320,6 +378,41 @@ def test_any_rank_count(backend, backend_comm, name, mode, monkeypatch):
         linked = [row for row in first_rounds(search) if not row[0].startswith("merge")]
         assert linked == first_rounds(alone)
         assert all(r.label_requests == 0 for r in search.rounds)
+    elif backend_comm.size > 1 or not search_in_place(backend):
+        assert round_rows(search) == round_rows(alone)
+
+
+SEARCHED = [
+    "random_undirected",
+    "power_law",
+    "many_components",
+    "one_long_path",
+    "star",
+    "isolated_only",
+    "fewer_vertices_than_ranks",
+    "one_vertex",
+]
+"""Undirected cases whose giant component is also found by a search at any rank count."""
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("mode", ["default", "rounds"])
+@pytest.mark.parametrize("giant", ["search", "partial search"])
+@pytest.mark.parametrize("name", SEARCHED)
+def test_searched_giant_at_any_rank_count(backend, backend_comm, name, giant, mode):
+    """The labels are scipy's and the search's row (the vertices it joined) that of one rank;
+    striped rounds are those of one rank; replicas skip the merge of samples when the search ran
+    to its end (one merge, after the finish)."""
+    case = CASES[name]
+    labels, search = run(case, backend, backend_comm, giant, in_place=mode != "rounds" and None)
+    np.testing.assert_array_equal(labels, reference(case))
+    _, alone = run(case, backend, ONE, giant, in_place=False)
+    assert round_rows(search)[0] == round_rows(alone)[0]
+    assert search.giant == alone.giant
+    merges = [r.phase for r in search.rounds if r.phase.startswith("merge")]
+    if backend_comm.size > 1 and mode == "default" and search_in_place(backend):
+        sampled = any(r.phase.startswith("sample") for r in alone.rounds)
+        assert merges == (["merge samples", "merge"] if sampled else ["merge"])
     elif backend_comm.size > 1 or not search_in_place(backend):
         assert round_rows(search) == round_rows(alone)
 

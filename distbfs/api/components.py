@@ -40,8 +40,9 @@ class ComponentsResult:
         Every component's label (ascending) and its number of vertices, on every rank, in the
         backend's array module.
     giant : int
-        The label of the largest intermediate component Afforest found by sampling (its
-        vertices skipped their remaining edges; -1 for an empty graph).
+        The label of the component whose vertices skipped their remaining edges: the one a BFS
+        from the highest-degree vertex reached on a dense graph, else the largest intermediate
+        one Afforest found by sampling (-1 for an empty graph).
     rounds : list of RoundStats
         Per-round counters summed over ranks (and per-phase seconds with ``timing=True``).
     seconds : float
@@ -110,7 +111,7 @@ def connected_components(
     gather, validate = check_bool("gather", gather), check_bool("validate", validate)
     timing = check_bool("timing", timing)
     comm, backend, dist = graph.comm, graph.backend, graph.dist
-    plan = ComponentPlan(graph.resources)
+    plan = ComponentPlan(graph.resources, search=graph.plan)
     timer = backend.make_timer(timing)
     comm.barrier()
     start = time.perf_counter()

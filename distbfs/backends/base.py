@@ -24,7 +24,9 @@ Connected components (Afforest, Sutton et al. 2018; ``distbfs.traversals.cc``) u
 ``distbfs.engine.components.COMPONENT_METHODS`` names, written once over the array module for
 both backends (``distbfs.backends.arrays.component_stages.ArrayComponentStages``; the state and
 links in ``arrays.components``, the steps in ``arrays.hook``): ``components_start`` (every
-owned vertex its own label), ``sample_links`` (neighbour r of every owned vertex) and
+owned vertex its own label), ``reached_bits`` / [all-gather on replicas] / ``seed_labels``
+(the vertices a BFS reached, packed as a frontier bitmap, take one label: the giant
+component's search), ``sample_links`` (neighbour r of every owned vertex) and
 ``remaining_links`` (every neighbour of the owned vertices outside the largest intermediate
 component), ``owned_labels`` (labels of owned vertices by global id), ``label_queries`` /
 [exchange] / ``answer_labels`` / [exchange] / ``take_answers`` (the labels of far vertices,

@@ -12,6 +12,16 @@ backend. A directed graph is linked through its out- and in-neighbours (weakly c
 components): the plan holds the in-neighbour CSR (``GraphResources.in_neighbours``, built once
 per graph).
 
+The giant component by a search. On an undirected graph of average degree ``SEARCH_DEGREE`` or
+more (the power-law and random graphs whose giant component a direction-optimizing BFS crosses
+in a handful of levels), a breadth-first search from the highest-degree vertex (``hub``) replaces
+the sampled subgraph: every vertex it reaches is in one component, so each takes the smallest
+reached id as its label (one tree, a star) before any link, and a finished search has found
+that component whole, which the finish then skips as it skips the sampled largest one. A search
+stopped by ``search_levels`` (a high-diameter part) leaves a partial tree, still a valid forest:
+the sampled passes then run on top of it. The caller passes the graph's search plan (a factory,
+called only where the plan searches).
+
 Linking in place. A backend with ``link_in_place`` (CUDA) joins a whole set of links in one
 lock-free union-find pass over a label array of every vertex and compresses, in place of the
 rounds of the striped path (``in_place``). One rank holds that array; on several ranks each holds
@@ -30,6 +40,7 @@ requests or label requests travel).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,8 +58,18 @@ SAMPLE_TAG = 0xCC
 """Key of the sampled vertices: ``derive_keys(SAMPLE_SEED, SAMPLE_TAG, 1)`` (a tag of its own,
 apart from the generators' ``distbfs.hashing.TAG_*``)."""
 
+SEARCH_DEGREE = 8.0
+"""Average degree (stored edges per vertex) from which a run finds its giant component by a
+search from the highest-degree vertex: Kronecker and uniform graphs (16 edges a vertex each
+way), not road networks (2-3) or meshes (4-6), whose searches take a level per hop."""
+SEARCH_LEVELS = 64
+"""Levels that search runs at most: past them the graph is not the low-diameter kind the search
+is for, and sampling goes on from the partial tree."""
+
 COMPONENT_METHODS = (
     "components_start",
+    "reached_bits",
+    "seed_labels",
     "sample_links",
     "remaining_links",
     "owned_labels",
@@ -85,6 +106,18 @@ def sample_vertices(n: int, count: int) -> np.ndarray:
     return (hashed % np.uint64(n)).astype(np.int64)
 
 
+def highest_degree_vertex(graph: Any, comm: Any) -> int:
+    """The vertex of highest out-degree, the smallest among equals (collective: one all-gather
+    of every rank's best); -1 for a graph without vertices."""
+    degrees = graph.local_degrees()
+    best = (-1, 0)
+    if degrees.shape[0]:
+        i = int(degrees.argmax())  # the first of the rank's highest: its smallest id
+        best = (int(degrees[i]), -(i * graph.size + graph.rank))
+    degree, negated = max(comm.allgather_object(best))
+    return -negated if degree >= 0 else -1
+
+
 def most_frequent(labels: np.ndarray) -> int:
     """The most frequent of ``labels`` (the smallest among equals); -1 when there is none."""
     if labels.shape[0] == 0:
@@ -111,6 +144,14 @@ class ComponentPlan:
     sample_rounds : int
     samples : numpy array of int64
         The sampled vertices (global ids, the same on every rank).
+    search : SearchPlan or None
+        The BFS plan that finds the giant component (module docstring): ``search()`` called
+        where ``search`` is given and the graph is undirected (a BFS follows out-edges only)
+        with an average degree of at least ``search_degree``; None: sampling alone.
+    hub : int
+        The search's source: the highest-degree vertex (-1 without a search).
+    search_levels : int
+        Levels the search runs at most.
     """
 
     def __init__(
@@ -119,13 +160,17 @@ class ComponentPlan:
         sample_rounds: int = DEFAULT_SAMPLE_ROUNDS,
         samples: int = DEFAULT_SAMPLES,
         in_place: bool | None = None,
+        search: Callable[[], Any] | None = None,
+        search_degree: float = SEARCH_DEGREE,
+        search_levels: int = SEARCH_LEVELS,
     ) -> None:
         backend = resources.backend
         if not all(callable(getattr(backend, name, None)) for name in COMPONENT_METHODS):
             raise ValueError(f"the {backend.name} backend has no connected-components stages")
-        if sample_rounds < 0 or samples < 0:
+        if sample_rounds < 0 or samples < 0 or search_levels < 1:
             raise ValueError(
-                f"sample_rounds and samples must be >= 0, got {sample_rounds}, {samples}"
+                "sample_rounds and samples must be >= 0 and search_levels >= 1, got "
+                f"{sample_rounds}, {samples}, {search_levels}"
             )
         self.resources = resources
         self.graph, self.backend, self.comm = resources.graph, backend, resources.comm
@@ -143,6 +188,11 @@ class ComponentPlan:
         if not self.replicated:
             read = read[read % graph.size == graph.rank]
         self._read_samples = backend.xp.asarray(read)
+        dense = graph.n > 0 and graph.num_edges >= search_degree * graph.n
+        searches = search is not None and dense and not graph.directed
+        self.search = search() if searches else None
+        self.hub = highest_degree_vertex(graph, self.comm) if self.search is not None else -1
+        self.search_levels = int(search_levels)
 
     def _can_link_in_place(self) -> bool:
         """Whether the backend links in place here: one rank, or on several the replica
@@ -195,9 +245,10 @@ pointer jumps; none on one rank)."""
 @dataclass
 class RoundStats:
     """One round of a connected-components run, summed over ranks; ``seconds``: slowest rank.
-    ``phase``: ``sample R`` (linking neighbour R of every vertex) or ``finish`` (the remaining
-    edges); ``round``: its index within the phase; ``jumps``: pointer-jumping steps of its
-    compress."""
+    ``phase``: ``search`` (the giant component's search: ``hooked`` counts the vertices it
+    joined under the smallest one, nothing else), ``sample R`` (linking neighbour R of every
+    vertex) or ``finish`` (the remaining edges), and ``merge ...`` on replicas; ``round``: its
+    index within the phase; ``jumps``: pointer-jumping steps of its compress."""
 
     phase: str
     round: int
@@ -267,9 +318,12 @@ __all__ = [
     "DEFAULT_SAMPLES",
     "DEFAULT_SAMPLE_ROUNDS",
     "REPLICA_METHODS",
+    "SEARCH_DEGREE",
+    "SEARCH_LEVELS",
     "ComponentPlan",
     "RoundLog",
     "RoundStats",
+    "highest_degree_vertex",
     "most_frequent",
     "sample_vertices",
 ]

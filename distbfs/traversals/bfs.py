@@ -68,8 +68,9 @@ class SearchResult:
 class LevelRun:
     """A search whose levels have run (``run_levels``), before its level table
     (``level_table``): the plan that ran them (a plan's ``whole`` one for a search of the whole
-    graph), the distinct sources, this rank's labels and parents (local order), the state and
-    the level log."""
+    graph), the distinct sources, this rank's labels and parents (local order), the state, the
+    level log, and whether its depth limit stopped it with a frontier left (``at_limit``:
+    farther vertices may remain)."""
 
     plan: SearchPlan
     sources: Any
@@ -77,6 +78,7 @@ class LevelRun:
     predecessors: Any | None
     state: Any
     log: LevelLog
+    at_limit: bool = False
 
 
 def bfs_levels(
@@ -140,7 +142,7 @@ def run_levels(
         level, frontier_size = level + 1, next_size
     if frontier_size > 0:  # the depth limit: level D labeled, its frontier not expanded
         log.at_limit(level, frontier_size)
-    return LevelRun(plan, sources, state.labels, state.preds, state, log)
+    return LevelRun(plan, sources, state.labels, state.preds, state, log, frontier_size > 0)
 
 
 def level_table(run: LevelRun, timer: Any) -> SearchResult:

@@ -8,7 +8,10 @@ r-th neighbour of every vertex, for r < ``sample_rounds``), finds the largest in
 component by reading the labels of a fixed set of hashed vertices, and then links the remaining
 edges of the vertices outside it only: an edge inside that component joins a tree with itself,
 and any other edge lies in the row of an endpoint outside it (directed graphs: out- and
-in-neighbours). On one rank a backend that links in place (``ComponentPlan.in_place``) joins
+in-neighbours). On a dense graph (``ComponentPlan.search``) a direction-optimizing BFS from the
+highest-degree vertex finds the giant component instead (``search_giant``): its reached
+vertices form one tree before any link, and a search that ran to its end has found a whole
+component, so the sampling is skipped; the same finish follows. On one rank a backend that links in place (``ComponentPlan.in_place``) joins
 each set in one lock-free union-find pass and a compress. Otherwise linking a set runs in
 rounds, until every edge joins equal labels (one all-reduce per round: the termination test):
 the labels of the edges' far ends are asked of
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.components import ComponentPlan, RoundLog, RoundStats
+from .bfs import release_queues, run_levels
 
 
 @dataclass
@@ -50,20 +54,48 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
     """Connected components (weakly connected on a directed graph) (collective): each owned
     vertex's label becomes the smallest vertex id of its component."""
     timer = plan.backend.make_timer(False) if timer is None else timer
-    state = plan.start()
     log = RoundLog()
-    for r in range(plan.sample_rounds):  # the sampled subgraph: neighbour r of every vertex
-        link_edges(plan, state, f"sample {r}", log, timer, neighbour=r)
-    if plan.replicated and plan.sample_rounds:  # into compressed replicas: mostly label reads
-        merge(plan, state, "merge samples", log, timer)
-    with timer.phase("largest"):
-        giant = plan.largest_label(state)
+    if plan.search is not None:  # the giant component by a BFS from the hub
+        state, giant, whole = search_giant(plan, log, timer)
+    else:
+        state, giant, whole = plan.start(), -1, False
+    if not whole:
+        for r in range(plan.sample_rounds):  # the sampled subgraph: neighbour r of every vertex
+            link_edges(plan, state, f"sample {r}", log, timer, neighbour=r)
+        if plan.replicated and plan.sample_rounds:  # into compressed replicas: label reads
+            merge(plan, state, "merge samples", log, timer)
+        with timer.phase("largest"):
+            giant = plan.largest_label(state)
     link_edges(plan, state, "finish", log, timer, skip=giant, compress=not plan.replicated)
     if plan.replicated:  # few hooks: the merge's compress serves both
         merge(plan, state, "merge", log, timer)
     state = plan.owned(state)
     rounds = log.stats(plan.comm, timer, plan.backend.to_host)
     return ComponentSearch(state.labels, int(giant), rounds, state)
+
+
+def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, int, bool]:
+    """A BFS from ``plan.hub`` of at most ``plan.search_levels`` levels (collective): every
+    vertex it reaches joins one tree, a star under the smallest of them, in a new run's state
+    (a replica's from every rank's reached bits, one all-gather). Returns the state, that label
+    and whether the search ran to its end (then the tree is a whole component)."""
+    backend, comm, graph = plan.backend, plan.comm, plan.graph
+    with timer.phase("search"):
+        run = run_levels(plan.search, plan.hub, depth_limit=plan.search_levels)
+    with timer.phase("seed"):
+        bits, count, smallest = backend.reached_bits(graph, run.distances)
+        whole = not run.at_limit
+        release_queues(run.plan, run.state)
+        del run  # its labels, before the run's state is made
+        label = int(comm.allreduce(smallest, op="min"))
+        if plan.replicated:
+            bits = comm.allgather_equal(bits)
+        state = plan.start()
+        backend.seed_labels(graph, state, bits, label)
+    joined = count - int(label % comm.size == comm.rank)  # all but the root
+    log.round("search", 0, 0, [0, 0, 0, 0, joined, 0])
+    timer.next_level()
+    return state, label, whole
 
 
 def link_edges(

@@ -23,6 +23,12 @@ class ArrayComponentStages:
     def components_start(self, graph: DistGraph, resources: Any) -> ComponentState:
         return components.components_start(self.xp, graph, resources)
 
+    def reached_bits(self, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
+        return components.reached_bits(self.xp, graph, distances)
+
+    def seed_labels(self, graph: DistGraph, state: ComponentState, bits: Any, label: int) -> None:
+        components.seed_labels(self.xp, state, bits, label)
+
     def sample_links(self, graph: DistGraph, in_graph: DistGraph, r: int) -> Links:
         return components.sample_links(self.xp, graph, in_graph, r)
 

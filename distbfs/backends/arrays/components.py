@@ -24,8 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...constants import UNREACHED
 from ...graph import DistGraph
 from ...partition import local_id
+from ..base import frontier_bitmap_bytes
 from .ops import gather_ranges
 
 LABEL_NONE = 2**63 - 1
@@ -72,6 +74,32 @@ def components_start(xp: Any, graph: DistGraph, resources: Any) -> ComponentStat
         scratch["table"] = xp.full(graph.n, LABEL_NONE, dtype=xp.int64)
         scratch["best"] = xp.full(graph.n, LABEL_NONE, dtype=xp.int64)
     return ComponentState(graph.owned_vertices(xp), scratch, resources)
+
+
+def reached_bits(xp: Any, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
+    """The owned vertices a search reached (``distances`` not UNREACHED, local order): their
+    packed bits (the frontier bitmap layout, ``distbfs.backends.base``), how many, and the
+    smallest global id among them (n where none)."""
+    flags = distances != UNREACHED
+    count = int(flags.sum())
+    smallest = int(flags.argmax()) * graph.size + graph.rank if count else graph.n
+    bits = xp.zeros(frontier_bitmap_bytes(graph.n, graph.size), dtype=xp.uint8)
+    packed = xp.packbits(flags, bitorder="little")
+    bits[: packed.shape[0]] = packed
+    return bits, count, smallest
+
+
+def seed_labels(xp: Any, state: ComponentState, bits: Any, label: int) -> None:
+    """Every vertex of the state whose bit is set takes ``label`` (``reached_bits``'s layout):
+    ``bits`` are this rank's (a state of the owned labels) or every rank's stacked, ``(size,
+    bytes)``, for a replica of every label (global vertex v: row ``v % size``, bit
+    ``v // size``)."""
+    rows = bits.shape[0] if bits.ndim == 2 else 1
+    flags = xp.unpackbits(bits.reshape(-1), bitorder="little").reshape(rows, -1)
+    if rows > 1:
+        flags = flags.T
+    flags = flags.reshape(-1)[: state.labels.shape[0]].view(xp.bool_)
+    xp.copyto(state.labels, xp.int64(label), where=flags)
 
 
 def _row_heads(xp: Any, graph: DistGraph, rows: Any) -> tuple[Any, Any]:
