@@ -8,18 +8,20 @@ r-th neighbour of every vertex, for r < ``sample_rounds``), finds the largest in
 component by reading the labels of a fixed set of hashed vertices, and then links the remaining
 edges of the vertices outside it only: an edge inside that component joins a tree with itself,
 and any other edge lies in the row of an endpoint outside it (directed graphs: out- and
-in-neighbours). On a dense graph (``ComponentPlan.search``) a direction-optimizing BFS from the
-highest-degree vertex finds the giant component instead (``search_giant``): its reached
-vertices form one tree before any link, and a search that ran to its end has found a whole
-component, so the sampling is skipped; the same finish follows. On one rank a backend that links in place (``ComponentPlan.in_place``) joins
-each set in one lock-free union-find pass and a compress. Otherwise linking a set runs in
-rounds, until every edge joins equal labels (one all-reduce per round: the termination test):
-the labels of the edges' far ends are asked of
-their owners (one request and one reply), the edges joining different labels are kept, each
-becomes a hook request (the larger label, a root, to point at the smaller) reduced by minimum
-and binned by the root's owner, exchanged and applied there (``distbfs.backends.arrays.hook``),
-and a compress (pointer jumping, one request/reply per jump and an all-reduce of the vertices
-still jumping) makes every tree a star again. This module imports neither cupy nor mpi4py.
+in-neighbours). On a dense undirected graph (``ComponentPlan.search``) a direction-optimizing
+BFS from the highest-degree vertex finds the giant component instead (``search_giant``): its
+reached vertices form one tree before any link, and a search that ran to its end has found a
+whole component, so the sampling is skipped; the same finish follows.
+
+On one rank a backend that links in place (``ComponentPlan.in_place``) joins each set in one
+lock-free union-find pass and a compress. Otherwise linking a set runs in rounds, until every
+edge joins equal labels (one all-reduce per round: the termination test): the labels of the
+edges' far ends are asked of their owners (one request and one reply), the edges joining
+different labels are kept, each becomes a hook request (the larger label, a root, to point at
+the smaller) reduced by minimum and binned by the root's owner, exchanged and applied there
+(``distbfs.backends.arrays.hook``), and a compress (pointer jumping, one request/reply per
+jump and an all-reduce of the vertices still jumping) makes every tree a star again. This
+module imports neither cupy nor mpi4py.
 
 Invariants: every label is the id of a vertex of the same component, no larger than its vertex;
 a hook only lowers a root's label, so the forest has no cycle and each tree's root is its
