@@ -36,6 +36,11 @@
  * by the whole warp, a lane to each stretch between its decode points),
  * and:
  *   compress        every label to its tree's root (pointer jumping)
+ *   reached_bits    the vertices a BFS reached (levels not kUnreached) as packed bits (bit i of
+ *                   32-bit word i / 32: the frontier bitmap layout), with how many and the first
+ *   seed_labels     every label from such bits: a reached vertex takes the given label (the
+ *                   smallest reached vertex: the search's tree is a star), any other itself;
+ *                   the bits of this rank's owned vertices, or every rank's for a replica
  *   most_frequent_label (one block)  the label most of the sampled vertices carry (the
  *                   smallest among equals; -1 without samples) into *out, for link_rows to
  *                   read: the largest intermediate component is found without a round trip to
@@ -335,6 +340,50 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) compress(long long n
     for (comp_t top = read_label(comp, up); up != top; up = top, top = read_label(comp, up)) {
       comp[v] = top;
     }
+  }
+}
+
+// summary[0] += the vertices of levels[0, count) reached, summary[1] = min(itself, the first
+// one's index); bits (zeroed beyond count by the caller) get a bit per vertex. A warp packs 32
+// consecutive vertices into one word by a ballot.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    reached_bits(const label_t* levels, long long count, unsigned int* bits,
+                 unsigned long long* summary) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const int lane = threadIdx.x % kWarpThreads;
+  unsigned long long reached = 0, first = ~0ull;
+  // Warp-uniform trip count: every lane reaches the ballot together.
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < count;
+       base += stride) {
+    const long long i = base + threadIdx.x;
+    const bool set = i < count && levels[i] != distbfs::kUnreached;
+    const unsigned int word = __ballot_sync(kFullWarp, set);
+    if (lane == 0 && i < count) bits[i / kWarpThreads] = word;
+    if (lane == 0 && word) {
+      reached += __popc(word);
+      const unsigned long long at = static_cast<unsigned long long>(i) + __ffs(word) - 1;
+      first = at < first ? at : first;
+    }
+  }
+  if (lane == 0 && reached) {
+    atomicAdd(summary, reached);
+    atomicMin(summary + 1, first);
+  }
+}
+
+// comp[i] for i < count: `label` where bit i is set, else i's own id. One row of bits (rows
+// 1): this rank's owned vertices, local i being global i * size + rank; every rank's (rows
+// size, words_per_row each): a replica, global vertex i being bit i / size of row i % size.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    seed_labels(const unsigned int* bits, long long words_per_row, int rows, int size, int rank,
+                long long count, comp_t label, comp_t* comp) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    const long long k = rows == 1 ? i : i / size;
+    const unsigned int* row = rows == 1 ? bits : bits + (i % size) * words_per_row;
+    const bool set = (row[k / kWarpThreads] >> (k % kWarpThreads)) & 1u;
+    comp[i] = set ? label : (rows == 1 ? i * size + rank : i);
   }
 }
 

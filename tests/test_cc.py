@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 import distbfs
+from distbfs.backends.arrays.components import ComponentState
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.engine import GraphResources, SearchPlan
 from distbfs.engine.components import (
@@ -22,6 +23,7 @@ from distbfs.engine.components import (
     most_frequent,
     sample_vertices,
 )
+from distbfs.graph import DistGraph
 from distbfs.traversals.cc import afforest
 from distbfs.validate import (
     RULE_EDGE_LABELS,
@@ -216,6 +218,37 @@ def test_the_api_searches_dense_graphs_only(backend):
     src, dst, n, _ = graphs.grid(30, 20)
     grid = distbfs.Graph.from_edges(src, dst, num_vertices=n, directed=False, backend=backend.name)
     assert distbfs.connected_components(grid).rounds[0].phase == "sample 0"
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_reached_bits_seed_the_labels(backend, size):
+    """A search's reached vertices as bits (the frontier bitmap layout), their count and the
+    smallest; the labels seeded from one rank's bits (owned vertices) or every rank's (a
+    replica): the reached take the label, the others their own id."""
+    n, xp = 1000, backend.xp
+    levels = np.random.default_rng(size).integers(-1, 3, n).astype(np.int32)
+    levels[:5] = -1  # UNREACHED
+    want = np.full(n, 7, dtype=np.int64)
+    want[levels < 0] = np.flatnonzero(levels < 0)
+    gathered = []
+    for rank in range(size):
+        mine = levels[rank::size]
+        offsets = xp.zeros(mine.shape[0] + 1, dtype=xp.int64)
+        graph = DistGraph(n, 0, False, rank, size, offsets, xp.zeros(0, dtype=xp.int32))
+        bits, count, smallest = backend.reached_bits(graph, xp.asarray(mine))
+        flags = np.zeros(8 * bits.shape[0], dtype=bool)
+        flags[: mine.shape[0]] = mine >= 0
+        np.testing.assert_array_equal(graphs.host(bits), np.packbits(flags, bitorder="little"))
+        assert count == int((mine >= 0).sum())
+        assert smallest == rank + size * int(np.argmax(mine >= 0))
+        state = ComponentState(graph.owned_vertices(xp), {})
+        backend.seed_labels(graph, state, bits, 7)
+        np.testing.assert_array_equal(graphs.host(state.labels), want[rank::size])
+        gathered.append(graphs.host(bits))
+    if size > 1:
+        replica = ComponentState(xp.arange(n, dtype=xp.int64), {})
+        backend.seed_labels(graph, replica, xp.asarray(np.stack(gathered)), 7)
+        np.testing.assert_array_equal(graphs.host(replica.labels), want)
 
 
 def test_the_hub_is_the_smallest_of_the_highest_degree():

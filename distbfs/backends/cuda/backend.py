@@ -301,6 +301,12 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
             self.policy, grids, graph, in_graph, state, neighbour, skip, compress
         )
 
+    def reached_bits(self, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
+        return link.reached_bits(self.policy, graph, distances)
+
+    def seed_labels(self, graph: DistGraph, state: ComponentState, bits: Any, label: int) -> None:
+        link.seed_labels(self.policy, graph, state, bits, label)
+
     def replica_start(self, graph: DistGraph, resources: Any) -> ComponentState:
         """A connected-components run over a replica of every vertex's label (several ranks;
         ``link``): every vertex its own label, no root hooked yet."""

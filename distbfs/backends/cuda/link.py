@@ -31,6 +31,7 @@ import numpy as np
 
 from ...graph import DistGraph
 from ..arrays.components import ComponentState
+from ..base import frontier_bitmap_bytes
 from .buffers import check_graph
 from .compressed import column_args, kernel_name
 from .kernels import get_kernel
@@ -188,6 +189,39 @@ def most_frequent(policy: LaunchPolicy, labels: Any, samples: Any, bits: int) ->
     kernel = get_kernel("link", "most_frequent_label", policy, bits)
     kernel((1,), (policy.block_threads,), (samples, np.int32(samples.shape[0]), labels, out))
     return out
+
+
+def reached_bits(policy: LaunchPolicy, graph: DistGraph, levels: Any) -> tuple[Any, int, int]:
+    """``distbfs.backends.arrays.components.reached_bits`` in one pass (``reached_bits`` of
+    ``kernels/link.cu``: a warp's ballot packs 32 vertices), one read of its two counts."""
+    count = int(levels.shape[0])
+    if not levels.flags.c_contiguous:
+        levels = cupy.ascontiguousarray(levels)
+    bits = cupy.zeros(frontier_bitmap_bytes(graph.n, graph.size) // 4, dtype=np.uint32)
+    summary = cupy.array([0, np.iinfo(np.uint64).max], dtype=np.uint64)
+    if count:
+        kernel = get_kernel("link", "reached_bits", policy, 8 * check_graph(graph).itemsize)
+        grid = -(-count // policy.block_threads)
+        kernel((grid,), (policy.block_threads,), (levels, np.int64(count), bits, summary))
+    reached, first = (int(x) for x in summary.get())
+    smallest = first * graph.size + graph.rank if reached else graph.n
+    return bits.view(np.uint8), reached, smallest
+
+
+def seed_labels(
+    policy: LaunchPolicy, graph: DistGraph, state: ComponentState, bits: Any, label: int
+) -> None:
+    """``distbfs.backends.arrays.components.seed_labels`` in one pass over the labels
+    (``seed_labels`` of ``kernels/link.cu``), every label written: the bits set ``label``, the
+    others their vertex's id."""
+    rows = bits.shape[0] if bits.ndim == 2 else 1
+    words = cupy.ascontiguousarray(bits).reshape(rows, -1).view(np.uint32)
+    count = int(state.labels.shape[0])
+    if count:
+        kernel = get_kernel("link", "seed_labels", policy, 8 * check_graph(graph).itemsize)
+        args = (words, np.int64(words.shape[1]), np.int32(rows), np.int32(graph.size))
+        args += (np.int32(graph.rank), np.int64(count), np.int64(label), state.labels)
+        kernel((-(-count // policy.block_threads),), (policy.block_threads,), args)
 
 
 def _launch(policy: LaunchPolicy, kernel: Any, blocks: int, n: int, args: tuple[Any, ...]) -> None:
