@@ -343,9 +343,21 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) compress(long long n
   }
 }
 
+namespace {
+
+struct Smaller {
+  __device__ __forceinline__ unsigned long long operator()(unsigned long long a,
+                                                           unsigned long long b) const {
+    return a < b ? a : b;
+  }
+};
+
+}  // namespace
+
 // summary[0] += the vertices of levels[0, count) reached, summary[1] = min(itself, the first
 // one's index); bits (zeroed beyond count by the caller) get a bit per vertex. A warp packs 32
-// consecutive vertices into one word by a ballot.
+// consecutive vertices into one word by a ballot; a block adds its sums by one atomic each (a
+// resident grid: a few thousand).
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     reached_bits(const label_t* levels, long long count, unsigned int* bits,
                  unsigned long long* summary) {
@@ -365,9 +377,14 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
       first = at < first ? at : first;
     }
   }
-  if (lane == 0 && reached) {
-    atomicAdd(summary, reached);
-    atomicMin(summary + 1, first);
+  typedef cub::BlockReduce<unsigned long long, kBlockThreads> Reduce;
+  __shared__ typename Reduce::TempStorage storage;
+  const unsigned long long total = Reduce(storage).Sum(reached);
+  __syncthreads();  // storage is reused
+  const unsigned long long earliest = Reduce(storage).Reduce(first, Smaller());
+  if (threadIdx.x == 0 && total) {
+    atomicAdd(summary, total);
+    atomicMin(summary + 1, earliest);
   }
 }
 

@@ -302,10 +302,12 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         )
 
     def reached_bits(self, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
-        return link.reached_bits(self.policy, graph, distances)
+        grids = (self._persistent, self._resident)
+        return link.reached_bits(self.policy, grids, graph, distances)
 
     def seed_labels(self, graph: DistGraph, state: ComponentState, bits: Any, label: int) -> None:
-        link.seed_labels(self.policy, graph, state, bits, label)
+        grids = (self._persistent, self._resident)
+        link.seed_labels(self.policy, grids, graph, state, bits, label)
 
     def replica_start(self, graph: DistGraph, resources: Any) -> ComponentState:
         """A connected-components run over a replica of every vertex's label (several ranks;

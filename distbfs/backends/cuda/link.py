@@ -191,9 +191,12 @@ def most_frequent(policy: LaunchPolicy, labels: Any, samples: Any, bits: int) ->
     return out
 
 
-def reached_bits(policy: LaunchPolicy, graph: DistGraph, levels: Any) -> tuple[Any, int, int]:
+def reached_bits(
+    policy: LaunchPolicy, grids: tuple[dict[int, int], ResidentGrids], graph: DistGraph, levels: Any
+) -> tuple[Any, int, int]:
     """``distbfs.backends.arrays.components.reached_bits`` in one pass (``reached_bits`` of
-    ``kernels/link.cu``: a warp's ballot packs 32 vertices), one read of its two counts."""
+    ``kernels/link.cu``: a warp's ballot packs 32 vertices) on the resident grid, one read of
+    its two counts."""
     count = int(levels.shape[0])
     if not levels.flags.c_contiguous:
         levels = cupy.ascontiguousarray(levels)
@@ -201,15 +204,20 @@ def reached_bits(policy: LaunchPolicy, graph: DistGraph, levels: Any) -> tuple[A
     summary = cupy.array([0, np.iinfo(np.uint64).max], dtype=np.uint64)
     if count:
         kernel = get_kernel("link", "reached_bits", policy, 8 * check_graph(graph).itemsize)
-        grid = -(-count // policy.block_threads)
-        kernel((grid,), (policy.block_threads,), (levels, np.int64(count), bits, summary))
+        blocks = resident_grid(policy, grids[1], kernel)
+        _launch(policy, kernel, blocks, count, (levels, np.int64(count), bits, summary))
     reached, first = (int(x) for x in summary.get())
     smallest = first * graph.size + graph.rank if reached else graph.n
     return bits.view(np.uint8), reached, smallest
 
 
 def seed_labels(
-    policy: LaunchPolicy, graph: DistGraph, state: ComponentState, bits: Any, label: int
+    policy: LaunchPolicy,
+    grids: tuple[dict[int, int], ResidentGrids],
+    graph: DistGraph,
+    state: ComponentState,
+    bits: Any,
+    label: int,
 ) -> None:
     """``distbfs.backends.arrays.components.seed_labels`` in one pass over the labels
     (``seed_labels`` of ``kernels/link.cu``), every label written: the bits set ``label``, the
@@ -221,7 +229,7 @@ def seed_labels(
         kernel = get_kernel("link", "seed_labels", policy, 8 * check_graph(graph).itemsize)
         args = (words, np.int64(words.shape[1]), np.int32(rows), np.int32(graph.size))
         args += (np.int32(graph.rank), np.int64(count), np.int64(label), state.labels)
-        kernel((-(-count // policy.block_threads),), (policy.block_threads,), args)
+        _launch(policy, kernel, resident_grid(policy, grids[1], kernel), count, args)
 
 
 def _launch(policy: LaunchPolicy, kernel: Any, blocks: int, n: int, args: tuple[Any, ...]) -> None:
