@@ -60,8 +60,9 @@ apart from the generators' ``distbfs.hashing.TAG_*``)."""
 
 SEARCH_DEGREE = 8.0
 """Average degree (stored edges per vertex) from which a run finds its giant component by a
-search from the highest-degree vertex: Kronecker and uniform graphs (16 edges a vertex each
-way), not road networks (2-3) or meshes (4-6), whose searches take a level per hop."""
+search from the highest-degree vertex: Kronecker and uniform graphs (32 stored edges a vertex
+at Graph500's edge factor), not road networks (2-3) or meshes (4-6), whose searches take a
+level per hop."""
 SEARCH_LEVELS = 64
 """Levels that search runs at most: past them the graph is not the low-diameter kind the search
 is for, and sampling goes on from the partial tree."""

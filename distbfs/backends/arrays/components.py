@@ -90,7 +90,8 @@ def reached_bits(xp: Any, graph: DistGraph, distances: Any) -> tuple[Any, int, i
 
 
 def seed_labels(xp: Any, state: ComponentState, bits: Any, label: int) -> None:
-    """Every vertex of the state whose bit is set takes ``label`` (``reached_bits``'s layout):
+    """Every vertex of a new run's state (each its own label) whose bit is set takes
+    ``label`` (``reached_bits``'s layout):
     ``bits`` are this rank's (a state of the owned labels) or every rank's stacked, ``(size,
     bytes)``, for a replica of every label (global vertex v: row ``v % size``, bit
     ``v // size``)."""
