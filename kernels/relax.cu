@@ -261,39 +261,13 @@ __device__ __forceinline__ bool row_finished(const Visit&, const double (&)[kBat
   return false;
 }
 
-// A queued vertex's distance as the word read for it, converted only where it is used: after
-// a batch's loads went out (visit_edges), so that a step whose row came with its queue entry
-// waits for the word and the edges in one round trip. The empty asm keeps the conversion, and
-// with it the wait for the word, inside the loop (a loop-invariant conversion would be hoisted
-// above the batch's loads). A plain double is its own distance.
-template <class W>
-struct WordDistance {
-  dist_t word;
-};
-
-__device__ __forceinline__ double distance_now(double du) { return du; }
-template <class W>
-__device__ __forceinline__ double distance_now(WordDistance<W> du) {
-  asm volatile("" : "+l"(du.word));
-  return W::value(du.word);
-}
-
-__device__ __forceinline__ double shfl_distance(double du, int lane) {
-  return __shfl_sync(kFullWarp, du, lane);
-}
-template <class W>
-__device__ __forceinline__ WordDistance<W> shfl_distance(WordDistance<W> du, int lane) {
-  return WordDistance<W>{__shfl_sync(kFullWarp, du.word, lane)};
-}
-
 // Visit edges e, e + stride, ... below stop of vertex u (distance du), kBatch at a time, the
 // batch's columns and weights loaded at once. A visitor whose `weights_first()` holds reads the
 // weights, then only the columns of the edges it `wants(du, w)` (a step, which takes the few
 // edges that land inside its bucket).
-template <class Visit, class Distance>
-__device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, Distance distance,
-                                            size_type e, size_type stop, size_type stride,
-                                            Visit& visit) {
+template <class Visit>
+__device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, double du, size_type e,
+                                            size_type stop, size_type stride, Visit& visit) {
   const bool weights_first = visit.weights_first();
   for (; e < stop; e += kBatch * stride) {
     vertex_t v[kBatch];
@@ -307,7 +281,6 @@ __device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, Distance d
       v[j] = in[j] && !weights_first ? g.columns[e + j * stride] : 0;
     }
     load_weights(g, e, stride, in, w);
-    const double du = distance_now(distance);
     if (weights_first) {
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
@@ -321,8 +294,8 @@ __device__ __forceinline__ void visit_edges(const Csr& g, vertex_t u, Distance d
 
 // Visit edges [from, to) of vertex u's compressed row (its first edge slot row_begin) in
 // order, kBatch at a time, decoded by this thread from the decode point at or before `from`.
-template <class Visit, class Distance>
-__device__ __forceinline__ void visit_coded(const Csr& g, vertex_t u, Distance distance,
+template <class Visit>
+__device__ __forceinline__ void visit_coded(const Csr& g, vertex_t u, double du,
                                             size_type row_begin, size_type from, size_type to,
                                             Visit& visit) {
   if (from >= to) return;
@@ -341,7 +314,7 @@ __device__ __forceinline__ void visit_coded(const Csr& g, vertex_t u, Distance d
         k = j + 1;
       }
     }
-    visit(u, distance_now(distance), v, w, k);
+    visit(u, du, v, w, k);
   }
 }
 
@@ -373,8 +346,8 @@ __device__ __forceinline__ size_type piece_begin(size_type start, int part,
 // an empty range takes part without edges): a compressed row by its thread, decoded in order; a
 // plain row longer than a warp by the whole warp (one such row at a time), a shorter one by its
 // thread.
-template <bool kVarint, class Visit, class Distance>
-__device__ __forceinline__ void visit_row(const Csr& g, vertex_t u, Distance du, size_type start,
+template <bool kVarint, class Visit>
+__device__ __forceinline__ void visit_row(const Csr& g, vertex_t u, double du, size_type start,
                                           size_type stop, Visit& visit) {
   if constexpr (kVarint) {
     visit_coded(g, u, du, start, start, stop, visit);
@@ -384,7 +357,7 @@ __device__ __forceinline__ void visit_row(const Csr& g, vertex_t u, Distance du,
     while ((wide = __ballot_sync(kFullWarp, stop - start > kWarpThreads)) != 0) {
       const int leader = __ffs(wide) - 1;
       const vertex_t wu = __shfl_sync(kFullWarp, u, leader);
-      const Distance wdu = shfl_distance(du, leader);
+      const double wdu = __shfl_sync(kFullWarp, du, leader);
       const size_type wstart = __shfl_sync(kFullWarp, start, leader);
       const size_type wstop = __shfl_sync(kFullWarp, stop, leader);
       visit_edges(g, wu, wdu, wstart + lane, wstop, kWarpThreads, visit);
@@ -402,19 +375,16 @@ __device__ __forceinline__ void visit_row(const Csr& g, vertex_t u, Distance du,
 enum RelaxEdges { kEveryEdge, kInsideEdges, kLeavingEdges };
 
 // Visitors other than Relax read whole rows.
-template <class Visit, class Distance>
-__device__ __forceinline__ void narrow_for(const Visit&, const Csr&, Distance, size_type&,
+template <class Visit>
+__device__ __forceinline__ void narrow_for(const Visit&, const Csr&, double, size_type&,
                                            size_type&) {}
 
 // The part of u's row [start, stop) a pass that takes `edges` reads where the row ascends by
 // weight: the edges landing below `end` are its first ones (a step takes those, the settle
 // pass the rest), found by a binary search on the weights. Elsewhere the whole row.
-template <class Distance>
-__device__ __forceinline__ void narrow_row(const Csr& g, RelaxEdges edges, double end,
-                                           Distance distance, size_type& start,
-                                           size_type& stop) {
+__device__ __forceinline__ void narrow_row(const Csr& g, RelaxEdges edges, double end, double du,
+                                           size_type& start, size_type& stop) {
   if (!g.rows_by_weight() || edges == kEveryEdge) return;
-  const double du = distance_now(distance);
   size_type lo = start, hi = stop;  // the first edge with du + w >= end
   while (lo < hi) {
     const size_type mid = lo + (hi - lo) / 2;
@@ -431,38 +401,15 @@ __device__ __forceinline__ void narrow_row(const Csr& g, RelaxEdges edges, doubl
   }
 }
 
-// A queued vertex's row [start, stop), carried in the grid's near queues beside the vertex:
-// the step that takes the vertex reads its edges, its distance and the queue entry in two
-// round trips, not three (the row offsets wait on the entry, the edges on the offsets).
-struct __align__(16) Row {
-  size_type start;
-  size_type stop;
-};
-
-// A queue's rows: slot i carries its vertex's row where i < slots.
-struct QueueRows {
-  Row* rows = nullptr;
-  size_type slots = 0;
-
-  __device__ __forceinline__ bool has(size_type i) const { return i < slots; }
-  __device__ __forceinline__ Row get(size_type i) const {
-    const longlong2 r = __ldcg(reinterpret_cast<const longlong2*>(rows + i));
-    return Row{r.x, r.y};
-  }
-};
-
-// A thread's first item of a step's near queue (its slot `me`, with its row where the queue
-// carries rows), read beside the queue's length after the barrier that ends the step before:
-// one round trip before the step's rows, not two.
+// A thread's first item of a step's near queue (its slot `me`), read beside the queue's length
+// after the barrier that ends the step before: one round trip before the step's rows, not two.
 struct Head {
   vertex_t item = 0;
-  Row row{0, 0};
   bool valid = false;
 };
 
 // Visit the out-edges of the vertices items[0..count) (items == nullptr: 0..count-1; `head`,
-// where valid, holds items[first_thread], read ahead; a hole, kEmptySlot, is skipped; `rows`,
-// where given, holds each item's row, read in place of the offsets) with
+// where valid, holds items[first_thread], read ahead; a hole, kEmptySlot, is skipped) with
 // visit(u, du, v[], w[], k): rows up to a warp by their thread, up to piece_edges by the warp,
 // longer ones queued as pieces (visit_pieces visits those); compressed rows up to
 // kDecodePointEdges by their thread, longer ones queued as pieces. `accept(u, du)` filters the
@@ -472,31 +419,23 @@ __device__ __forceinline__ void visit_rows(const vertex_t* items, size_type coun
                                            const dist_t* dist, const Csr& g, Pieces pieces,
                                            size_type* piece_count, size_type piece_edges,
                                            size_type first_thread, size_type threads,
-                                           Accept accept, Visit& visit, Head head = {},
-                                           QueueRows rows = {}) {
+                                           Accept accept, Visit& visit, Head head = {}) {
   if constexpr (kVarint) piece_edges = distbfs::kDecodePointEdges;
   const int lane = threadIdx.x & (kWarpThreads - 1);
   for (size_type base = first_thread - lane; base < count; base += threads) {
     const size_type i = base + lane;
     vertex_t u = 0;
-    WordDistance<W> du{0};
+    double du = 0.0;
     size_type start = 0, stop = 0;
-    Row row{0, 0};
     if (i < count) {
-      const bool ahead = head.valid && i == first_thread;
-      u = items == nullptr ? static_cast<vertex_t>(i) : (ahead ? head.item : __ldcg(items + i));
-      if (rows.has(i)) row = ahead ? head.row : rows.get(i);
+      u = items == nullptr ? static_cast<vertex_t>(i)
+                           : (head.valid && i == first_thread ? head.item : __ldcg(items + i));
     }
     if (i < count && u != kEmptySlot) {  // a hole: a step's slot whose claim failed (GridNear)
-      du.word = __ldcg(dist + u);
-      if (accept(u, W::value(du.word))) {
-        if (rows.has(i)) {
-          start = row.start;
-          stop = row.stop;
-        } else {
-          start = g.offsets[u];
-          stop = g.offsets[u + 1];
-        }
+      du = W::value(__ldcg(dist + u));
+      if (accept(u, du)) {
+        start = g.offsets[u];
+        stop = g.offsets[u + 1];
         if constexpr (!kVarint) narrow_for(visit, g, du, start, stop);
       }
       if (stop - start > piece_edges) {
@@ -552,10 +491,8 @@ __device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count,
 // halves, so that a batch's claims go out together: mark(v), the atomic (its old value), and
 // claimed(v, old, fresh). put(slot, v) stores v in a slot reserved from `count`.
 //
-// GridNear: the grid's queue, in global memory, its first `rows.slots` slots each with its
-// vertex's row (kCarriesRows: a relaxation that improves a target reads the target's row
-// offsets beside its atomicMin, so the step that takes the target need not wait for them); v
-// joins once per step through its stamp `queued[v]` (the last step it was queued for), which below the bucket's first step also says
+// GridNear: the grid's queue, in global memory; v joins once per step through its stamp
+// `queued[v]` (the last step it was queued for), which below the bucket's first step also says
 // that v is new to the bucket. Relax reserves the slots of a batch's improved targets while
 // their claims are in flight (kSlotsWithClaims: one memory round trip a step fewer than
 // reserving after the claims return) and writes a hole (kEmptySlot) where a claim fails. So a
@@ -564,17 +501,12 @@ __device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count,
 // from a scan of every vertex instead (delta_stepping_grid).
 struct GridNear {
   static constexpr bool kSlotsWithClaims = true;
-  static constexpr bool kCarriesRows = true;
   int* queued;
   vertex_t* items;
-  QueueRows rows;
-  const size_type* offsets;
   size_type* count;
   size_type capacity;
   int step;
   int first_step;
-
-  __device__ __forceinline__ Row row_of(vertex_t v) const { return Row{offsets[v], offsets[v + 1]}; }
 
   __device__ __forceinline__ unsigned mark(vertex_t v) const {
     return static_cast<unsigned>(atomicExch(queued + v, step));
@@ -587,12 +519,8 @@ struct GridNear {
   __device__ __forceinline__ bool claim(vertex_t v, bool& fresh) const {
     return claimed(v, mark(v), fresh);
   }
-  __device__ __forceinline__ void put(size_type slot, vertex_t v, Row row) const {
-    if (slot < capacity) items[slot] = v;
-    if (rows.has(slot)) rows.rows[slot] = row;
-  }
   __device__ __forceinline__ void put(size_type slot, vertex_t v) const {
-    put(slot, v, rows.has(slot) ? row_of(v) : Row{0, 0});
+    if (slot < capacity) items[slot] = v;
   }
 };
 
@@ -602,7 +530,6 @@ struct GridNear {
 // parity, each bit cleared when its step takes the vertex: `release`).
 struct BlockNear {
   static constexpr bool kSlotsWithClaims = false;  // a shared atomic: no round trip to save
-  static constexpr bool kCarriesRows = false;      // its steps wait on the entry in shared memory
   unsigned* marks;
   vertex_t* shared_items;
   vertex_t* global_items;
@@ -619,8 +546,7 @@ struct BlockNear {
   __device__ __forceinline__ bool claim(vertex_t v, bool& fresh) const {
     return claimed(v, mark(v), fresh);
   }
-  __device__ __forceinline__ Row row_of(vertex_t) const { return Row{0, 0}; }
-  __device__ __forceinline__ void put(size_type slot, vertex_t v, Row = {}) const {
+  __device__ __forceinline__ void put(size_type slot, vertex_t v) const {
     if (slot < capacity) {
       shared_items[slot] = v;
     } else {
@@ -673,15 +599,9 @@ struct Relax {
       bits[j] = take ? W::make(d, u, overflow) : 0;
       seen[j] = take ? __ldcg(dist + v[j]) : 0;
     }
-    Row rows[kBatch];
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
-      if (bits[j] < seen[j]) {
-        seen[j] = atomicMin(dist + v[j], bits[j]);
-        if constexpr (Near::kCarriesRows) {
-          if (near[j]) rows[j] = next.row_of(v[j]);
-        }
-      }
+      if (bits[j] < seen[j]) seen[j] = atomicMin(dist + v[j], bits[j]);
     }
     // Each improved target claims its place in the next near queue or the far pile; the
     // batch's claims go out before any result is read (one round trip, not one per edge).
@@ -725,7 +645,7 @@ struct Relax {
     if constexpr (Near::kSlotsWithClaims) {
 #pragma unroll
       for (int j = 0; j < kBatch; ++j) {
-        if (improved_near[j]) next.put(near_slot++, push[j] ? v[j] : kEmptySlot, rows[j]);
+        if (improved_near[j]) next.put(near_slot++, push[j] ? v[j] : kEmptySlot);
       }
     } else if (pushed_near) {  // at most n per step: the next queue never overflows
       size_type slot = append_slots(next.count, pushed_near);
@@ -755,9 +675,9 @@ struct Relax {
 };
 
 // A relaxation pass reads the part of a row it takes (found by ADL from visit_rows).
-template <class W, class Near, class Distance>
-__device__ __forceinline__ void narrow_for(const Relax<W, Near>& relax, const Csr& g,
-                                           Distance du, size_type& start, size_type& stop) {
+template <class W, class Near>
+__device__ __forceinline__ void narrow_for(const Relax<W, Near>& relax, const Csr& g, double du,
+                                           size_type& start, size_type& stop) {
   narrow_row(g, relax.edges, relax.end, du, start, stop);
 }
 
@@ -855,9 +775,6 @@ struct PathBuffers {
   int* far_mark;
   vertex_t* near0;  // near queues, by step parity
   vertex_t* near1;
-  Row* near0_rows;  // their vertices' rows (the grid's queues: the first near_row_slots)
-  Row* near1_rows;
-  size_type near_row_slots;
   size_type near_capacity;  // the grid's slots a queue (the one-block search's: n)
   vertex_t* far0;  // far piles, by bucket parity
   vertex_t* far1;
@@ -873,9 +790,6 @@ struct PathBuffers {
   size_type block_queue;  // one-block searches: near-queue slots in shared memory
 
   __device__ __forceinline__ vertex_t* near(int step) const { return (step & 1) ? near1 : near0; }
-  __device__ __forceinline__ QueueRows near_rows(int step) const {
-    return QueueRows{(step & 1) ? near1_rows : near0_rows, near_row_slots};
-  }
   __device__ __forceinline__ vertex_t* far(int bucket) const { return (bucket & 1) ? far1 : far0; }
   __device__ __forceinline__ float* far_at(int bucket) const {
     return (bucket & 1) ? far1_at : far0_at;
@@ -994,8 +908,7 @@ __device__ __forceinline__ bool advance(const PathBuffers& b, long long n, const
 // (the next queue's length: read beside the piece count, so that a step without pieces waits
 // for one round trip after its barrier, not two). `head`: this thread's first item if valid,
 // and, where `next_items` (a queue of `next_capacity` slots) is given, its slot of that queue
-// read with the length. `rows`/`next_rows`: the rows of `items`/`next_items` where the queue
-// carries them.
+// read with the length.
 template <bool kVarint, class W, class Visit, class Accept = AcceptAll>
 __device__ __forceinline__ size_type relax_rows(const Csr& g, const PathBuffers& b,
                                                 const vertex_t* items, size_type count,
@@ -1003,8 +916,7 @@ __device__ __forceinline__ size_type relax_rows(const Csr& g, const PathBuffers&
                                                 const size_type* after, Accept accept = {},
                                                 Head* head = nullptr,
                                                 const vertex_t* next_items = nullptr,
-                                                size_type next_capacity = 0,
-                                                QueueRows rows = {}, QueueRows next_rows = {}) {
+                                                size_type next_capacity = 0) {
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   size_type* piece_count = b.counts + piece_slot;
@@ -1012,14 +924,11 @@ __device__ __forceinline__ size_type relax_rows(const Csr& g, const PathBuffers&
   // from every thread of the grid queues hundreds of thousands of requests on their L2 line.
   __shared__ size_type words[2];
   visit_rows<kVarint, W>(items, count, b.dist, g, b.pieces, piece_count, b.piece_edges, me,
-                         threads, accept, relax, head != nullptr ? *head : Head{}, rows);
+                         threads, accept, relax, head != nullptr ? *head : Head{});
   auto read_ahead = [&] {
     if (head == nullptr) return;
     head->valid = next_items != nullptr;
-    if (head->valid && me < next_capacity) {
-      head->item = __ldcg(next_items + me);
-      if (next_rows.has(me)) head->row = next_rows.get(me);
-    }
+    if (head->valid && me < next_capacity) head->item = __ldcg(next_items + me);
   };
   barrier();
   read_ahead();
@@ -1136,13 +1045,9 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
   Cursor c(b.ctl);
   if (me == 0) c.log_first(log, log_rows, delta);
   auto near = [&](int step) {
-    return GridNear{b.queued,     b.near(step), b.near_rows(step), g.offsets,
-                    counts + kNearSlot + step % 3, b.near_capacity, step, c.first_step};
+    return GridNear{b.queued, b.near(step), counts + kNearSlot + step % 3, b.near_capacity,
+                    step, c.first_step};
   };
-  if (c.step == 0 && b.near_row_slots > 0) {  // the search's start: the source's row
-    if (me == 0) near(0).put(0, __ldcg(b.near0));
-    barrier();
-  }
   size_type count = __ldcg(counts + kNearSlot + c.step % 3);  // the near queue's length
   Head head;
   while (true) {
@@ -1176,13 +1081,11 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
     if (count <= b.near_capacity) {
       count = relax_rows<kVarint, W>(g, b, b.near(c.step), count, kPieceSlot + c.step % 3,
                                      relax, next_count, AcceptAll{}, &head,
-                                     b.near(c.step + 1), b.near_capacity,
-                                     b.near_rows(c.step), b.near_rows(c.step + 1));
+                                     b.near(c.step + 1), b.near_capacity);
     } else {  // more slots than the queue holds: the stamps say which vertices it has
       count = relax_rows<kVarint, W>(g, b, nullptr, n, kPieceSlot + c.step % 3, relax,
                                      next_count, StampedFor{b.queued, c.step}, &head,
-                                     b.near(c.step + 1), b.near_capacity, QueueRows{},
-                                     b.near_rows(c.step + 1));
+                                     b.near(c.step + 1), b.near_capacity);
     }
     ++c.step;
     ++c.steps;
@@ -1323,17 +1226,14 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
   DISTBFS_RELAX_ENTRIES_BOUND(                                                             \
       name, body, word, threads, blocks,                                                   \
       (long long n, dist_t* dist, int* queued, int* far_mark, vertex_t* near0,             \
-       vertex_t* near1, Row* near0_rows, Row* near1_rows, long long near_row_slots,        \
-       long long near_capacity,                                                            \
-       vertex_t* far0, vertex_t* far1,                                                     \
+       vertex_t* near1, long long near_capacity, vertex_t* far0, vertex_t* far1,           \
        float* far0_at, float* far1_at,                                                     \
        long long far_capacity, vertex_t* members, int settle, vertex_t* piece_vertex,      \
        size_type* piece_start, long long piece_capacity, long long piece_edges,            \
        size_type* counts, long long* ctl, long long block_queue, unsigned long long* log,  \
        int log_rows, double delta, double limit, int max_bins, int split_divisor),         \
       (n,                                                                                  \
-       PathBuffers{dist,    queued,     far_mark,   near0,        near1,                 \
-                   near0_rows, near1_rows, near_row_slots, near_capacity,                  \
+       PathBuffers{dist,    queued,  far_mark, near0,        near1,  near_capacity,        \
                    far0,    far1,    far0_at,  far1_at,      far_capacity,                 \
                    settle ? members : nullptr,                                             \
                    Pieces{piece_vertex, piece_start, piece_capacity},                      \
@@ -1540,9 +1440,9 @@ struct SentRelax {
 
 // A striped step reads the part of a row it takes where the row ascends by weight (found by ADL
 // from visit_rows).
-template <class W, class Distance>
-__device__ __forceinline__ void narrow_for(const SentRelax<W>& relax, const Csr& g,
-                                           Distance du, size_type& start, size_type& stop) {
+template <class W>
+__device__ __forceinline__ void narrow_for(const SentRelax<W>& relax, const Csr& g, double du,
+                                           size_type& start, size_type& stop) {
   narrow_row(g, relax.leaving ? kLeavingEdges : kInsideEdges, relax.end, du, start, stop);
 }
 

@@ -430,7 +430,7 @@ def test_one_gpu_searches_of_a_small_graph_reuse_its_buffers(one_block):
     resources = GraphResources(graph, cuda, ONE)
     plan = PathPlan(resources)
     kept = resources.backend_resources.kept_queues
-    queues = ("path near0", "path near1", "path near0 rows", "path far0", "path far1", "path log")
+    queues = ("path near0", "path near1", "path far0", "path far1", "path log")
     first = None
     for source, integers in [(0, True), (5, False), (17, True), (0, False)]:
         plan.positive_integers = integers

@@ -181,13 +181,6 @@ class LaunchPolicy:
         bucket while the target's claim is in flight and leaves a hole where the claim fails,
         so a step can reserve more slots than there are vertices; a queue that outgrows its
         slots is replaced by a scan of every vertex's stamp at the next step.
-    path_row_fraction : float
-        Slots of each near queue of the grid search that carry their vertex's row beside it,
-        as a fraction of the vertices (0 < fraction <= 1): a step reads a queued vertex's
-        edges one memory round trip after its queue entry instead of two (16 bytes a slot;
-        later slots' rows are read from the offsets). A mesh's or road network's steps are a
-        chain of such round trips, and their queues hold a few thousand vertices; 1/4 keeps
-        the 4096^2 grid's peak within 3x its weighted CSR.
     path_far_fraction : float
         Slots of each far pile, as a fraction of the vertices (0 < fraction <= 1; at least
         one). A vertex has an entry for each bucket in which it improved beyond the bucket's
@@ -252,7 +245,6 @@ class LaunchPolicy:
     path_striped_delta: int = 16
     path_pull_above: float = 1.0
     path_near_fraction: float = 1.0
-    path_row_fraction: float = 0.25
     path_far_fraction: float = 1.0
     path_settle_degree: int = 8
 
@@ -305,7 +297,7 @@ class LaunchPolicy:
                 raise ValueError(f"LaunchPolicy.{name}={getattr(self, name)}: need at least 0")
         if not self.path_pull_above >= 0:
             raise ValueError(f"LaunchPolicy.path_pull_above={self.path_pull_above}: need >= 0")
-        for name in ("path_near_fraction", "path_row_fraction", "path_far_fraction"):
+        for name in ("path_near_fraction", "path_far_fraction"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"LaunchPolicy.{name}={getattr(self, name)}: need 0 < it <= 1")
         for name in ("path_bucket_bins", "path_dense_bucket_bins"):

@@ -22,10 +22,9 @@ improved in. Float32 weights on plain columns; 8 bytes an edge, kept with the gr
 
 Memory: 8 bytes a vertex of words, 20 of stamps, near queues and members (int32 ids; 36 with
 int64 ids; the one-block kernel keeps no stamps or members: 12; two near queues of n,
-``LaunchPolicy.path_near_fraction``), the grid's near queues' rows (16 bytes a slot of their
-first n / 4, ``LaunchPolicy.path_row_fraction``: 8 a vertex), far-pile slots of 8 bytes (12
-with int64 ids; two piles of n, ``LaunchPolicy.path_far_fraction``), and pieces of long rows:
-about 52 bytes a vertex beside the CSR, freed when the search is done. The tree then
+``LaunchPolicy.path_near_fraction``), far-pile slots of 8 bytes (12 with int64 ids; two piles
+of n, ``LaunchPolicy.path_far_fraction``), and pieces of long
+rows: about 44 bytes a vertex beside the CSR, freed when the search is done. The tree then
 takes 8 a vertex (and 4 where plateaus need passes) beside the distances; tied words become 16
 a vertex of distances and predecessors.
 """
@@ -220,15 +219,11 @@ def path_start(
     # stamps or members (a slot each stands in)
     stamped = n if shared == 0 else 1
     near = max(int(n * policy.path_near_fraction), 1) if shared == 0 else max(n, 1)  # per queue
-    # the grid's queues carry their first vertices' rows (two int64 a slot)
-    row_slots = min(max(int(n * policy.path_row_fraction), 1), near) if shared == 0 else 0
     shapes = {
         "queued": (stamped, np.int32),  # -1: not queued (a fill of 0xFF bytes)
         "far_mark": (n, np.int32),
         "near0": (near, ids),
         "near1": (near, ids),
-        "near0 rows": (max(2 * row_slots, 2), np.int64),
-        "near1 rows": (max(2 * row_slots, 2), np.int64),
         "far0": (far_capacity, ids),
         "far1": (far_capacity, ids),
         "far0_at": (far_capacity, np.float32),
@@ -266,13 +261,7 @@ def path_start(
     store_scalars(seeds, stores)
     buffers["log"] = buffers["log"][: policy.path_log_rows * LOG_WORDS].reshape(-1, LOG_WORDS)
     buffers["host"] = (counts, seeds)  # until the copies ran
-    buffers.update(
-        near_capacity=near,
-        row_slots=row_slots,
-        far_capacity=far_capacity,
-        piece_capacity=pieces,
-        ctl=None,
-    )
+    buffers.update(near_capacity=near, far_capacity=far_capacity, piece_capacity=pieces, ctl=None)
     rows = graph_args(graph) if rows is None else rows
     return DevicePathState(distances, buffers, None, blocks, grid, tied, words, False, shared, rows)
 
@@ -339,9 +328,6 @@ def run_buckets(
             b["far_mark"],
             b["near0"],
             b["near1"],
-            b["near0 rows"],
-            b["near1 rows"],
-            np.int64(b["row_slots"]),
             np.int64(b["near_capacity"]),
             b["far0"],
             b["far1"],
