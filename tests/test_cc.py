@@ -224,7 +224,8 @@ def test_the_api_searches_dense_graphs_only(backend):
 def test_reached_bits_seed_the_labels(backend, size):
     """A search's reached vertices as bits (the frontier bitmap layout), their count and the
     smallest; the labels seeded from one rank's bits (owned vertices) or every rank's (a
-    replica): the reached take the label, the others their own id."""
+    replica): the reached take the label, the others their own id, whatever the labels held
+    before (a seeded start leaves them unset)."""
     n, xp = 1000, backend.xp
     levels = np.random.default_rng(size).integers(-1, 3, n).astype(np.int32)
     levels[:5] = -1  # UNREACHED
@@ -241,12 +242,12 @@ def test_reached_bits_seed_the_labels(backend, size):
         np.testing.assert_array_equal(graphs.host(bits), np.packbits(flags, bitorder="little"))
         assert count == int((mine >= 0).sum())
         assert smallest == rank + size * int(np.argmax(mine >= 0))
-        state = ComponentState(graph.owned_vertices(xp), {})
+        state = ComponentState(xp.full(mine.shape[0], -5, dtype=xp.int64), {}, None, graph)
         backend.seed_labels(graph, state, bits, 7)
         np.testing.assert_array_equal(graphs.host(state.labels), want[rank::size])
         gathered.append(graphs.host(bits))
     if size > 1:
-        replica = ComponentState(xp.arange(n, dtype=xp.int64), {})
+        replica = ComponentState(xp.full(n, -5, dtype=xp.int64), {}, None, graph)
         backend.seed_labels(graph, replica, xp.asarray(np.stack(gathered)), 7)
         np.testing.assert_array_equal(graphs.host(replica.labels), want)
 

@@ -207,10 +207,11 @@ class ComponentPlan:
             return False
         return fits(backend.replica_bytes(self.graph), backend.xp, self.comm)
 
-    def start(self) -> Any:
-        """A new run's state: every vertex its own label (the owned ones', or a replica's)."""
+    def start(self, seeded: bool = False) -> Any:
+        """A new run's state: every vertex its own label (the owned ones', or a replica's);
+        ``seeded``: the labels left unset, for the backend's ``seed_labels`` to write."""
         start = self.backend.replica_start if self.replicated else self.backend.components_start
-        return start(self.graph, self.resources.backend_resources)
+        return start(self.graph, self.resources.backend_resources, seeded=seeded)
 
     def owned(self, state: Any) -> Any:
         """The run's state over the owned vertices' labels (local order): a replica's share."""

@@ -92,7 +92,7 @@ def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, i
         label = int(comm.allreduce(smallest, op="min"))
         if plan.replicated:
             bits = comm.allgather_equal(bits)
-        state = plan.start()
+        state = plan.start(seeded=True)
         backend.seed_labels(graph, state, bits, label)
     joined = count - int(label % comm.size == comm.rank)  # all but the root
     log.round("search", 0, 0, [0, 0, 0, 0, joined, 0])

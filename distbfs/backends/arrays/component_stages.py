@@ -20,8 +20,10 @@ class ArrayComponentStages:
 
     xp: Any
 
-    def components_start(self, graph: DistGraph, resources: Any) -> ComponentState:
-        return components.components_start(self.xp, graph, resources)
+    def components_start(
+        self, graph: DistGraph, resources: Any, seeded: bool = False
+    ) -> ComponentState:
+        return components.components_start(self.xp, graph, resources, seeded)
 
     def reached_bits(self, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
         return components.reached_bits(self.xp, graph, distances)

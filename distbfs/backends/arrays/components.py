@@ -39,15 +39,17 @@ class ComponentState:
     """Everything one connected-components run keeps on one rank.
 
     ``labels``: int64, the parent (global id) of every owned vertex, local order (module
-    docstring). ``scratch``: the run's tables over all n vertices (``mark``: bool; on several
-    ranks ``table`` and ``best``: int64, ``LABEL_NONE`` where empty), the owned vertices' ids
-    (``owned``) and the ids kept between steps (``queries``, ``active``). ``resources``: the
-    backend's per-graph resources.
+    docstring). ``scratch``: the run's tables, each made at first use (``scratch_table``:
+    ``mark``, bool over all n vertices; ``table`` and ``best``, int64 over all n,
+    ``LABEL_NONE`` where empty; ``owned``, the owned vertices' ids), the ids kept between steps
+    (``queries``, ``active``) and a backend's own (a replica's ``hooked``). ``resources``: the
+    backend's per-graph resources; ``graph``: the graph whose vertices these are.
     """
 
     labels: Any
     scratch: dict[str, Any]
     resources: Any = None
+    graph: DistGraph | None = None
 
 
 @dataclass
@@ -66,14 +68,34 @@ class Links:
         return int(self.tails.shape[0])
 
 
-def components_start(xp: Any, graph: DistGraph, resources: Any) -> ComponentState:
-    """Every owned vertex a root (its own label); the scratch tables empty (``table`` and
-    ``best`` only on several ranks: one rank reads and hooks its labels in place)."""
-    scratch = {"mark": xp.zeros(graph.n, dtype=xp.bool_), "owned": graph.owned_vertices(xp)}
-    if graph.size > 1:
-        scratch["table"] = xp.full(graph.n, LABEL_NONE, dtype=xp.int64)
-        scratch["best"] = xp.full(graph.n, LABEL_NONE, dtype=xp.int64)
-    return ComponentState(graph.owned_vertices(xp), scratch, resources)
+def components_start(
+    xp: Any, graph: DistGraph, resources: Any, seeded: bool = False
+) -> ComponentState:
+    """Every owned vertex a root (its own label); no scratch table yet (``scratch_table``).
+    ``seeded``: the labels are left unset, for ``seed_labels`` to write every one."""
+    if seeded:
+        labels = xp.empty(graph.nlocal, dtype=xp.int64)
+    else:
+        labels = graph.owned_vertices(xp)
+    return ComponentState(labels, {}, resources, graph)
+
+
+def scratch_table(xp: Any, state: ComponentState, name: str) -> Any:
+    """The run's table ``name`` (``ComponentState``), made at its first use: a run that links
+    in place never needs one, and its start would spend on them as long as on its labels."""
+    table = state.scratch.get(name)
+    if table is None:
+        graph = state.graph
+        if name == "owned":
+            table = graph.owned_vertices(xp)
+        elif name == "mark":
+            table = xp.zeros(graph.n, dtype=xp.bool_)
+        elif name in ("table", "best"):
+            table = xp.full(graph.n, LABEL_NONE, dtype=xp.int64)
+        else:
+            raise KeyError(f"no scratch table {name!r}")
+        state.scratch[name] = table
+    return table
 
 
 def reached_bits(xp: Any, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
@@ -90,17 +112,18 @@ def reached_bits(xp: Any, graph: DistGraph, distances: Any) -> tuple[Any, int, i
 
 
 def seed_labels(xp: Any, state: ComponentState, bits: Any, label: int) -> None:
-    """Every vertex of a new run's state (each its own label) whose bit is set takes
-    ``label`` (``reached_bits``'s layout):
-    ``bits`` are this rank's (a state of the owned labels) or every rank's stacked, ``(size,
-    bytes)``, for a replica of every label (global vertex v: row ``v % size``, bit
-    ``v // size``)."""
+    """Every label of a new run's state written: a vertex whose bit is set takes ``label``,
+    any other its own id (``reached_bits``'s layout). ``bits`` are this rank's (a state of the
+    owned labels) or every rank's stacked, ``(size, bytes)``, for a replica of every label
+    (global vertex v: row ``v % size``, bit ``v // size``)."""
     rows = bits.shape[0] if bits.ndim == 2 else 1
     flags = xp.unpackbits(bits.reshape(-1), bitorder="little").reshape(rows, -1)
     if rows > 1:
         flags = flags.T
-    flags = flags.reshape(-1)[: state.labels.shape[0]].view(xp.bool_)
-    xp.copyto(state.labels, xp.int64(label), where=flags)
+    count = state.labels.shape[0]
+    flags = flags.reshape(-1)[:count].view(xp.bool_)
+    ids = xp.arange(count, dtype=xp.int64) if rows > 1 else state.graph.owned_vertices(xp)
+    xp.copyto(state.labels, xp.where(flags, xp.int64(label), ids))
 
 
 def _row_heads(xp: Any, graph: DistGraph, rows: Any) -> tuple[Any, Any]:
@@ -151,4 +174,4 @@ def owned_labels(xp: Any, graph: DistGraph, state: ComponentState, ids: Any) -> 
 def roots(xp: Any, state: ComponentState) -> Any:
     """Local ids of the owned vertices that are their own label (the components' smallest
     vertices, once the run is done)."""
-    return xp.flatnonzero(state.labels == state.scratch["owned"])
+    return xp.flatnonzero(state.labels == scratch_table(xp, state, "owned"))

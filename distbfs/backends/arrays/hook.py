@@ -35,7 +35,7 @@ import numpy as np
 from ...comm.base import Bins
 from ...graph import DistGraph
 from ...partition import bin_by_owner, local_id
-from .components import LABEL_NONE, ComponentState, Links
+from .components import LABEL_NONE, ComponentState, Links, scratch_table
 
 SPARSE_QUERIES = 16
 """Distinct ids are found by a sort when there are fewer than n / SPARSE_QUERIES of them, else
@@ -52,7 +52,7 @@ def scatter_min(xp: Any, target: Any, index: Any, values: Any) -> None:
 
 def distinct(xp: Any, state: ComponentState, ids: Any) -> Any:
     """The distinct values of ``ids`` (global ids), sorted."""
-    mark = state.scratch["mark"]
+    mark = scratch_table(xp, state, "mark")
     if ids.shape[0] * SPARSE_QUERIES < mark.shape[0]:
         return xp.unique(ids)
     mark[ids] = True
@@ -77,7 +77,7 @@ def answer_labels(xp: Any, graph: DistGraph, state: ComponentState, received: Bi
 
 def take_answers(xp: Any, state: ComponentState, answered: Bins, ids: Any) -> Any:
     """The labels of ``ids`` from the replies to ``label_queries``."""
-    table, queries = state.scratch["table"], state.scratch.pop("queries")
+    table, queries = scratch_table(xp, state, "table"), state.scratch.pop("queries")
     table[queries] = answered.vertices[: queries.shape[0]]
     labels = table[ids]
     table[queries] = LABEL_NONE
@@ -102,7 +102,7 @@ def partition_hooks(xp: Any, state: ComponentState, links: Links, nbins: int) ->
     is (the owner is here and reduces them anyway)."""
     if nbins == 1:
         return Bins(bins_of_one(links.size), links.high, (links.low,))
-    best = state.scratch["best"]
+    best = scratch_table(xp, state, "best")
     scatter_min(xp, best, links.high, links.low)
     roots = distinct(xp, state, links.high)
     lows = best[roots]
@@ -122,14 +122,14 @@ def apply_hooks(xp: Any, graph: DistGraph, state: ComponentState, received: Bins
     total = int(received.offsets[-1])
     local = local_id(received.vertices[:total], graph.size)
     scatter_min(xp, state.labels, local, received.payloads[0][:total])
-    hooked = local[state.labels[local] != state.scratch["owned"][local]]
+    hooked = local[state.labels[local] != scratch_table(xp, state, "owned")[local]]
     return int(distinct(xp, state, hooked).shape[0]) if hooked.shape[0] else 0
 
 
 def jump_start(xp: Any, state: ComponentState) -> Any:
     """Start a compress: the owned vertices that are not their own label become the jumping
     ones; returns their labels (the parents whose labels to ask for)."""
-    active = xp.flatnonzero(state.labels != state.scratch["owned"])
+    active = xp.flatnonzero(state.labels != scratch_table(xp, state, "owned"))
     state.scratch["active"] = active
     return state.labels[active]
 

@@ -309,14 +309,15 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         grids = (self._persistent, self._resident)
         link.seed_labels(self.policy, grids, graph, state, bits, label)
 
-    def replica_start(self, graph: DistGraph, resources: Any) -> ComponentState:
+    def replica_start(
+        self, graph: DistGraph, resources: Any, seeded: bool = False
+    ) -> ComponentState:
         """A connected-components run over a replica of every vertex's label (several ranks;
-        ``link``): every vertex its own label, no root hooked yet."""
-        scratch = {
-            "owned": graph.owned_vertices(cupy),
-            "hooked": cupy.zeros(graph.n, dtype=np.uint8),
-        }
-        return ComponentState(cupy.arange(graph.n, dtype=np.int64), scratch, resources)
+        ``link``): every vertex its own label (``seeded``: left unset, for ``seed_labels``),
+        no root hooked yet."""
+        scratch = {"hooked": cupy.zeros(graph.n, dtype=np.uint8)}
+        labels = cupy.empty(graph.n, np.int64) if seeded else cupy.arange(graph.n, dtype=np.int64)
+        return ComponentState(labels, scratch, resources, graph)
 
     def replica_bytes(self, graph: DistGraph) -> int:
         """Device bytes a replicated run takes beyond the graph, at most: the labels and marks
@@ -337,8 +338,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         """The run's state over the owned vertices' labels alone (local order), the replica
         dropped."""
         labels = state.labels[graph.rank :: graph.size].copy()
-        scratch = {"owned": state.scratch["owned"]}
-        return ComponentState(labels, scratch, state.resources)
+        return ComponentState(labels, {}, state.resources, graph)
 
     def largest_in_place(self, graph: DistGraph, state: ComponentState, samples: Any) -> Any:
         """One rank: the most frequent label of the sampled vertices ``samples`` (the smallest
