@@ -121,9 +121,6 @@ def run_small_levels(
         start = next((i for i, tier in enumerate(tiers) if estimate <= tier.max_edges), -1)
         ran = 0
         for tier in tiers[start:]:  # a tier that stops at once: the next one
-            generation, edges = queues.frontier_edges  # known once a launch stopped at once
-            if generation == queues.generation and edges > tier.max_edges:
-                continue  # it would stop at once too (a hub's row: launches and reads saved)
             ran = _launch_small_levels(*launch, tier)
             if ran:
                 break
