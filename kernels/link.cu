@@ -30,12 +30,16 @@
  *                   rows longer than a warp are strided by the whole warp (Merrill's warp
  *                   gathering)
  *   link_pairs      the pairs (pairs[2i], pairs[2i + 1]) another rank hooked
+ *   link_listed     every neighbour of the local rows listed (unreached_rows)
  *   hooked_pairs    the pairs (vertex, label) of the roots this rank hooked (not counted)
  * (link_neighbour_varint and link_rows_varint: the same over compressed rows, VarintColumns in
  * common.cuh; a row of at most kDecodePointEdges edges is decoded by its lane, a longer one
  * by the whole warp, a lane to each stretch between its decode points),
  * and:
  *   compress        every label to its tree's root (pointer jumping)
+ *   compress_listed the same for the vertices of the local rows listed
+ *   unreached_rows  the local rows a BFS did not reach that have edges: after a search that
+ *                   found a whole component, the only rows left to link
  *   reached_bits    the vertices a BFS reached (levels not kUnreached) as packed bits (bit i of
  *                   32-bit word i / 32: the frontier bitmap layout), with how many and the first
  *   seed_labels     every label from such bits: a reached vertex takes the given label (the
@@ -211,6 +215,32 @@ __device__ __forceinline__ void link_sampled(const Rows& out, const Rows& in, in
   tally.flush(counts);
 }
 
+// Every neighbour (out, and in on a directed graph) of the local rows list[0, count): the rows
+// left to link after a search that found a whole component (unreached_rows).
+template <bool kVarint>
+__device__ __forceinline__ void link_list(const Rows& out, const Rows& in, int directed,
+                                          Stripe stripe, const vertex_t* list, long long count,
+                                          comp_t* comp, unsigned char* hooked,
+                                          unsigned long long* counts) {
+  Tally tally{hooked};
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  // Warp-uniform trip count: every lane reaches link_row's ballots together.
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < count;
+       base += stride) {
+    const long long j = base + threadIdx.x;
+    const bool take = j < count;
+    const long long i = take ? static_cast<long long>(list[j]) : 0;
+    const comp_t v = stripe.vertex(i);
+    link_row<kVarint>(i, v, take ? out.offsets[i] : 0, take ? out.offsets[i + 1] : 0, out, comp,
+                      tally);
+    if (directed) {
+      link_row<kVarint>(i, v, take ? in.offsets[i] : 0, take ? in.offsets[i + 1] : 0, in, comp,
+                        tally);
+    }
+  }
+  tally.flush(counts);
+}
+
 template <bool kVarint>
 __device__ __forceinline__ void link_unskipped(const Rows& out, const Rows& in, int directed,
                                                Stripe stripe, const comp_t* skip_label,
@@ -280,6 +310,20 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                        skip_label, comp, hooked, counts);
 }
 
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    link_listed(DISTBFS_PLAIN_ROWS(), DISTBFS_PLAIN_ROWS(in_), int directed, DISTBFS_STRIPE,
+                const vertex_t* list, long long count, DISTBFS_LABELS) {
+  link_list<false>(DISTBFS_PLAIN(), DISTBFS_PLAIN(in_), directed, Stripe{rows, size, rank}, list,
+                   count, comp, hooked, counts);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    link_listed_varint(DISTBFS_CODED_ROWS(), DISTBFS_CODED_ROWS(in_), int directed,
+                       DISTBFS_STRIPE, const vertex_t* list, long long count, DISTBFS_LABELS) {
+  link_list<true>(DISTBFS_CODED(), DISTBFS_CODED(in_), directed, Stripe{rows, size, rank}, list,
+                  count, comp, hooked, counts);
+}
+
 // Marks a thread of hooked_pairs reads in a row: a block takes one slot range (one atomicAdd)
 // for kBlockThreads * kMarksPerThread vertices, so that the slots of a sampled merge, whose
 // hooks are half the vertices, do not queue on one counter.
@@ -328,18 +372,37 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   tally.flush(counts);
 }
 
+namespace {
+
+// Pointer jumping that writes every step, so vertices of the same path shorten it for each
+// other (gapbs's Compress). A root (every isolated vertex, every component's smallest) reads its
+// label once.
+__device__ __forceinline__ void compress_vertex(comp_t v, comp_t* comp) {
+  comp_t up = comp[v];
+  if (up == v) return;
+  for (comp_t top = read_label(comp, up); up != top; up = top, top = read_label(comp, up)) {
+    comp[v] = top;
+  }
+}
+
+}  // namespace
+
 extern "C" __global__ void __launch_bounds__(kBlockThreads) compress(long long n, comp_t* comp) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long v = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; v < n;
        v += stride) {
-    // Pointer jumping that writes every step, so vertices of the same path shorten it for
-    // each other (gapbs's Compress). A root (every isolated vertex, every component's
-    // smallest) reads its label once.
-    comp_t up = comp[v];
-    if (up == v) continue;
-    for (comp_t top = read_label(comp, up); up != top; up = top, top = read_label(comp, up)) {
-      comp[v] = top;
-    }
+    compress_vertex(v, comp);
+  }
+}
+
+// The vertices of local rows list[0, count) (global row * size + rank) to their roots: after a
+// search that found a whole component, every other vertex is a root or under one.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    compress_listed(const vertex_t* list, long long count, int size, int rank, comp_t* comp) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; j < count;
+       j += stride) {
+    compress_vertex(static_cast<comp_t>(list[j]) * size + rank, comp);
   }
 }
 
@@ -385,6 +448,28 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   if (threadIdx.x == 0 && total) {
     atomicAdd(summary, total);
     atomicMin(summary + 1, earliest);
+  }
+}
+
+// The local rows i < count that a search did not reach (levels[i] unreached) and that have
+// out-edges, appended to rows at slots taken from *taken (one atomic a warp that has any): after
+// a search that found a whole component, the only rows left to link.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    unreached_rows(const label_t* levels, long long count, const size_type* offsets,
+                   vertex_t* rows, unsigned long long* taken) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const int lane = threadIdx.x % kWarpThreads;
+  // Warp-uniform trip count: every lane reaches the ballot together.
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < count;
+       base += stride) {
+    const long long i = base + threadIdx.x;
+    const bool left = i < count && levels[i] == distbfs::kUnreached && offsets[i + 1] > offsets[i];
+    const unsigned int word = __ballot_sync(kFullWarp, left);
+    if (word == 0) continue;
+    unsigned long long first = 0;
+    if (lane == 0) first = atomicAdd(taken, static_cast<unsigned long long>(__popc(word)));
+    first = __shfl_sync(kFullWarp, first, 0);
+    if (left) rows[first + __popc(word & ((1u << lane) - 1))] = static_cast<vertex_t>(i);
   }
 }
 

@@ -252,6 +252,34 @@ def test_reached_bits_seed_the_labels(backend, size):
         np.testing.assert_array_equal(graphs.host(replica.labels), want)
 
 
+@pytest.mark.parametrize("size", [1, 3])
+def test_unreached_rows_are_the_rows_left_to_link(backend, size):
+    """A backend that links in place lists the local rows a search did not reach that have
+    edges: after a whole search, the only rows its finish links and compresses."""
+    if not search_in_place(backend):
+        pytest.skip(f"the {backend.name} backend links in rounds only")
+    xp, rng = backend.xp, np.random.default_rng(size)
+    for rank in range(size):
+        nlocal = 3000
+        degrees = rng.integers(0, 3, nlocal)
+        offsets = np.concatenate([[0], np.cumsum(degrees)])
+        columns = rng.integers(0, nlocal * size, offsets[-1]).astype(np.int32)
+        graph = DistGraph(
+            nlocal * size,
+            int(offsets[-1]),
+            False,
+            rank,
+            size,
+            xp.asarray(offsets),
+            xp.asarray(columns),
+        )
+        levels = rng.integers(-1, 3, nlocal).astype(np.int32)  # -1: UNREACHED
+        rows = graphs.host(backend.unreached_rows(graph, xp.asarray(levels)))
+        want = np.flatnonzero((levels < 0) & (degrees > 0))
+        assert rows.dtype == np.int32
+        np.testing.assert_array_equal(np.sort(rows), want)
+
+
 def test_the_hub_is_the_smallest_of_the_highest_degree():
     src, dst = [0, 3, 3, 5, 5], [1, 1, 2, 1, 2]
     directed = distbfs.Graph.from_edges(src, dst, directed=True, backend="numpy")

@@ -22,13 +22,16 @@ stopped by ``search_levels`` (a high-diameter part) leaves a partial tree, still
 the sampled passes then run on top of it. The caller passes the graph's search plan (a factory,
 called only where the plan searches).
 
-Linking in place. A backend with ``link_in_place`` (CUDA) joins a whole set of links in one
+Linking in place. A backend with ``IN_PLACE_METHODS`` (CUDA) joins a whole set of links in one
 lock-free union-find pass over a label array of every vertex and compresses, in place of the
 rounds of the striped path (``in_place``). One rank holds that array; on several ranks each holds
 a replica (``replicated``, where every rank's device has room for it, ``REPLICA_METHODS``),
 links the rows it owns into it, and a merge after the sampled passes and after the finish makes
 the replicas equal (``distbfs.traversals.cc``). The labels, the largest component and the links
-are the same.
+are the same. After a search that found a whole component, a pass in place links only the rows
+the search left that have edges (``unreached_rows``; on a Kronecker graph a few thousand of the
+vertices outside the giant component, the rest isolated) and compresses only their vertices:
+every other vertex is the star's or a root already, so no pass reads every label.
 
 Statistics. Every round (one pass of: read the labels of the links' far ends, keep the links
 joining different labels, hook, compress) is one ``RoundStats`` row: its counters summed over
@@ -86,8 +89,10 @@ COMPONENT_METHODS = (
     "jumping_labels",
 )
 """The backend methods of connected components (``distbfs.backends.base``)."""
+IN_PLACE_METHODS = ("link_in_place", "unreached_rows")
+"""The backend methods of linking in place (one rank, or replicas)."""
 REPLICA_METHODS = (
-    "link_in_place",
+    *IN_PLACE_METHODS,
     "replica_start",
     "replica_bytes",
     "hooked_pairs",
@@ -199,7 +204,7 @@ class ComponentPlan:
         """Whether the backend links in place here: one rank, or on several the replica
         methods and every rank's room for a replica (collective where several)."""
         backend = self.backend
-        if not callable(getattr(backend, "link_in_place", None)):
+        if not all(callable(getattr(backend, name, None)) for name in IN_PLACE_METHODS):
             return False
         if self.comm.size == 1:
             return True
@@ -319,6 +324,7 @@ __all__ = [
     "COUNTERS",
     "DEFAULT_SAMPLES",
     "DEFAULT_SAMPLE_ROUNDS",
+    "IN_PLACE_METHODS",
     "REPLICA_METHODS",
     "SEARCH_DEGREE",
     "SEARCH_LEVELS",

@@ -57,8 +57,9 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
     vertex's label becomes the smallest vertex id of its component."""
     timer = plan.backend.make_timer(False) if timer is None else timer
     log = RoundLog()
+    rows = None  # where the search was whole and the plan links in place: the rows left to link
     if plan.search is not None:  # the giant component by a BFS from the hub
-        state, giant, whole = search_giant(plan, log, timer)
+        state, giant, whole, rows = search_giant(plan, log, timer)
     else:
         state, giant, whole = plan.start(), -1, False
     if not whole:
@@ -68,25 +69,30 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
             merge(plan, state, "merge samples", log, timer)
         with timer.phase("largest"):
             giant = plan.largest_label(state)
-    link_edges(plan, state, "finish", log, timer, skip=giant, compress=not plan.replicated)
+    link_edges(
+        plan, state, "finish", log, timer, skip=giant, rows=rows, compress=not plan.replicated
+    )
     if plan.replicated:  # few hooks: the merge's compress serves both
-        merge(plan, state, "merge", log, timer)
+        merge(plan, state, "merge", log, timer, rows=rows)
     state = plan.owned(state)
     rounds = log.stats(plan.comm, timer, plan.backend.to_host)
     return ComponentSearch(state.labels, int(giant), rounds, state)
 
 
-def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, int, bool]:
+def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, int, bool, Any]:
     """A BFS from ``plan.hub`` of at most ``plan.search_levels`` levels (collective): every
     vertex it reaches joins one tree, a star under the smallest of them, in a new run's state
-    (a replica's from every rank's reached bits, one all-gather). Returns the state, that label
-    and whether the search ran to its end (then the tree is a whole component)."""
+    (a replica's from every rank's reached bits, one all-gather). Returns the state, that label,
+    whether the search ran to its end (then the tree is a whole component) and, where it did
+    and the plan links in place, this rank's rows it did not reach that have edges (else
+    None): the only ones left to link, since no edge leaves a whole component."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
     with timer.phase("search"):
         run = run_levels(plan.search, plan.hub, depth_limit=plan.search_levels)
     with timer.phase("seed"):
         bits, count, smallest = backend.reached_bits(graph, run.distances)
         whole = not run.at_limit
+        rows = backend.unreached_rows(graph, run.distances) if whole and plan.in_place else None
         release_queues(run.plan, run.state)
         del run  # its labels, before the run's state is made
         label = int(comm.allreduce(smallest, op="min"))
@@ -97,7 +103,7 @@ def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, i
     joined = count - int(label % comm.size == comm.rank)  # all but the root
     log.round("search", 0, 0, [0, 0, 0, 0, joined, 0])
     timer.next_level()
-    return state, label, whole
+    return state, label, whole, rows
 
 
 def link_edges(
@@ -109,16 +115,18 @@ def link_edges(
     *,
     neighbour: int | None = None,
     skip: Any = -1,
+    rows: Any = None,
     compress: bool = True,
 ) -> None:
     """Link neighbour ``neighbour`` of every vertex, or (None) every neighbour of the vertices
-    whose label is not ``skip`` (as ``largest_label`` gives it): in one pass where the plan
-    links in place (then compressed unless ``compress`` is False: a merge follows), else in
-    rounds over the exchange (``link``)."""
+    whose label is not ``skip`` (as ``largest_label`` gives it; or of the local ``rows`` where
+    given: ``search_giant``'s): in one pass where the plan links in place (then compressed
+    unless ``compress`` is False: a merge follows), else in rounds over the exchange
+    (``link``)."""
     backend, graph, in_graph = plan.backend, plan.graph, plan.in_graph
     if plan.in_place:
         with timer.phase("link"):
-            counts = backend.link_in_place(graph, in_graph, state, neighbour, skip, compress)
+            counts = backend.link_in_place(graph, in_graph, state, neighbour, skip, compress, rows)
             log.in_place(phase, counts)
         timer.next_level()
         return
@@ -130,10 +138,13 @@ def link_edges(
     link(plan, state, links, phase, log, timer)
 
 
-def merge(plan: ComponentPlan, state: Any, phase: str, log: RoundLog, timer: Any) -> None:
+def merge(
+    plan: ComponentPlan, state: Any, phase: str, log: RoundLog, timer: Any, rows: Any = None
+) -> None:
     """Make the replicas equal (collective): every rank's roots hooked since the last merge,
     with their labels, go to every rank (one all-gather), which links the other ranks' into
-    its replica and compresses."""
+    its replica and compresses (the vertices of its local ``rows`` alone where given: the rows
+    a whole search left, among them every owned vertex whose label the run still changes)."""
     backend, comm = plan.backend, plan.comm
     with timer.phase("hooked"):
         pairs = backend.hooked_pairs(plan.graph, state)
@@ -144,7 +155,7 @@ def merge(plan: ComponentPlan, state: Any, phase: str, log: RoundLog, timer: Any
     end = begin + sizes[comm.rank]
     with timer.phase("link"):
         others = [gathered[:begin], gathered[end:]]
-        counts = backend.link_pairs(plan.graph, state, others)
+        counts = backend.link_pairs(plan.graph, state, others, rows)
         log.in_place(phase, counts, sent=(comm.size - 1) * (sizes[comm.rank] // 2))
     timer.next_level()
 

@@ -290,16 +290,21 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         neighbour: int | None,
         skip: Any,
         compress: bool = True,
+        rows: Any = None,
     ) -> Any:
         """Afforest's Link over neighbour ``neighbour`` of every owned vertex (None: every
-        neighbour of the owned vertices not labeled ``skip``) in one union-find pass over the
-        labels of every vertex (one rank's, or this rank's replica), then Compress unless
-        told not to (``link.link_in_place``); its counts (links, crossing, hooked), left on
-        the device."""
+        neighbour of the owned vertices not labeled ``skip``, or of the local ``rows`` where
+        given: ``unreached_rows``) in one union-find pass over the labels of every vertex (one
+        rank's, or this rank's replica), then Compress unless told not to
+        (``link.link_in_place``); its counts (links, crossing, hooked), left on the device."""
         grids = (self._persistent, self._resident)
         return link.link_in_place(
-            self.policy, grids, graph, in_graph, state, neighbour, skip, compress
+            self.policy, grids, graph, in_graph, state, neighbour, skip, compress, rows
         )
+
+    def unreached_rows(self, graph: DistGraph, distances: Any) -> Any:
+        grids = (self._persistent, self._resident)
+        return link.unreached_rows(self.policy, grids, graph, distances)
 
     def reached_bits(self, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
         grids = (self._persistent, self._resident)
@@ -330,9 +335,11 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         grids = (self._persistent, self._resident)
         return link.hooked_pairs(self.policy, grids, graph, state)
 
-    def link_pairs(self, graph: DistGraph, state: ComponentState, segments: list[Any]) -> Any:
+    def link_pairs(
+        self, graph: DistGraph, state: ComponentState, segments: list[Any], rows: Any = None
+    ) -> Any:
         grids = (self._persistent, self._resident)
-        return link.link_pairs(self.policy, grids, graph, state, segments)
+        return link.link_pairs(self.policy, grids, graph, state, segments, rows)
 
     def replica_owned(self, graph: DistGraph, state: ComponentState) -> ComponentState:
         """The run's state over the owned vertices' labels alone (local order), the replica

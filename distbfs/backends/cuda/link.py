@@ -52,14 +52,17 @@ def link_in_place(
     neighbour: int | None,
     skip: Any,
     compress: bool = True,
+    rows: Any = None,
 ) -> Any:
     """Link neighbour ``neighbour`` of every owned vertex (None: every neighbour of the owned
     vertices whose label is not ``skip``: -1 for none, or a 0-d device array as
-    ``most_frequent`` leaves it) into ``state.labels`` (every vertex's), marking the roots
-    hooked in ``state.scratch["hooked"]`` where there is one, then compress (unless
-    ``compress`` is False: a merge follows, whose compress serves both). Returns, on the
-    device and unread, (links read, links whose ends had different labels when read, roots
-    hooked): a run reads them once, at its end.
+    ``most_frequent`` leaves it; or, where ``rows`` lists local rows, every neighbour of those)
+    into ``state.labels`` (every vertex's), marking the roots hooked in
+    ``state.scratch["hooked"]`` where there is one, then compress (unless ``compress`` is
+    False: a merge follows, whose compress serves both; the listed rows' vertices alone where
+    ``rows`` is given: ``compress_labels``). Returns, on the device and unread, (links read,
+    links whose ends had different labels when read, roots hooked): a run reads them once, at
+    its end.
 
     ``grids``: the backend's memos of ``search.persistent_grid`` and ``search.resident_grid``.
     A sampled pass runs on the persistent grid: nearly every link hooks, many threads climb to
@@ -80,7 +83,7 @@ def link_in_place(
         if in_graph.compressed
         else (in_graph.column_indices.astype(graph.column_indices.dtype, copy=False),)
     )
-    rows = (
+    rows_args = (
         graph.row_offsets,
         *column_args(graph),
         in_graph.row_offsets,
@@ -92,21 +95,31 @@ def link_in_place(
     )
     if n == 0:
         return counts
-    if neighbour is None:
+    listed = None if rows is None else (graph, rows)
+    threads = graph.nlocal  # the kernel's grid-stride loop: over every owned row, or the listed
+    if rows is not None:
+        kernel = get_kernel("link", kernel_name("link_listed", graph), policy, bits)
+        blocks = resident_grid(policy, grids[1], kernel)
+        threads = int(rows.shape[0])
+        arguments: tuple[Any, ...] = (rows, np.int64(threads))
+    elif neighbour is None:
         if not isinstance(skip, cupy.ndarray):
             skip = cupy.full((), skip, dtype=np.int64)
         kernel = get_kernel("link", kernel_name("link_rows", graph), policy, bits)
         blocks = resident_grid(policy, grids[1], kernel)
-        argument = skip
+        arguments = (skip,)
     else:
         kernel = get_kernel("link", kernel_name("link_neighbour", graph), policy, bits)
         blocks = persistent_grid(policy, grids[0])
-        argument = np.int64(neighbour)
+        arguments = (np.int64(neighbour),)
     hooked = state.scratch.get("hooked")
     marks = NO_MARKS if hooked is None else hooked
-    _launch(policy, kernel, blocks, graph.nlocal, (*rows, argument, state.labels, marks, counts))
+    if threads:
+        _launch(
+            policy, kernel, blocks, threads, (*rows_args, *arguments, state.labels, marks, counts)
+        )
     if compress:
-        compress_labels(policy, grids, state, bits, sampled=neighbour is not None)
+        compress_labels(policy, grids, state, bits, sampled=neighbour is not None, rows=listed)
     return counts
 
 
@@ -122,9 +135,26 @@ def compress_labels(
     state: ComponentState,
     bits: int,
     sampled: bool,
+    rows: tuple[DistGraph, Any] | None = None,
 ) -> None:
     """Point every label at its tree's root; on the persistent grid after a ``sampled`` pass
-    (its trees are deep and hub roots contended), else on the resident grid."""
+    (its trees are deep and hub roots contended), else on the resident grid. ``rows``: (the
+    graph, local rows) to point only those rows' vertices at their roots (after a search that
+    found a whole component every other vertex is a root or points at one)."""
+    if rows is not None:
+        graph, listed = rows
+        count = int(listed.shape[0])
+        if count:
+            kernel = get_kernel("link", "compress_listed", policy, bits)
+            args = (listed, np.int64(count), np.int32(graph.size), np.int32(graph.rank))
+            _launch(
+                policy,
+                kernel,
+                resident_grid(policy, grids[1], kernel),
+                count,
+                (*args, state.labels),
+            )
+        return
     kernel = get_kernel("link", "compress", policy, bits)
     n = state.labels.shape[0]
     blocks = (
@@ -162,10 +192,12 @@ def link_pairs(
     graph: DistGraph,
     state: ComponentState,
     segments: list[Any],
+    rows: Any = None,
 ) -> Any:
     """Link every (vertex, label) pair of each of ``segments`` (interleaved, as
-    ``hooked_pairs`` gives them: the other ranks') into the labels, then compress. Returns the
-    counts as ``link_in_place``."""
+    ``hooked_pairs`` gives them: the other ranks') into the labels, then compress (the
+    vertices of the local ``rows`` alone where given: ``compress_labels``). Returns the counts
+    as ``link_in_place``."""
     bits = 8 * check_graph(graph).itemsize
     counts = cupy.zeros(3, dtype=np.uint64)
     kernel = get_kernel("link", "link_pairs", policy, bits)
@@ -174,7 +206,8 @@ def link_pairs(
         if count:
             blocks = resident_grid(policy, grids[1], kernel)
             _launch(policy, kernel, blocks, count, (pairs, np.int64(count), state.labels, counts))
-    compress_labels(policy, grids, state, bits, sampled=False)
+    listed = None if rows is None else (graph, rows)
+    compress_labels(policy, grids, state, bits, sampled=False, rows=listed)
     return counts
 
 
@@ -209,6 +242,27 @@ def reached_bits(
     reached, first = (int(x) for x in summary.get())
     smallest = first * graph.size + graph.rank if reached else graph.n
     return bits.view(np.uint8), reached, smallest
+
+
+def unreached_rows(
+    policy: LaunchPolicy, grids: tuple[dict[int, int], ResidentGrids], graph: DistGraph, levels: Any
+) -> Any:
+    """The local rows that a BFS did not reach (``levels`` UNREACHED) and that have out-edges,
+    in no particular order, in the width of the graph's vertex ids (``unreached_rows`` of
+    ``kernels/link.cu``): after a search that found a whole component of an undirected graph,
+    the only rows left to link."""
+    dtype = check_graph(graph)
+    count = int(levels.shape[0])
+    if not levels.flags.c_contiguous:
+        levels = cupy.ascontiguousarray(levels)
+    rows = cupy.empty(count, dtype=dtype)
+    taken = cupy.zeros(1, dtype=np.uint64)
+    if count:
+        kernel = get_kernel("link", "unreached_rows", policy, 8 * dtype.itemsize)
+        blocks = resident_grid(policy, grids[1], kernel)
+        args = (levels, np.int64(count), graph.row_offsets, rows, taken)
+        _launch(policy, kernel, blocks, count, args)
+    return rows[: int(taken.get()[0])]
 
 
 def seed_labels(
