@@ -38,8 +38,8 @@
  * and:
  *   compress        every label to its tree's root (pointer jumping)
  *   compress_listed the same for the vertices of the local rows listed
- *   unreached_rows  the local rows a BFS did not reach that have edges: after a search that
- *                   found a whole component, the only rows left to link
+ *   unreached_rows  the local rows a BFS did not reach (reached_bits) that have edges: after
+ *                   a search that found a whole component, the only rows left to link
  *   reached_bits    the vertices a BFS reached (levels not kUnreached) as packed bits (bit i of
  *                   32-bit word i / 32: the frontier bitmap layout), with how many and the first
  *   seed_labels     every label from such bits: a reached vertex takes the given label (the
@@ -451,25 +451,34 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-// The local rows i < count that a search did not reach (levels[i] unreached) and that have
-// out-edges, appended to rows at slots taken from *taken (one atomic a warp that has any): after
-// a search that found a whole component, the only rows left to link.
+// The local rows whose bit is clear in `reached` (reached_bits) and set in `edges` (the rows
+// with out-edges), appended to rows at slots taken from *taken (one atomic a warp that has
+// any), from words[0, words) of both bitmaps, a lane a word: after a search that found a whole
+// component, the only rows left to link.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    unreached_rows(const label_t* levels, long long count, const size_type* offsets,
+    unreached_rows(const unsigned int* reached, const unsigned int* edges, long long words,
                    vertex_t* rows, unsigned long long* taken) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const int lane = threadIdx.x % kWarpThreads;
-  // Warp-uniform trip count: every lane reaches the ballot together.
-  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < count;
+  // Warp-uniform trip count: every lane reaches the shuffles together.
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < words;
        base += stride) {
-    const long long i = base + threadIdx.x;
-    const bool left = i < count && levels[i] == distbfs::kUnreached && offsets[i + 1] > offsets[i];
-    const unsigned int word = __ballot_sync(kFullWarp, left);
-    if (word == 0) continue;
+    const long long w = base + threadIdx.x;
+    unsigned int left = w < words ? edges[w] & ~reached[w] : 0u;
+    const unsigned int mine = __popc(left);
+    unsigned int below = mine;  // inclusive prefix over the warp's lanes
+    for (int d = 1; d < kWarpThreads; d *= 2) {
+      const unsigned int up = __shfl_up_sync(kFullWarp, below, d);
+      if (lane >= d) below += up;
+    }
+    const unsigned int total = __shfl_sync(kFullWarp, below, kWarpThreads - 1);
+    if (total == 0) continue;
     unsigned long long first = 0;
-    if (lane == 0) first = atomicAdd(taken, static_cast<unsigned long long>(__popc(word)));
-    first = __shfl_sync(kFullWarp, first, 0);
-    if (left) rows[first + __popc(word & ((1u << lane) - 1))] = static_cast<vertex_t>(i);
+    if (lane == 0) first = atomicAdd(taken, static_cast<unsigned long long>(total));
+    unsigned long long slot = __shfl_sync(kFullWarp, first, 0) + below - mine;
+    for (; left; left &= left - 1) {
+      rows[slot++] = static_cast<vertex_t>(w * kWarpThreads + __ffs(left) - 1);
+    }
   }
 }
 

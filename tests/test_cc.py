@@ -274,7 +274,8 @@ def test_unreached_rows_are_the_rows_left_to_link(backend, size):
             xp.asarray(columns),
         )
         levels = rng.integers(-1, 3, nlocal).astype(np.int32)  # -1: UNREACHED
-        rows = graphs.host(backend.unreached_rows(graph, xp.asarray(levels)))
+        bits, _, _ = backend.reached_bits(graph, xp.asarray(levels))
+        rows = graphs.host(backend.unreached_rows(graph, backend.prepare(graph), bits))
         want = np.flatnonzero((levels < 0) & (degrees > 0))
         assert rows.dtype == np.int32
         np.testing.assert_array_equal(np.sort(rows), want)

@@ -92,10 +92,12 @@ def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, i
     with timer.phase("seed"):
         bits, count, smallest = backend.reached_bits(graph, run.distances)
         whole = not run.at_limit
-        rows = backend.unreached_rows(graph, run.distances) if whole and plan.in_place else None
         release_queues(run.plan, run.state)
         del run  # its labels, before the run's state is made
         label = int(comm.allreduce(smallest, op="min"))
+        rows = None
+        if whole and plan.in_place:  # the only rows left to link (this rank's)
+            rows = backend.unreached_rows(graph, plan.resources.backend_resources, bits)
         if plan.replicated:
             bits = comm.allgather_equal(bits)
         state = plan.start(seeded=True)

@@ -302,9 +302,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
             self.policy, grids, graph, in_graph, state, neighbour, skip, compress, rows
         )
 
-    def unreached_rows(self, graph: DistGraph, distances: Any) -> Any:
+    def unreached_rows(self, graph: DistGraph, resources: Any, bits: Any) -> Any:
         grids = (self._persistent, self._resident)
-        return link.unreached_rows(self.policy, grids, graph, distances)
+        return link.unreached_rows(self.policy, grids, graph, resources, bits)
 
     def reached_bits(self, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
         grids = (self._persistent, self._resident)

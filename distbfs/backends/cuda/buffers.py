@@ -158,7 +158,8 @@ class CudaGraphResources:
     as needed), the one-block kernel's shared-memory layout (``fused._block_layout``) and the
     tiers of fused launches (``fused._tiers``) are kept here too: searches of a graph run one
     at a time, and each reads its rows of the log before the next begins. So is batched BFS's
-    gather order (``lanes.GatherOrder``), built on first need, and, when ``keeps_queues``
+    gather order (``lanes.GatherOrder``) and the bitmap of the owned vertices that have edges
+    (``link.unreached_rows``), each built on first need, and, when ``keeps_queues``
     (``KEPT_QUEUE_BYTES``), the queues of its last search by name (``search_queue``)."""
 
     vertex_dtype: np.dtype
@@ -172,6 +173,7 @@ class CudaGraphResources:
     block_layout: tuple[int, int, int] | None = None
     fused_tiers: list[Any] | None = None  # the launches fused runs choose from (fused._tiers)
     gather_order: Any | None = None
+    edge_bits: Any | None = None  # bit k: owned vertex k has out-edges (frontier bitmap layout)
     search_rows: tuple[Any, ...] | None = None
     keeps_queues: bool = False
     kept_queues: dict[str, Any] = field(default_factory=dict)

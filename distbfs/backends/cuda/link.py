@@ -32,7 +32,7 @@ import numpy as np
 from ...graph import DistGraph
 from ..arrays.components import ComponentState
 from ..base import frontier_bitmap_bytes
-from .buffers import check_graph
+from .buffers import CudaGraphResources, check_graph
 from .compressed import column_args, kernel_name
 from .kernels import get_kernel
 from .launch_policy import LaunchPolicy
@@ -245,24 +245,34 @@ def reached_bits(
 
 
 def unreached_rows(
-    policy: LaunchPolicy, grids: tuple[dict[int, int], ResidentGrids], graph: DistGraph, levels: Any
+    policy: LaunchPolicy,
+    grids: tuple[dict[int, int], ResidentGrids],
+    graph: DistGraph,
+    resources: CudaGraphResources,
+    bits: Any,
 ) -> Any:
-    """The local rows that a BFS did not reach (``levels`` UNREACHED) and that have out-edges,
-    in no particular order, in the width of the graph's vertex ids (``unreached_rows`` of
-    ``kernels/link.cu``): after a search that found a whole component of an undirected graph,
-    the only rows left to link."""
+    """The local rows whose bit is clear in ``bits`` (``reached_bits``'s, this rank's) and
+    that have out-edges, in no particular order, in the width of the graph's vertex ids
+    (``unreached_rows`` of ``kernels/link.cu``, a bitmap word a thread): after a search that
+    found a whole component of an undirected graph, the only rows left to link. The rows with
+    edges, as a bitmap, are worked out once per graph (``resources.edge_bits``)."""
     dtype = check_graph(graph)
-    count = int(levels.shape[0])
-    if not levels.flags.c_contiguous:
-        levels = cupy.ascontiguousarray(levels)
-    rows = cupy.empty(count, dtype=dtype)
+    if resources.edge_bits is None:
+        offsets = graph.row_offsets
+        packed = cupy.packbits(offsets[1:] != offsets[:-1], bitorder="little")
+        edge_bits = cupy.zeros(frontier_bitmap_bytes(graph.n, graph.size), dtype=np.uint8)
+        edge_bits[: packed.shape[0]] = packed
+        resources.edge_bits = edge_bits.view(np.uint32)
+    edges = resources.edge_bits
+    words = int(edges.shape[0])
+    rows = cupy.empty(graph.nlocal, dtype=dtype)
     taken = cupy.zeros(1, dtype=np.uint64)
-    if count:
+    if words:
         kernel = get_kernel("link", "unreached_rows", policy, 8 * dtype.itemsize)
         blocks = resident_grid(policy, grids[1], kernel)
-        args = (levels, np.int64(count), graph.row_offsets, rows, taken)
-        _launch(policy, kernel, blocks, count, args)
-    return rows[: int(taken.get()[0])]
+        reached = cupy.ascontiguousarray(bits).view(np.uint32)
+        _launch(policy, kernel, blocks, words, (reached, edges, np.int64(words), rows, taken))
+    return rows[: int(taken.get()[0])].copy()  # not the whole allocation's worth
 
 
 def seed_labels(
