@@ -30,15 +30,16 @@
  *                   rows longer than a warp are strided by the whole warp (Merrill's warp
  *                   gathering)
  *   link_pairs      the pairs (pairs[2i], pairs[2i + 1]) another rank hooked
- *   link_listed     every neighbour of the local rows listed (unreached_rows)
+ *   link_listed     every neighbour of the owned vertices listed (unreached_rows)
  *   hooked_pairs    the pairs (vertex, label) of the roots this rank hooked (not counted)
+ *   hooked_listed_pairs  the same among listed vertices (a replica of their labels alone)
  * (link_neighbour_varint and link_rows_varint: the same over compressed rows, VarintColumns in
  * common.cuh; a row of at most kDecodePointEdges edges is decoded by its lane, a longer one
  * by the whole warp, a lane to each stretch between its decode points),
  * and:
  *   compress        every label to its tree's root (pointer jumping)
- *   compress_listed the same for the vertices of the local rows listed
- *   unreached_rows  the local rows a BFS did not reach (reached_bits) that have edges: after
+ *   compress_listed the same for the vertices listed
+ *   unreached_rows  the owned vertices a BFS did not reach (reached_bits) that have edges: after
  *                   a search that found a whole component, the only rows left to link
  *   reached_bits    the vertices a BFS reached (levels not kUnreached) as packed bits (bit i of
  *                   32-bit word i / 32: the frontier bitmap layout), with how many and the first
@@ -215,8 +216,9 @@ __device__ __forceinline__ void link_sampled(const Rows& out, const Rows& in, in
   tally.flush(counts);
 }
 
-// Every neighbour (out, and in on a directed graph) of the local rows list[0, count): the rows
-// left to link after a search that found a whole component (unreached_rows).
+// Every neighbour (out, and in on a directed graph) of the owned vertices list[0, count)
+// (global ids): the rows left to link after a search that found a whole component
+// (unreached_rows).
 template <bool kVarint>
 __device__ __forceinline__ void link_list(const Rows& out, const Rows& in, int directed,
                                           Stripe stripe, const vertex_t* list, long long count,
@@ -229,8 +231,8 @@ __device__ __forceinline__ void link_list(const Rows& out, const Rows& in, int d
        base += stride) {
     const long long j = base + threadIdx.x;
     const bool take = j < count;
-    const long long i = take ? static_cast<long long>(list[j]) : 0;
-    const comp_t v = stripe.vertex(i);
+    const comp_t v = take ? static_cast<comp_t>(list[j]) : stripe.rank;
+    const long long i = (v - stripe.rank) / stripe.size;
     link_row<kVarint>(i, v, take ? out.offsets[i] : 0, take ? out.offsets[i + 1] : 0, out, comp,
                       tally);
     if (directed) {
@@ -359,6 +361,34 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+// The pairs (vertex, label) of the roots marked in `marks` (cleared) among the vertices
+// listed[0, count) (each listed once: the only ones a replica holds the labels of), into pairs
+// at slots taken from *count.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    hooked_listed_pairs(const vertex_t* listed, long long count, unsigned char* marks,
+                        const comp_t* comp, vertex_t* pairs, unsigned long long* taken) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const int lane = threadIdx.x % kWarpThreads;
+  // Warp-uniform trip count: every lane reaches the ballot together.
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < count;
+       base += stride) {
+    const long long j = base + threadIdx.x;
+    const vertex_t v = j < count ? listed[j] : 0;
+    const bool hooked = j < count && marks[v] != 0;
+    const unsigned int word = __ballot_sync(kFullWarp, hooked);
+    if (word == 0) continue;
+    unsigned long long first = 0;
+    if (lane == 0) first = atomicAdd(taken, static_cast<unsigned long long>(__popc(word)));
+    first = __shfl_sync(kFullWarp, first, 0);
+    if (hooked) {
+      const unsigned long long slot = first + __popc(word & ((1u << lane) - 1));
+      marks[v] = 0;
+      pairs[2 * slot] = v;
+      pairs[2 * slot + 1] = static_cast<vertex_t>(comp[v]);
+    }
+  }
+}
+
 // count pairs (vertex, parent), interleaved, that other ranks hooked; nothing is marked: every
 // rank links them.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
@@ -395,14 +425,14 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) compress(long long n
   }
 }
 
-// The vertices of local rows list[0, count) (global row * size + rank) to their roots: after a
-// search that found a whole component, every other vertex is a root or under one.
+// The vertices list[0, count) (global ids) to their roots: after a search that found a whole
+// component, every other vertex is a root or under one.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    compress_listed(const vertex_t* list, long long count, int size, int rank, comp_t* comp) {
+    compress_listed(const vertex_t* list, long long count, comp_t* comp) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; j < count;
        j += stride) {
-    compress_vertex(static_cast<comp_t>(list[j]) * size + rank, comp);
+    compress_vertex(static_cast<comp_t>(list[j]), comp);
   }
 }
 
@@ -451,13 +481,13 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-// The local rows whose bit is clear in `reached` (reached_bits) and set in `edges` (the rows
-// with out-edges), appended to rows at slots taken from *taken (one atomic a warp that has
-// any), from words[0, words) of both bitmaps, a lane a word: after a search that found a whole
-// component, the only rows left to link.
+// The owned vertices (global ids: local row * size + rank) whose bit is clear in `reached`
+// (reached_bits) and set in `edges` (the rows with out-edges), appended to rows at slots taken
+// from *taken (one atomic a warp that has any), from words[0, words) of both bitmaps, a lane a
+// word: after a search that found a whole component, the only rows left to link.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     unreached_rows(const unsigned int* reached, const unsigned int* edges, long long words,
-                   vertex_t* rows, unsigned long long* taken) {
+                   int size, int rank, vertex_t* rows, unsigned long long* taken) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const int lane = threadIdx.x % kWarpThreads;
   // Warp-uniform trip count: every lane reaches the shuffles together.
@@ -477,7 +507,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     if (lane == 0) first = atomicAdd(taken, static_cast<unsigned long long>(total));
     unsigned long long slot = __shfl_sync(kFullWarp, first, 0) + below - mine;
     for (; left; left &= left - 1) {
-      rows[slot++] = static_cast<vertex_t>(w * kWarpThreads + __ffs(left) - 1);
+      const long long row = w * kWarpThreads + __ffs(left) - 1;
+      rows[slot++] = static_cast<vertex_t>(row * size + rank);
     }
   }
 }

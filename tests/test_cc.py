@@ -254,8 +254,9 @@ def test_reached_bits_seed_the_labels(backend, size):
 
 @pytest.mark.parametrize("size", [1, 3])
 def test_unreached_rows_are_the_rows_left_to_link(backend, size):
-    """A backend that links in place lists the local rows a search did not reach that have
-    edges: after a whole search, the only rows its finish links and compresses."""
+    """A backend that links in place lists the owned vertices (global ids) a search did not
+    reach that have edges: after a whole search, the only rows its finish links and
+    compresses."""
     if not search_in_place(backend):
         pytest.skip(f"the {backend.name} backend links in rounds only")
     xp, rng = backend.xp, np.random.default_rng(size)
@@ -276,7 +277,7 @@ def test_unreached_rows_are_the_rows_left_to_link(backend, size):
         levels = rng.integers(-1, 3, nlocal).astype(np.int32)  # -1: UNREACHED
         bits, _, _ = backend.reached_bits(graph, xp.asarray(levels))
         rows = graphs.host(backend.unreached_rows(graph, backend.prepare(graph), bits))
-        want = np.flatnonzero((levels < 0) & (degrees > 0))
+        want = np.flatnonzero((levels < 0) & (degrees > 0)) * size + rank
         assert rows.dtype == np.int32
         np.testing.assert_array_equal(np.sort(rows), want)
 

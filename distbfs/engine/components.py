@@ -98,6 +98,7 @@ REPLICA_METHODS = (
     "hooked_pairs",
     "link_pairs",
     "replica_owned",
+    "take_replica_labels",
 )
 """The backend methods of a run over replicated labels (several ranks linking in place)."""
 
@@ -212,11 +213,20 @@ class ComponentPlan:
             return False
         return fits(backend.replica_bytes(self.graph), backend.xp, self.comm)
 
-    def start(self, seeded: bool = False) -> Any:
-        """A new run's state: every vertex its own label (the owned ones', or a replica's);
-        ``seeded``: the labels left unset, for the backend's ``seed_labels`` to write."""
-        start = self.backend.replica_start if self.replicated else self.backend.components_start
+    def start(self, seeded: bool = False, replica: bool | None = None) -> Any:
+        """A new run's state: every vertex its own label (the owned ones', or a replica's where
+        ``replica``, by default where the plan is ``replicated``); ``seeded``: the labels left
+        unset, for the backend's ``seed_labels`` to write."""
+        replica = self.replicated if replica is None else replica
+        start = self.backend.replica_start if replica else self.backend.components_start
         return start(self.graph, self.resources.backend_resources, seeded=seeded)
+
+    def remainder(self, listed: Any) -> Any:
+        """A replica of the labels of the vertices ``listed`` alone (global ids, every rank's:
+        a whole search's remainder)."""
+        return self.backend.replica_start(
+            self.graph, self.resources.backend_resources, listed=listed
+        )
 
     def owned(self, state: Any) -> Any:
         """The run's state over the owned vertices' labels (local order): a replica's share."""

@@ -69,12 +69,14 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
             merge(plan, state, "merge samples", log, timer)
         with timer.phase("largest"):
             giant = plan.largest_label(state)
-    link_edges(
-        plan, state, "finish", log, timer, skip=giant, rows=rows, compress=not plan.replicated
-    )
-    if plan.replicated:  # few hooks: the merge's compress serves both
-        merge(plan, state, "merge", log, timer, rows=rows)
-    state = plan.owned(state)
+    if rows is not None and plan.replicated:  # the owned labels; a replica of the rest's
+        link_remainder(plan, state, rows, log, timer)
+    else:
+        replica = plan.replicated
+        link_edges(plan, state, "finish", log, timer, skip=giant, rows=rows, compress=not replica)
+        if replica:  # few hooks: the merge's compress serves both
+            merge(plan, state, "merge", log, timer)
+            state = plan.owned(state)
     rounds = log.stats(plan.comm, timer, plan.backend.to_host)
     return ComponentSearch(state.labels, int(giant), rounds, state)
 
@@ -82,10 +84,12 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
 def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, int, bool, Any]:
     """A BFS from ``plan.hub`` of at most ``plan.search_levels`` levels (collective): every
     vertex it reaches joins one tree, a star under the smallest of them, in a new run's state
-    (a replica's from every rank's reached bits, one all-gather). Returns the state, that label,
-    whether the search ran to its end (then the tree is a whole component) and, where it did
-    and the plan links in place, this rank's rows it did not reach that have edges (else
-    None): the only ones left to link, since no edge leaves a whole component."""
+    (a replica's from every rank's reached bits, one all-gather, where the search stopped at
+    its level limit and the plan is ``replicated``; else this rank's). Returns the state, that
+    label, whether the search ran to its end (then the tree is a whole component) and, where it
+    did and the plan links in place, this rank's vertices it did not reach that have edges
+    (global ids; else None): the only rows left to link, since no edge leaves a whole
+    component."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
     with timer.phase("search"):
         run = run_levels(plan.search, plan.hub, depth_limit=plan.search_levels)
@@ -98,14 +102,32 @@ def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, i
         rows = None
         if whole and plan.in_place:  # the only rows left to link (this rank's)
             rows = backend.unreached_rows(graph, plan.resources.backend_resources, bits)
-        if plan.replicated:
+        replica = plan.replicated and not whole
+        if replica:
             bits = comm.allgather_equal(bits)
-        state = plan.start(seeded=True)
+        state = plan.start(seeded=True, replica=replica)
         backend.seed_labels(graph, state, bits, label)
     joined = count - int(label % comm.size == comm.rank)  # all but the root
     log.round("search", 0, 0, [0, 0, 0, 0, joined, 0])
     timer.next_level()
     return state, label, whole, rows
+
+
+def link_remainder(plan: ComponentPlan, state: Any, rows: Any, log: RoundLog, timer: Any) -> None:
+    """The finish of a whole search on replicas (collective): every rank's rows left (a few per
+    thousand vertices on a Kronecker graph) go to every rank (one all-gather), each rank links
+    its own into a replica of those vertices' labels alone, a merge makes the replicas equal,
+    and the owned ones' labels go into ``state``, whose other labels the seed wrote. No pass
+    over every vertex: the remainder's edges join remainder vertices only."""
+    backend, comm = plan.backend, plan.comm
+    with timer.phase("exchange"):
+        listed = comm.allgather_array(rows)
+    with timer.phase("seed"):
+        replica = plan.remainder(listed)
+    link_edges(plan, replica, "finish", log, timer, rows=rows, compress=False)
+    merge(plan, replica, "merge", log, timer, rows=rows)
+    with timer.phase("take"):
+        backend.take_replica_labels(plan.graph, state, replica, rows)
 
 
 def link_edges(

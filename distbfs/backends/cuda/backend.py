@@ -315,14 +315,31 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         link.seed_labels(self.policy, grids, graph, state, bits, label)
 
     def replica_start(
-        self, graph: DistGraph, resources: Any, seeded: bool = False
+        self, graph: DistGraph, resources: Any, seeded: bool = False, listed: Any = None
     ) -> ComponentState:
         """A connected-components run over a replica of every vertex's label (several ranks;
         ``link``): every vertex its own label (``seeded``: left unset, for ``seed_labels``),
-        no root hooked yet."""
-        scratch = {"hooked": cupy.zeros(graph.n, dtype=np.uint8)}
-        labels = cupy.empty(graph.n, np.int64) if seeded else cupy.arange(graph.n, dtype=np.int64)
-        return ComponentState(labels, scratch, resources, graph)
+        no root hooked yet. ``listed`` (global ids, each once): a replica of those vertices'
+        labels alone, the rest left unset and never read (a whole search's remainder, whose
+        edges join listed vertices only): no pass over every vertex."""
+        if listed is None:
+            scratch = {"hooked": cupy.zeros(graph.n, dtype=np.uint8)}
+            labels = (
+                cupy.empty(graph.n, np.int64) if seeded else cupy.arange(graph.n, dtype=np.int64)
+            )
+            return ComponentState(labels, scratch, resources, graph)
+        labels, hooked = cupy.empty(graph.n, np.int64), cupy.empty(graph.n, np.uint8)
+        labels[listed] = listed
+        hooked[listed] = 0
+        return ComponentState(labels, {"hooked": hooked, "listed": listed}, resources, graph)
+
+    def take_replica_labels(
+        self, graph: DistGraph, state: ComponentState, replica: ComponentState, listed: Any
+    ) -> None:
+        """The labels of the owned vertices ``listed`` (global ids) from ``replica`` into the
+        run's owned labels ``state``."""
+        if listed.shape[0]:
+            state.labels[(listed - graph.rank) // graph.size] = replica.labels[listed]
 
     def replica_bytes(self, graph: DistGraph) -> int:
         """Device bytes a replicated run takes beyond the graph, at most: the labels and marks

@@ -56,10 +56,11 @@ def link_in_place(
 ) -> Any:
     """Link neighbour ``neighbour`` of every owned vertex (None: every neighbour of the owned
     vertices whose label is not ``skip``: -1 for none, or a 0-d device array as
-    ``most_frequent`` leaves it; or, where ``rows`` lists local rows, every neighbour of those)
+    ``most_frequent`` leaves it; or, where ``rows`` lists owned vertices by global id, every
+    neighbour of those)
     into ``state.labels`` (every vertex's), marking the roots hooked in
     ``state.scratch["hooked"]`` where there is one, then compress (unless ``compress`` is
-    False: a merge follows, whose compress serves both; the listed rows' vertices alone where
+    False: a merge follows, whose compress serves both; the listed vertices alone where
     ``rows`` is given: ``compress_labels``). Returns, on the device and unread, (links read,
     links whose ends had different labels when read, roots hooked): a run reads them once, at
     its end.
@@ -95,7 +96,6 @@ def link_in_place(
     )
     if n == 0:
         return counts
-    listed = None if rows is None else (graph, rows)
     threads = graph.nlocal  # the kernel's grid-stride loop: over every owned row, or the listed
     if rows is not None:
         kernel = get_kernel("link", kernel_name("link_listed", graph), policy, bits)
@@ -119,7 +119,7 @@ def link_in_place(
             policy, kernel, blocks, threads, (*rows_args, *arguments, state.labels, marks, counts)
         )
     if compress:
-        compress_labels(policy, grids, state, bits, sampled=neighbour is not None, rows=listed)
+        compress_labels(policy, grids, state, bits, sampled=neighbour is not None, rows=rows)
     return counts
 
 
@@ -135,25 +135,18 @@ def compress_labels(
     state: ComponentState,
     bits: int,
     sampled: bool,
-    rows: tuple[DistGraph, Any] | None = None,
+    rows: Any = None,
 ) -> None:
     """Point every label at its tree's root; on the persistent grid after a ``sampled`` pass
-    (its trees are deep and hub roots contended), else on the resident grid. ``rows``: (the
-    graph, local rows) to point only those rows' vertices at their roots (after a search that
-    found a whole component every other vertex is a root or points at one)."""
+    (its trees are deep and hub roots contended), else on the resident grid. ``rows``: global
+    ids, to point only those vertices at their roots (after a search that found a whole
+    component every other vertex is a root or points at one)."""
     if rows is not None:
-        graph, listed = rows
-        count = int(listed.shape[0])
+        count = int(rows.shape[0])
         if count:
             kernel = get_kernel("link", "compress_listed", policy, bits)
-            args = (listed, np.int64(count), np.int32(graph.size), np.int32(graph.rank))
-            _launch(
-                policy,
-                kernel,
-                resident_grid(policy, grids[1], kernel),
-                count,
-                (*args, state.labels),
-            )
+            blocks = resident_grid(policy, grids[1], kernel)
+            _launch(policy, kernel, blocks, count, (rows, np.int64(count), state.labels))
         return
     kernel = get_kernel("link", "compress", policy, bits)
     n = state.labels.shape[0]
@@ -171,8 +164,12 @@ def hooked_pairs(
 ) -> Any:
     """The roots this replica hooked since the last merge with their labels, interleaved
     (vertex, label, vertex, label, ...) in the width of the graph's vertex ids, in no
-    particular order; the marks are cleared."""
+    particular order; the marks are cleared. A replica of listed vertices' labels alone
+    (``scratch["listed"]``, ``replica_start``) reads their marks only."""
     hooked, labels = state.scratch["hooked"], state.labels
+    listed = state.scratch.get("listed")
+    if listed is not None:
+        return _hooked_listed_pairs(policy, grids, graph, state, listed)
     count = int(cupy.count_nonzero(hooked))
     dtype = check_graph(graph)
     pairs = cupy.empty(2 * count, dtype=dtype)
@@ -184,6 +181,24 @@ def hooked_pairs(
         spans = -(-n // MARKS_PER_THREAD)  # a thread reads MARKS_PER_THREAD marks
         _launch(policy, kernel, blocks, spans, (np.int64(n), hooked, labels, pairs, taken))
     return pairs
+
+
+def _hooked_listed_pairs(
+    policy: LaunchPolicy,
+    grids: tuple[dict[int, int], ResidentGrids],
+    graph: DistGraph,
+    state: ComponentState,
+    listed: Any,
+) -> Any:
+    dtype = check_graph(graph)
+    count = int(listed.shape[0])
+    pairs = cupy.empty(2 * count, dtype=dtype)
+    taken = cupy.zeros(1, dtype=np.uint64)
+    if count:
+        kernel = get_kernel("link", "hooked_listed_pairs", policy, 8 * dtype.itemsize)
+        args = (listed, np.int64(count), state.scratch["hooked"], state.labels, pairs, taken)
+        _launch(policy, kernel, resident_grid(policy, grids[1], kernel), count, args)
+    return pairs[: 2 * int(taken.get()[0])]
 
 
 def link_pairs(
@@ -206,8 +221,7 @@ def link_pairs(
         if count:
             blocks = resident_grid(policy, grids[1], kernel)
             _launch(policy, kernel, blocks, count, (pairs, np.int64(count), state.labels, counts))
-    listed = None if rows is None else (graph, rows)
-    compress_labels(policy, grids, state, bits, sampled=False, rows=listed)
+    compress_labels(policy, grids, state, bits, sampled=False, rows=rows)
     return counts
 
 
@@ -251,8 +265,8 @@ def unreached_rows(
     resources: CudaGraphResources,
     bits: Any,
 ) -> Any:
-    """The local rows whose bit is clear in ``bits`` (``reached_bits``'s, this rank's) and
-    that have out-edges, in no particular order, in the width of the graph's vertex ids
+    """The owned vertices (global ids) whose bit is clear in ``bits`` (``reached_bits``'s, this
+    rank's) and that have out-edges, in no particular order, in the width of the graph's ids
     (``unreached_rows`` of ``kernels/link.cu``, a bitmap word a thread): after a search that
     found a whole component of an undirected graph, the only rows left to link. The rows with
     edges, as a bitmap, are worked out once per graph (``resources.edge_bits``)."""
@@ -271,7 +285,8 @@ def unreached_rows(
         kernel = get_kernel("link", "unreached_rows", policy, 8 * dtype.itemsize)
         blocks = resident_grid(policy, grids[1], kernel)
         reached = cupy.ascontiguousarray(bits).view(np.uint32)
-        _launch(policy, kernel, blocks, words, (reached, edges, np.int64(words), rows, taken))
+        args = (reached, edges, np.int64(words), np.int32(graph.size), np.int32(graph.rank))
+        _launch(policy, kernel, blocks, words, (*args, rows, taken))
     return rows[: int(taken.get()[0])].copy()  # not the whole allocation's worth
 
 
