@@ -31,7 +31,9 @@ the replicas equal (``distbfs.traversals.cc``). The labels, the largest componen
 are the same. After a search that found a whole component, a pass in place links only the rows
 the search left that have edges (``unreached_rows``; on a Kronecker graph a few thousand of the
 vertices outside the giant component, the rest isolated) and compresses only their vertices:
-every other vertex is the star's or a root already, so no pass reads every label.
+every other vertex is the star's or a root already, so no pass reads every label. On several
+ranks the run then keeps only its owned labels, and every rank's rows left, all-gathered, are
+linked in a replica of their labels alone (``remainder``; ``distbfs.traversals.cc``).
 
 Statistics. Every round (one pass of: read the labels of the links' far ends, keep the links
 joining different labels, hook, compress) is one ``RoundStats`` row: its counters summed over
