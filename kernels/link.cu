@@ -216,6 +216,20 @@ __device__ __forceinline__ void link_sampled(const Rows& out, const Rows& in, in
   tally.flush(counts);
 }
 
+// Link global vertex v (local row i) to its out-neighbours and, on a directed graph, its
+// in-neighbours, where `take` (every lane of the warp calls it together, as link_row).
+template <bool kVarint>
+__device__ __forceinline__ void link_rows_of(long long i, comp_t v, bool take, const Rows& out,
+                                             const Rows& in, int directed, comp_t* comp,
+                                             Tally& tally) {
+  link_row<kVarint>(i, v, take ? out.offsets[i] : 0, take ? out.offsets[i + 1] : 0, out, comp,
+                    tally);
+  if (directed) {
+    link_row<kVarint>(i, v, take ? in.offsets[i] : 0, take ? in.offsets[i + 1] : 0, in, comp,
+                      tally);
+  }
+}
+
 // Every neighbour (out, and in on a directed graph) of the owned vertices list[0, count)
 // (global ids): the rows left to link after a search that found a whole component
 // (unreached_rows).
@@ -233,12 +247,7 @@ __device__ __forceinline__ void link_list(const Rows& out, const Rows& in, int d
     const bool take = j < count;
     const comp_t v = take ? static_cast<comp_t>(list[j]) : stripe.rank;
     const long long i = (v - stripe.rank) / stripe.size;
-    link_row<kVarint>(i, v, take ? out.offsets[i] : 0, take ? out.offsets[i + 1] : 0, out, comp,
-                      tally);
-    if (directed) {
-      link_row<kVarint>(i, v, take ? in.offsets[i] : 0, take ? in.offsets[i + 1] : 0, in, comp,
-                        tally);
-    }
+    link_rows_of<kVarint>(i, v, take, out, in, directed, comp, tally);
   }
   tally.flush(counts);
 }
@@ -257,12 +266,7 @@ __device__ __forceinline__ void link_unskipped(const Rows& out, const Rows& in, 
     const long long i = base + threadIdx.x;
     const comp_t v = stripe.vertex(i);
     const bool take = i < stripe.rows && read_label(comp, v) != skip;
-    link_row<kVarint>(i, v, take ? out.offsets[i] : 0, take ? out.offsets[i + 1] : 0, out, comp,
-                      tally);
-    if (directed) {
-      link_row<kVarint>(i, v, take ? in.offsets[i] : 0, take ? in.offsets[i + 1] : 0, in, comp,
-                        tally);
-    }
+    link_rows_of<kVarint>(i, v, take, out, in, directed, comp, tally);
   }
   tally.flush(counts);
 }
