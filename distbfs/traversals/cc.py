@@ -143,10 +143,10 @@ def link_edges(
     compress: bool = True,
 ) -> None:
     """Link neighbour ``neighbour`` of every vertex, or (None) every neighbour of the vertices
-    whose label is not ``skip`` (as ``largest_label`` gives it; or of the local ``rows`` where
-    given: ``search_giant``'s): in one pass where the plan links in place (then compressed
-    unless ``compress`` is False: a merge follows), else in rounds over the exchange
-    (``link``)."""
+    whose label is not ``skip`` (as ``largest_label`` gives it; or of the owned vertices
+    ``rows``, global ids, where given: ``search_giant``'s): in one pass where the plan links in
+    place (then compressed unless ``compress`` is False: a merge follows), else in rounds over
+    the exchange (``link``)."""
     backend, graph, in_graph = plan.backend, plan.graph, plan.in_graph
     if plan.in_place:
         with timer.phase("link"):
@@ -167,8 +167,8 @@ def merge(
 ) -> None:
     """Make the replicas equal (collective): every rank's roots hooked since the last merge,
     with their labels, go to every rank (one all-gather), which links the other ranks' into
-    its replica and compresses (the vertices of its local ``rows`` alone where given: the rows
-    a whole search left, among them every owned vertex whose label the run still changes)."""
+    its replica and compresses (its ``rows`` alone where given, global ids: the vertices a whole
+    search left that have edges, among them every owned vertex whose label the run changes)."""
     backend, comm = plan.backend, plan.comm
     with timer.phase("hooked"):
         pairs = backend.hooked_pairs(plan.graph, state)
