@@ -34,11 +34,12 @@ asked of their owners), ``cross`` (keep the links joining different labels), ``p
 / [exchange] / ``apply_hooks`` (each crossing link's larger label, a root, takes the smallest
 smaller label requested for it, at its owner), ``jump_start`` / ``jump`` / ``jumping_labels``
 (pointer jumping until every tree is a star), ``component_roots`` (the owned vertices that are
-their own label). A backend may also offer ``link_in_place`` and ``unreached_rows``
-(``IN_PLACE_METHODS``; the CUDA backend does): on one rank, which holds every label, a set of
-links is joined in one lock-free union-find pass and compressed, instead of in rounds, and after
-a search that found a whole component only the rows it did not reach that have edges are
-linked and compressed (``unreached_rows``); with the methods ``REPLICA_METHODS`` names,
+their own label), ``unreached_rows`` (after a search that found a whole component, the owned
+vertices it did not reach that have edges: the only rows left to link) and ``take_labels``
+(those rows' labels from the run that linked them). A backend may also offer ``link_in_place``
+(the CUDA backend does): on one rank, which holds every label, a set of links is joined in one
+lock-free union-find pass and compressed, instead of in rounds, and after a whole search only
+the rows left are linked and compressed; with the methods ``REPLICA_METHODS`` names,
 several ranks each link their rows into a replica of every label (``replica_start``,
 ``replica_bytes``), send the roots they hooked (``hooked_pairs``), link the others'
 (``link_pairs``) and keep their share at the end (``replica_owned``).

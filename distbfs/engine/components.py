@@ -22,7 +22,7 @@ stopped by ``search_levels`` (a high-diameter part) leaves a partial tree, still
 the sampled passes then run on top of it. The caller passes the graph's search plan (a factory,
 called only where the plan searches).
 
-Linking in place. A backend with ``IN_PLACE_METHODS`` (CUDA) joins a whole set of links in one
+Linking in place. A backend with ``link_in_place`` (CUDA) joins a whole set of links in one
 lock-free union-find pass over a label array of every vertex and compresses, in place of the
 rounds of the striped path (``in_place``). One rank holds that array; on several ranks each holds
 a replica (``replicated``, where every rank's device has room for it, ``REPLICA_METHODS``),
@@ -33,7 +33,8 @@ the search left that have edges (``unreached_rows``; on a Kronecker graph a few 
 vertices outside the giant component, the rest isolated) and compresses only their vertices:
 every other vertex is the star's or a root already, so no pass reads every label. On several
 ranks the run then keeps only its owned labels, and every rank's rows left, all-gathered, are
-linked in a replica of their labels alone (``remainder``; ``distbfs.traversals.cc``).
+linked in a replica of their labels alone (``remainder``); the striped rounds link them in a
+run of their own, whose few hooked trees are all its compress moves (``distbfs.traversals.cc``).
 
 Statistics. Every round (one pass of: read the labels of the links' far ends, keep the links
 joining different labels, hook, compress) is one ``RoundStats`` row: its counters summed over
@@ -76,6 +77,8 @@ COMPONENT_METHODS = (
     "components_start",
     "reached_bits",
     "seed_labels",
+    "unreached_rows",
+    "take_labels",
     "sample_links",
     "remaining_links",
     "owned_labels",
@@ -91,16 +94,13 @@ COMPONENT_METHODS = (
     "jumping_labels",
 )
 """The backend methods of connected components (``distbfs.backends.base``)."""
-IN_PLACE_METHODS = ("link_in_place", "unreached_rows")
-"""The backend methods of linking in place (one rank, or replicas)."""
 REPLICA_METHODS = (
-    *IN_PLACE_METHODS,
+    "link_in_place",
     "replica_start",
     "replica_bytes",
     "hooked_pairs",
     "link_pairs",
     "replica_owned",
-    "take_replica_labels",
 )
 """The backend methods of a run over replicated labels (several ranks linking in place)."""
 
@@ -207,7 +207,7 @@ class ComponentPlan:
         """Whether the backend links in place here: one rank, or on several the replica
         methods and every rank's room for a replica (collective where several)."""
         backend = self.backend
-        if not all(callable(getattr(backend, name, None)) for name in IN_PLACE_METHODS):
+        if not callable(getattr(backend, "link_in_place", None)):
             return False
         if self.comm.size == 1:
             return True
@@ -336,7 +336,6 @@ __all__ = [
     "COUNTERS",
     "DEFAULT_SAMPLES",
     "DEFAULT_SAMPLE_ROUNDS",
-    "IN_PLACE_METHODS",
     "REPLICA_METHODS",
     "SEARCH_DEGREE",
     "SEARCH_LEVELS",

@@ -57,7 +57,7 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
     vertex's label becomes the smallest vertex id of its component."""
     timer = plan.backend.make_timer(False) if timer is None else timer
     log = RoundLog()
-    rows = None  # where the search was whole and the plan links in place: the rows left to link
+    rows = None  # where the search was whole: this rank's rows left to link
     if plan.search is not None:  # the giant component by a BFS from the hub
         state, giant, whole, rows = search_giant(plan, log, timer)
     else:
@@ -69,7 +69,8 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
             merge(plan, state, "merge samples", log, timer)
         with timer.phase("largest"):
             giant = plan.largest_label(state)
-    if rows is not None and plan.replicated:  # the owned labels; a replica of the rest's
+    direct = plan.in_place and plan.comm.size == 1  # one rank links in its labels in place
+    if rows is not None and not direct:  # the owned labels seeded; the remainder's own run
         link_remainder(plan, state, rows, log, timer)
     else:
         replica = plan.replicated
@@ -87,9 +88,8 @@ def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, i
     (a replica's from every rank's reached bits, one all-gather, where the search stopped at
     its level limit and the plan is ``replicated``; else this rank's). Returns the state, that
     label, whether the search ran to its end (then the tree is a whole component) and, where it
-    did and the plan links in place, this rank's vertices it did not reach that have edges
-    (global ids; else None): the only rows left to link, since no edge leaves a whole
-    component."""
+    did, this rank's vertices it did not reach that have edges (global ids; else None): the
+    only rows left to link, since no edge leaves a whole component."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
     with timer.phase("search"):
         run = run_levels(plan.search, plan.hub, depth_limit=plan.search_levels)
@@ -100,7 +100,7 @@ def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, i
         del run  # its labels, before the run's state is made
         label = int(comm.allreduce(smallest, op="min"))
         rows = None
-        if whole and plan.in_place:  # the only rows left to link (this rank's)
+        if whole:  # the only rows left to link (this rank's)
             rows = backend.unreached_rows(graph, plan.resources.backend_resources, bits)
         replica = plan.replicated and not whole
         if replica:
@@ -114,20 +114,26 @@ def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, i
 
 
 def link_remainder(plan: ComponentPlan, state: Any, rows: Any, log: RoundLog, timer: Any) -> None:
-    """The finish of a whole search on replicas (collective): every rank's rows left (a few per
-    thousand vertices on a Kronecker graph) go to every rank (one all-gather), each rank links
-    its own into a replica of those vertices' labels alone, a merge makes the replicas equal,
-    and the owned ones' labels go into ``state``, whose other labels the seed wrote. No pass
-    over every vertex: the remainder's edges join remainder vertices only."""
-    backend, comm = plan.backend, plan.comm
-    with timer.phase("exchange"):
-        listed = comm.allgather_array(rows)
-    with timer.phase("seed"):
-        replica = plan.remainder(listed)
-    link_edges(plan, replica, "finish", log, timer, rows=rows, compress=False)
-    merge(plan, replica, "merge", log, timer, rows=rows)
-    with timer.phase("take"):
-        backend.take_replica_labels(plan.graph, state, replica, rows)
+    """The finish of a whole search on replicas or in rounds (collective): the rows left (a few per
+    thousand vertices on a Kronecker graph, whose edges join rows left only) are linked in a
+    run of their own, and their labels go into ``state``, whose other labels the seed wrote.
+    On replicas every rank's rows go to every rank (one all-gather), each rank links its own
+    into a replica of those vertices' labels alone and a merge makes the replicas equal; in
+    the striped rounds the remainder's run starts with every owned vertex its own label, so
+    its compress moves only the trees its hooks made, not the search's star. Either way no
+    pass over every vertex's labels follows the seed."""
+    backend, comm, graph = plan.backend, plan.comm, plan.graph
+    if plan.replicated:
+        with timer.phase("exchange"):
+            listed = comm.allgather_array(rows)
+        with timer.phase("seed"):
+            remainder = plan.remainder(listed)
+        link_edges(plan, remainder, "finish", log, timer, rows=rows, compress=False)
+        merge(plan, remainder, "merge", log, timer, rows=rows)
+    else:
+        remainder = plan.start()
+        link_edges(plan, remainder, "finish", log, timer, rows=rows)
+    backend.take_labels(graph, state, remainder, rows)
 
 
 def link_edges(
@@ -156,7 +162,7 @@ def link_edges(
         return
     with timer.phase("links"):
         if neighbour is None:
-            links = backend.remaining_links(graph, in_graph, state, skip)
+            links = backend.remaining_links(graph, in_graph, state, skip, rows)
         else:
             links = backend.sample_links(graph, in_graph, neighbour)
     link(plan, state, links, phase, log, timer)

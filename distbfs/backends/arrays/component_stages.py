@@ -35,9 +35,22 @@ class ArrayComponentStages:
         return components.sample_links(self.xp, graph, in_graph, r)
 
     def remaining_links(
-        self, graph: DistGraph, in_graph: DistGraph, state: ComponentState, giant: int
+        self,
+        graph: DistGraph,
+        in_graph: DistGraph,
+        state: ComponentState,
+        giant: int,
+        rows: Any = None,
     ) -> Links:
-        return components.remaining_links(self.xp, graph, in_graph, state, giant)
+        return components.remaining_links(self.xp, graph, in_graph, state, giant, rows)
+
+    def unreached_rows(self, graph: DistGraph, resources: Any, bits: Any) -> Any:
+        return components.unreached_rows(self.xp, graph, bits)
+
+    def take_labels(
+        self, graph: DistGraph, state: ComponentState, source: ComponentState, rows: Any
+    ) -> None:
+        components.take_labels(self.xp, graph, state, source, rows)
 
     def owned_labels(self, graph: DistGraph, state: ComponentState, ids: Any) -> Any:
         return components.owned_labels(self.xp, graph, state, ids)

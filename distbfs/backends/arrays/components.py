@@ -26,7 +26,7 @@ from typing import Any
 
 from ...constants import UNREACHED
 from ...graph import DistGraph
-from ...partition import local_id
+from ...partition import global_id, local_id
 from ..base import frontier_bitmap_bytes
 from .ops import gather_ranges
 
@@ -126,6 +126,25 @@ def seed_labels(xp: Any, state: ComponentState, bits: Any, label: int) -> None:
     xp.copyto(state.labels, xp.where(flags, xp.int64(label), ids))
 
 
+def unreached_rows(xp: Any, graph: DistGraph, bits: Any) -> Any:
+    """The owned vertices (global ids) whose bit is clear in ``bits`` (this rank's
+    ``reached_bits``) and that have out-edges: after a search that found a whole component of
+    an undirected graph, the only rows left to link."""
+    reached = xp.unpackbits(bits, bitorder="little")[: graph.nlocal].view(xp.bool_)
+    degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
+    return global_id(xp.flatnonzero(~reached & (degrees > 0)), graph.rank, graph.size)
+
+
+def take_labels(
+    xp: Any, graph: DistGraph, state: ComponentState, source: ComponentState, rows: Any
+) -> None:
+    """The labels of the owned vertices ``rows`` (global ids) from ``source`` (another run's
+    owned labels, or a replica of every vertex's) into ``state``."""
+    local = local_id(rows, graph.size)
+    replica = graph.size > 1 and source.labels.shape[0] == graph.n
+    state.labels[local] = source.labels[rows if replica else local]
+
+
 def _row_heads(xp: Any, graph: DistGraph, rows: Any) -> tuple[Any, Any]:
     """(tails, heads): every neighbour of the owned ``rows`` in ``graph``, row by row."""
     starts = graph.row_offsets[rows]
@@ -149,14 +168,23 @@ def sample_links(xp: Any, graph: DistGraph, in_graph: DistGraph, r: int) -> Link
 
 
 def remaining_links(
-    xp: Any, graph: DistGraph, in_graph: DistGraph, state: ComponentState, giant: int
+    xp: Any,
+    graph: DistGraph,
+    in_graph: DistGraph,
+    state: ComponentState,
+    giant: int,
+    rows: Any = None,
 ) -> Links:
     """Every neighbour (out, and in on a directed graph) of the owned vertices whose label is
-    not ``giant`` (Afforest's skip of the largest intermediate component)."""
-    degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
-    if in_graph is not graph:
-        degrees = degrees + (in_graph.row_offsets[1:] - in_graph.row_offsets[:-1])
-    rows = xp.flatnonzero((state.labels != giant) & (degrees > 0))
+    not ``giant`` (Afforest's skip of the largest intermediate component), or of the owned
+    vertices ``rows`` (global ids: ``unreached_rows``) where given."""
+    if rows is not None:
+        rows = local_id(rows, graph.size).astype(xp.int64, copy=False)
+    else:
+        degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
+        if in_graph is not graph:
+            degrees = degrees + (in_graph.row_offsets[1:] - in_graph.row_offsets[:-1])
+        rows = xp.flatnonzero((state.labels != giant) & (degrees > 0))
     tails, heads = _row_heads(xp, graph, rows)
     if in_graph is not graph:
         in_tails, in_heads = _row_heads(xp, in_graph, rows)

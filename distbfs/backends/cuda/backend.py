@@ -333,14 +333,6 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         hooked[listed] = 0
         return ComponentState(labels, {"hooked": hooked, "listed": listed}, resources, graph)
 
-    def take_replica_labels(
-        self, graph: DistGraph, state: ComponentState, replica: ComponentState, listed: Any
-    ) -> None:
-        """The labels of the owned vertices ``listed`` (global ids) from ``replica`` into the
-        run's owned labels ``state``."""
-        if listed.shape[0]:
-            state.labels[(listed - graph.rank) // graph.size] = replica.labels[listed]
-
     def replica_bytes(self, graph: DistGraph) -> int:
         """Device bytes a replicated run takes beyond the graph, at most: the labels and marks
         of every vertex; this rank's pairs of hooked roots and every rank's all-gathered (twice
