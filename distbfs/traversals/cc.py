@@ -133,7 +133,7 @@ def link_remainder(plan: ComponentPlan, state: Any, rows: Any, log: RoundLog, ti
     else:
         remainder = plan.start()
         link_edges(plan, remainder, "finish", log, timer, rows=rows)
-    backend.take_labels(graph, state, remainder, rows)
+    backend.take_labels(graph, state, remainder, rows, plan.replicated)
 
 
 def link_edges(

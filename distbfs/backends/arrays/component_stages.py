@@ -48,9 +48,14 @@ class ArrayComponentStages:
         return components.unreached_rows(self.xp, graph, bits)
 
     def take_labels(
-        self, graph: DistGraph, state: ComponentState, source: ComponentState, rows: Any
+        self,
+        graph: DistGraph,
+        state: ComponentState,
+        source: ComponentState,
+        rows: Any,
+        replica: bool,
     ) -> None:
-        components.take_labels(self.xp, graph, state, source, rows)
+        components.take_labels(self.xp, graph, state, source, rows, replica)
 
     def owned_labels(self, graph: DistGraph, state: ComponentState, ids: Any) -> Any:
         return components.owned_labels(self.xp, graph, state, ids)

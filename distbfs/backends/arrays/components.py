@@ -136,12 +136,16 @@ def unreached_rows(xp: Any, graph: DistGraph, bits: Any) -> Any:
 
 
 def take_labels(
-    xp: Any, graph: DistGraph, state: ComponentState, source: ComponentState, rows: Any
+    xp: Any,
+    graph: DistGraph,
+    state: ComponentState,
+    source: ComponentState,
+    rows: Any,
+    replica: bool,
 ) -> None:
     """The labels of the owned vertices ``rows`` (global ids) from ``source`` (another run's
-    owned labels, or a replica of every vertex's) into ``state``."""
+    owned labels, or where ``replica`` a replica, indexed by global id) into ``state``."""
     local = local_id(rows, graph.size)
-    replica = graph.size > 1 and source.labels.shape[0] == graph.n
     state.labels[local] = source.labels[rows if replica else local]
 
 

@@ -293,9 +293,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         rows: Any = None,
     ) -> Any:
         """Afforest's Link over neighbour ``neighbour`` of every owned vertex (None: every
-        neighbour of the owned vertices not labeled ``skip``, or of the local ``rows`` where
-        given: ``unreached_rows``) in one union-find pass over the labels of every vertex (one
-        rank's, or this rank's replica), then Compress unless told not to
+        neighbour of the owned vertices not labeled ``skip``, or of the owned vertices ``rows``,
+        global ids, where given: ``unreached_rows``) in one union-find pass over the labels of
+        every vertex (one rank's, or this rank's replica), then Compress unless told not to
         (``link.link_in_place``); its counts (links, crossing, hooked), left on the device."""
         grids = (self._persistent, self._resident)
         return link.link_in_place(

@@ -57,8 +57,7 @@ def link_in_place(
     """Link neighbour ``neighbour`` of every owned vertex (None: every neighbour of the owned
     vertices whose label is not ``skip``: -1 for none, or a 0-d device array as
     ``most_frequent`` leaves it; or, where ``rows`` lists owned vertices by global id, every
-    neighbour of those)
-    into ``state.labels`` (every vertex's), marking the roots hooked in
+    neighbour of those) into ``state.labels`` (every vertex's), marking the roots hooked in
     ``state.scratch["hooked"]`` where there is one, then compress (unless ``compress`` is
     False: a merge follows, whose compress serves both; the listed vertices alone where
     ``rows`` is given: ``compress_labels``). Returns, on the device and unread, (links read,
@@ -211,7 +210,7 @@ def link_pairs(
 ) -> Any:
     """Link every (vertex, label) pair of each of ``segments`` (interleaved, as
     ``hooked_pairs`` gives them: the other ranks') into the labels, then compress (the
-    vertices of the local ``rows`` alone where given: ``compress_labels``). Returns the counts
+    vertices ``rows``, global ids, alone where given: ``compress_labels``). Returns the counts
     as ``link_in_place``."""
     bits = 8 * check_graph(graph).itemsize
     counts = cupy.zeros(3, dtype=np.uint64)
