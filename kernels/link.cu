@@ -30,7 +30,7 @@
  *                   rows longer than a warp are strided by the whole warp (Merrill's warp
  *                   gathering)
  *   link_pairs      the pairs (pairs[2i], pairs[2i + 1]) another rank hooked
- *   link_listed     every neighbour of the owned vertices listed (unreached_rows)
+ *   link_listed     every neighbour of the owned vertices listed (reached_bits's rows)
  *   hooked_pairs    the pairs (vertex, label) of the roots this rank hooked (not counted)
  *   hooked_listed_pairs  the same among listed vertices (a replica of their labels alone)
  * (link_neighbour_varint and link_rows_varint: the same over compressed rows, VarintColumns in
@@ -39,10 +39,10 @@
  * and:
  *   compress        every label to its tree's root (pointer jumping)
  *   compress_listed the same for the vertices listed
- *   unreached_rows  the owned vertices a BFS did not reach (reached_bits) that have edges: after
- *                   a search that found a whole component, the only rows left to link
  *   reached_bits    the vertices a BFS reached (levels not kUnreached) as packed bits (bit i of
- *                   32-bit word i / 32: the frontier bitmap layout), with how many and the first
+ *                   32-bit word i / 32: the frontier bitmap layout), with how many and the first,
+ *                   and where asked the owned vertices it did not reach that have edges: after
+ *                   a search that found a whole component, the only rows left to link
  *   seed_labels     every label from such bits: a reached vertex takes the given label (the
  *                   smallest reached vertex: the search's tree is a star), any other itself;
  *                   the bits of this rank's owned vertices, or every rank's for a replica
@@ -232,7 +232,7 @@ __device__ __forceinline__ void link_rows_of(long long i, comp_t v, bool take, c
 
 // Every neighbour (out, and in on a directed graph) of the owned vertices list[0, count)
 // (global ids): the rows left to link after a search that found a whole component
-// (unreached_rows).
+// (reached_bits's rows).
 template <bool kVarint>
 __device__ __forceinline__ void link_list(const Rows& out, const Rows& in, int directed,
                                           Stripe stripe, const vertex_t* list, long long count,
@@ -442,21 +442,26 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 
 namespace {
 
-struct Smaller {
+struct Larger {
   __device__ __forceinline__ unsigned long long operator()(unsigned long long a,
                                                            unsigned long long b) const {
-    return a < b ? a : b;
+    return a > b ? a : b;
   }
 };
 
 }  // namespace
 
-// summary[0] += the vertices of levels[0, count) reached, summary[1] = min(itself, the first
-// one's index); bits (zeroed beyond count by the caller) get a bit per vertex. A warp packs 32
-// consecutive vertices into one word by a ballot; a block adds its sums by one atomic each (a
-// resident grid: a few thousand).
+// summary[0] += the vertices of levels[0, count) reached, summary[1] = max(itself, ~(the first
+// one's index)): zeroed counts mean none yet; bits (zeroed beyond count by the caller) get a bit
+// per vertex. A warp packs 32 consecutive vertices into one word by a ballot; a block adds its
+// sums by one atomic each (a resident grid: a few thousand). Where `edges` (the rows with
+// out-edges, the same layout) is given, the same pass appends the owned vertices whose bit
+// stays clear and that have edges to rows (global ids: local row * size + rank), at slots
+// taken from summary[2] (one atomic a word that has any): after a search that found a whole
+// component, the only rows left to link.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     reached_bits(const label_t* levels, long long count, unsigned int* bits,
+                 const unsigned int* edges, int size, int rank, vertex_t* rows,
                  unsigned long long* summary) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const int lane = threadIdx.x % kWarpThreads;
@@ -467,53 +472,30 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     const long long i = base + threadIdx.x;
     const bool set = i < count && levels[i] != distbfs::kUnreached;
     const unsigned int word = __ballot_sync(kFullWarp, set);
-    if (lane == 0 && i < count) bits[i / kWarpThreads] = word;
-    if (lane == 0 && word) {
+    if (lane != 0 || i >= count) continue;
+    const long long w = i / kWarpThreads;
+    bits[w] = word;
+    if (word) {
       reached += __popc(word);
       const unsigned long long at = static_cast<unsigned long long>(i) + __ffs(word) - 1;
       first = at < first ? at : first;
+    }
+    unsigned int left = edges != nullptr ? edges[w] & ~word : 0u;
+    if (left == 0) continue;
+    unsigned long long slot = atomicAdd(summary + 2, static_cast<unsigned long long>(__popc(left)));
+    for (; left; left &= left - 1) {
+      const long long row = w * kWarpThreads + __ffs(left) - 1;
+      rows[slot++] = static_cast<vertex_t>(row * size + rank);
     }
   }
   typedef cub::BlockReduce<unsigned long long, kBlockThreads> Reduce;
   __shared__ typename Reduce::TempStorage storage;
   const unsigned long long total = Reduce(storage).Sum(reached);
   __syncthreads();  // storage is reused
-  const unsigned long long earliest = Reduce(storage).Reduce(first, Smaller());
+  const unsigned long long latest = Reduce(storage).Reduce(~first, Larger());
   if (threadIdx.x == 0 && total) {
     atomicAdd(summary, total);
-    atomicMin(summary + 1, earliest);
-  }
-}
-
-// The owned vertices (global ids: local row * size + rank) whose bit is clear in `reached`
-// (reached_bits) and set in `edges` (the rows with out-edges), appended to rows at slots taken
-// from *taken (one atomic a warp that has any), from words[0, words) of both bitmaps, a lane a
-// word: after a search that found a whole component, the only rows left to link.
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    unreached_rows(const unsigned int* reached, const unsigned int* edges, long long words,
-                   int size, int rank, vertex_t* rows, unsigned long long* taken) {
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  const int lane = threadIdx.x % kWarpThreads;
-  // Warp-uniform trip count: every lane reaches the shuffles together.
-  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < words;
-       base += stride) {
-    const long long w = base + threadIdx.x;
-    unsigned int left = w < words ? edges[w] & ~reached[w] : 0u;
-    const unsigned int mine = __popc(left);
-    unsigned int below = mine;  // inclusive prefix over the warp's lanes
-    for (int d = 1; d < kWarpThreads; d *= 2) {
-      const unsigned int up = __shfl_up_sync(kFullWarp, below, d);
-      if (lane >= d) below += up;
-    }
-    const unsigned int total = __shfl_sync(kFullWarp, below, kWarpThreads - 1);
-    if (total == 0) continue;
-    unsigned long long first = 0;
-    if (lane == 0) first = atomicAdd(taken, static_cast<unsigned long long>(total));
-    unsigned long long slot = __shfl_sync(kFullWarp, first, 0) + below - mine;
-    for (; left; left &= left - 1) {
-      const long long row = w * kWarpThreads + __ffs(left) - 1;
-      rows[slot++] = static_cast<vertex_t>(row * size + rank);
-    }
+    atomicMax(summary + 1, latest);
   }
 }
 

@@ -236,7 +236,8 @@ def test_reached_bits_seed_the_labels(backend, size):
         mine = levels[rank::size]
         offsets = xp.zeros(mine.shape[0] + 1, dtype=xp.int64)
         graph = DistGraph(n, 0, False, rank, size, offsets, xp.zeros(0, dtype=xp.int32))
-        bits, count, smallest = backend.reached_bits(graph, xp.asarray(mine))
+        bits, count, smallest, rows = backend.reached_bits(graph, xp.asarray(mine))
+        assert rows is None  # rows listed only where asked for
         flags = np.zeros(8 * bits.shape[0], dtype=bool)
         flags[: mine.shape[0]] = mine >= 0
         np.testing.assert_array_equal(graphs.host(bits), np.packbits(flags, bitorder="little"))
@@ -255,7 +256,8 @@ def test_reached_bits_seed_the_labels(backend, size):
 @pytest.mark.parametrize("size", [1, 3])
 def test_unreached_rows_are_the_rows_left_to_link(backend, size):
     """The owned vertices (global ids) a search did not reach that have edges: after a whole
-    search, the only rows its finish links."""
+    search, the only rows its finish links, listed by the pass that packs the reached bits
+    (whose bits and counts are those of a pass that lists none)."""
     xp, rng = backend.xp, np.random.default_rng(size)
     for rank in range(size):
         nlocal = 3000
@@ -272,8 +274,12 @@ def test_unreached_rows_are_the_rows_left_to_link(backend, size):
             xp.asarray(columns),
         )
         levels = rng.integers(-1, 3, nlocal).astype(np.int32)  # -1: UNREACHED
-        bits, _, _ = backend.reached_bits(graph, xp.asarray(levels))
-        rows = graphs.host(backend.unreached_rows(graph, backend.prepare(graph), bits))
+        plain = backend.reached_bits(graph, xp.asarray(levels))
+        reached = backend.reached_bits(graph, xp.asarray(levels), backend.prepare(graph))
+        np.testing.assert_array_equal(graphs.host(reached.bits), graphs.host(plain.bits))
+        assert (reached.count, reached.smallest) == (plain.count, plain.smallest)
+        assert reached.count == int((levels >= 0).sum())
+        rows = graphs.host(reached.rows)
         want = np.flatnonzero((levels < 0) & (degrees > 0)) * size + rank
         assert rows.dtype == (np.int32 if search_in_place(backend) else np.int64)
         np.testing.assert_array_equal(np.sort(rows), want)

@@ -21,28 +21,27 @@ frontier and stops at the first; found vertices become the next frontier queue d
 after fused levels, which keep no per-level counts).
 
 Connected components (Afforest, Sutton et al. 2018; ``distbfs.traversals.cc``) use the methods
-``distbfs.engine.components.COMPONENT_METHODS`` names, written once over the array module for
-both backends (``distbfs.backends.arrays.component_stages.ArrayComponentStages``; the state and
-links in ``arrays.components``, the steps in ``arrays.hook``): ``components_start`` (every
-owned vertex its own label), ``reached_bits`` / [all-gather on replicas] / ``seed_labels``
-(the vertices a BFS reached, packed as a frontier bitmap, take one label: the giant
-component's search), ``sample_links`` (neighbour r of every owned vertex) and
+``distbfs.engine.components.COMPONENT_METHODS`` names, written once over the array module for both
+backends (``distbfs.backends.arrays.component_stages.ArrayComponentStages``; the state and links in
+``arrays.components``, the steps in ``arrays.hook``): ``components_start`` (every owned vertex its
+own label), ``reached_bits`` / [all-gather on replicas] / ``seed_labels`` (the vertices a BFS
+reached, packed as a frontier bitmap, take one label: the giant component's search; after a search
+that found a whole component, the same pass lists the owned vertices it did not reach that have
+edges: the only rows left to link), ``sample_links`` (neighbour r of every owned vertex) and
 ``remaining_links`` (every neighbour of the owned vertices outside the largest intermediate
 component), ``owned_labels`` (labels of owned vertices by global id), ``label_queries`` /
-[exchange] / ``answer_labels`` / [exchange] / ``take_answers`` (the labels of far vertices,
-asked of their owners), ``cross`` (keep the links joining different labels), ``partition_hooks``
-/ [exchange] / ``apply_hooks`` (each crossing link's larger label, a root, takes the smallest
-smaller label requested for it, at its owner), ``jump_start`` / ``jump`` / ``jumping_labels``
-(pointer jumping until every tree is a star), ``component_roots`` (the owned vertices that are
-their own label), ``unreached_rows`` (after a search that found a whole component, the owned
-vertices it did not reach that have edges: the only rows left to link) and ``take_labels``
-(those rows' labels from the run that linked them). A backend may also offer ``link_in_place``
-(the CUDA backend does): on one rank, which holds every label, a set of links is joined in one
-lock-free union-find pass and compressed, instead of in rounds, and after a whole search only
-the rows left are linked and compressed; with the methods ``REPLICA_METHODS`` names,
-several ranks each link their rows into a replica of every label (``replica_start``,
-``replica_bytes``), send the roots they hooked (``hooked_pairs``), link the others'
-(``link_pairs``) and keep their share at the end (``replica_owned``).
+[exchange] / ``answer_labels`` / [exchange] / ``take_answers`` (the labels of far vertices, asked
+of their owners), ``cross`` (keep the links joining different labels), ``partition_hooks`` /
+[exchange] / ``apply_hooks`` (each crossing link's larger label, a root, takes the smallest smaller
+label requested for it, at its owner), ``jump_start`` / ``jump`` / ``jumping_labels`` (pointer
+jumping until every tree is a star), ``component_roots`` (the owned vertices that are their own
+label) and ``take_labels`` (the labels of the rows a whole search left, from the run that linked
+them). A backend may also offer ``link_in_place`` (the CUDA backend does): on one rank, which holds
+every label, a set of links is joined in one lock-free union-find pass and compressed, instead of
+in rounds, and after a whole search only the rows left are linked and compressed; with the methods
+``REPLICA_METHODS`` names, several ranks each link their rows into a replica of every label
+(``replica_start``, ``replica_bytes``), send the roots they hooked (``hooked_pairs``), link the
+others' (``link_pairs``) and keep their share at the end (``replica_owned``).
 
 Frontier bitmap layout (shared by every backend and the communicator): rank r's bitmap has
 ``frontier_bitmap_bytes(n, size)`` bytes (a multiple of 8, so it is also a whole number of

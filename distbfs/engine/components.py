@@ -29,7 +29,7 @@ a replica (``replicated``, where every rank's device has room for it, ``REPLICA_
 links the rows it owns into it, and a merge after the sampled passes and after the finish makes
 the replicas equal (``distbfs.traversals.cc``). The labels, the largest component and the links
 are the same. After a search that found a whole component, a pass in place links only the rows
-the search left that have edges (``unreached_rows``; on a Kronecker graph a few thousand of the
+the search left that have edges (``reached_bits``'s rows; on a Kronecker graph a few thousand of the
 vertices outside the giant component, the rest isolated) and compresses only their vertices:
 every other vertex is the star's or a root already, so no pass reads every label. On several
 ranks the run then keeps only its owned labels, and every rank's rows left, all-gathered, are
@@ -77,7 +77,6 @@ COMPONENT_METHODS = (
     "components_start",
     "reached_bits",
     "seed_labels",
-    "unreached_rows",
     "take_labels",
     "sample_links",
     "remaining_links",

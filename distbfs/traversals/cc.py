@@ -94,14 +94,12 @@ def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, i
     with timer.phase("search"):
         run = run_levels(plan.search, plan.hub, depth_limit=plan.search_levels)
     with timer.phase("seed"):
-        bits, count, smallest = backend.reached_bits(graph, run.distances)
-        whole = not run.at_limit
+        whole = not run.at_limit  # then its rows left are the only ones to link
+        listing = plan.resources.backend_resources if whole else None
+        bits, count, smallest, rows = backend.reached_bits(graph, run.distances, listing)
         release_queues(run.plan, run.state)
         del run  # its labels, before the run's state is made
         label = int(comm.allreduce(smallest, op="min"))
-        rows = None
-        if whole:  # the only rows left to link (this rank's)
-            rows = backend.unreached_rows(graph, plan.resources.backend_resources, bits)
         replica = plan.replicated and not whole
         if replica:
             bits = comm.allgather_equal(bits)

@@ -9,7 +9,7 @@ from typing import Any
 from ...comm.base import Bins
 from ...graph import DistGraph
 from . import components, hook
-from .components import ComponentState, Links
+from .components import ComponentState, Links, Reached
 
 
 class ArrayComponentStages:
@@ -25,8 +25,8 @@ class ArrayComponentStages:
     ) -> ComponentState:
         return components.components_start(self.xp, graph, resources, seeded)
 
-    def reached_bits(self, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
-        return components.reached_bits(self.xp, graph, distances)
+    def reached_bits(self, graph: DistGraph, distances: Any, resources: Any = None) -> Reached:
+        return components.reached_bits(self.xp, graph, distances, rows=resources is not None)
 
     def seed_labels(self, graph: DistGraph, state: ComponentState, bits: Any, label: int) -> None:
         components.seed_labels(self.xp, state, bits, label)
@@ -43,9 +43,6 @@ class ArrayComponentStages:
         rows: Any = None,
     ) -> Links:
         return components.remaining_links(self.xp, graph, in_graph, state, giant, rows)
-
-    def unreached_rows(self, graph: DistGraph, resources: Any, bits: Any) -> Any:
-        return components.unreached_rows(self.xp, graph, bits)
 
     def take_labels(
         self,

@@ -22,7 +22,7 @@ an edge with an endpoint outside it is in that endpoint's row).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...constants import UNREACHED
 from ...graph import DistGraph
@@ -98,17 +98,33 @@ def scratch_table(xp: Any, state: ComponentState, name: str) -> Any:
     return table
 
 
-def reached_bits(xp: Any, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
-    """The owned vertices a search reached (``distances`` not UNREACHED, local order): their
-    packed bits (the frontier bitmap layout, ``distbfs.backends.base``), how many, and the
-    smallest global id among them (n where none)."""
+class Reached(NamedTuple):
+    """What a search reached on this rank (``reached_bits``): the owned vertices' packed bits
+    (the frontier bitmap layout, ``distbfs.backends.base``), how many, the smallest global id
+    among them (n where none) and, where asked for, the owned vertices it did not reach that
+    have out-edges (global ids, in no particular order; else None): after a search that found
+    a whole component of an undirected graph, the only rows left to link."""
+
+    bits: Any
+    count: int
+    smallest: int
+    rows: Any = None
+
+
+def reached_bits(xp: Any, graph: DistGraph, distances: Any, rows: bool = False) -> Reached:
+    """The owned vertices a search reached (``distances`` not UNREACHED, local order) as a
+    ``Reached``, with the rows left to link where ``rows``."""
     flags = distances != UNREACHED
     count = int(flags.sum())
     smallest = int(flags.argmax()) * graph.size + graph.rank if count else graph.n
     bits = xp.zeros(frontier_bitmap_bytes(graph.n, graph.size), dtype=xp.uint8)
     packed = xp.packbits(flags, bitorder="little")
     bits[: packed.shape[0]] = packed
-    return bits, count, smallest
+    left = None
+    if rows:
+        degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
+        left = global_id(xp.flatnonzero(~flags & (degrees > 0)), graph.rank, graph.size)
+    return Reached(bits, count, smallest, left)
 
 
 def seed_labels(xp: Any, state: ComponentState, bits: Any, label: int) -> None:
@@ -124,15 +140,6 @@ def seed_labels(xp: Any, state: ComponentState, bits: Any, label: int) -> None:
     flags = flags.reshape(-1)[:count].view(xp.bool_)
     ids = xp.arange(count, dtype=xp.int64) if rows > 1 else state.graph.owned_vertices(xp)
     xp.copyto(state.labels, xp.where(flags, xp.int64(label), ids))
-
-
-def unreached_rows(xp: Any, graph: DistGraph, bits: Any) -> Any:
-    """The owned vertices (global ids) whose bit is clear in ``bits`` (this rank's
-    ``reached_bits``) and that have out-edges: after a search that found a whole component of
-    an undirected graph, the only rows left to link."""
-    reached = xp.unpackbits(bits, bitorder="little")[: graph.nlocal].view(xp.bool_)
-    degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
-    return global_id(xp.flatnonzero(~reached & (degrees > 0)), graph.rank, graph.size)
 
 
 def take_labels(
@@ -181,7 +188,7 @@ def remaining_links(
 ) -> Links:
     """Every neighbour (out, and in on a directed graph) of the owned vertices whose label is
     not ``giant`` (Afforest's skip of the largest intermediate component), or of the owned
-    vertices ``rows`` (global ids: ``unreached_rows``) where given."""
+    vertices ``rows`` (global ids: ``reached_bits``) where given."""
     if rows is not None:
         rows = local_id(rows, graph.size).astype(xp.int64, copy=False)
     else:

@@ -23,7 +23,7 @@ from ...graph import DistGraph
 from ...timing import NullTimer
 from ..arrays import ArrayPathStages
 from ..arrays.component_stages import ArrayComponentStages
-from ..arrays.components import ComponentState
+from ..arrays.components import ComponentState, Reached
 from ..arrays.lanes import ArrayLaneStages, LaneState
 from ..base import EdgeFrontier, PathState, Relaxations, SearchState
 from . import (
@@ -294,7 +294,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     ) -> Any:
         """Afforest's Link over neighbour ``neighbour`` of every owned vertex (None: every
         neighbour of the owned vertices not labeled ``skip``, or of the owned vertices ``rows``,
-        global ids, where given: ``unreached_rows``) in one union-find pass over the labels of
+        global ids, where given: ``reached_bits``) in one union-find pass over the labels of
         every vertex (one rank's, or this rank's replica), then Compress unless told not to
         (``link.link_in_place``); its counts (links, crossing, hooked), left on the device."""
         grids = (self._persistent, self._resident)
@@ -302,13 +302,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
             self.policy, grids, graph, in_graph, state, neighbour, skip, compress, rows
         )
 
-    def unreached_rows(self, graph: DistGraph, resources: Any, bits: Any) -> Any:
+    def reached_bits(self, graph: DistGraph, distances: Any, resources: Any = None) -> Reached:
         grids = (self._persistent, self._resident)
-        return link.unreached_rows(self.policy, grids, graph, resources, bits)
-
-    def reached_bits(self, graph: DistGraph, distances: Any) -> tuple[Any, int, int]:
-        grids = (self._persistent, self._resident)
-        return link.reached_bits(self.policy, grids, graph, distances)
+        return link.reached_bits(self.policy, grids, graph, distances, resources)
 
     def seed_labels(self, graph: DistGraph, state: ComponentState, bits: Any, label: int) -> None:
         grids = (self._persistent, self._resident)

@@ -159,7 +159,7 @@ class CudaGraphResources:
     tiers of fused launches (``fused._tiers``) are kept here too: searches of a graph run one
     at a time, and each reads its rows of the log before the next begins. So is batched BFS's
     gather order (``lanes.GatherOrder``) and the bitmap of the owned vertices that have edges
-    (``link.unreached_rows``), each built on first need, and, when ``keeps_queues``
+    (``link.reached_bits``), each built on first need, and, when ``keeps_queues``
     (``KEPT_QUEUE_BYTES``), the queues of its last search by name (``search_queue``)."""
 
     vertex_dtype: np.dtype

@@ -30,7 +30,7 @@ import cupy
 import numpy as np
 
 from ...graph import DistGraph
-from ..arrays.components import ComponentState
+from ..arrays.components import ComponentState, Reached
 from ..base import frontier_bitmap_bytes
 from .buffers import CudaGraphResources, check_graph
 from .compressed import column_args, kernel_name
@@ -238,55 +238,55 @@ def most_frequent(policy: LaunchPolicy, labels: Any, samples: Any, bits: int) ->
 
 
 def reached_bits(
-    policy: LaunchPolicy, grids: tuple[dict[int, int], ResidentGrids], graph: DistGraph, levels: Any
-) -> tuple[Any, int, int]:
+    policy: LaunchPolicy,
+    grids: tuple[dict[int, int], ResidentGrids],
+    graph: DistGraph,
+    levels: Any,
+    resources: CudaGraphResources | None = None,
+) -> Reached:
     """``distbfs.backends.arrays.components.reached_bits`` in one pass (``reached_bits`` of
     ``kernels/link.cu``: a warp's ballot packs 32 vertices) on the resident grid, one read of
-    its two counts."""
+    its counts. Where ``resources`` is given the same pass lists the rows left to link, in the
+    width of the graph's ids: the owned vertices whose bit stays clear and that have out-edges,
+    from a bitmap of the rows with edges worked out once per graph (``resources.edge_bits``)."""
+    dtype = check_graph(graph)
     count = int(levels.shape[0])
     if not levels.flags.c_contiguous:
         levels = cupy.ascontiguousarray(levels)
     bits = cupy.zeros(frontier_bitmap_bytes(graph.n, graph.size) // 4, dtype=np.uint32)
-    summary = cupy.array([0, np.iinfo(np.uint64).max], dtype=np.uint64)
+    summary = cupy.zeros(3, dtype=np.uint64)  # reached, ~(first reached), rows listed
+    edges, rows = NO_ROWS, None
+    if resources is not None:
+        edges, rows = _edge_bits(graph, resources), cupy.empty(graph.nlocal, dtype=dtype)
     if count:
-        kernel = get_kernel("link", "reached_bits", policy, 8 * check_graph(graph).itemsize)
+        kernel = get_kernel("link", "reached_bits", policy, 8 * dtype.itemsize)
         blocks = resident_grid(policy, grids[1], kernel)
-        _launch(policy, kernel, blocks, count, (levels, np.int64(count), bits, summary))
-    reached, first = (int(x) for x in summary.get())
-    smallest = first * graph.size + graph.rank if reached else graph.n
-    return bits.view(np.uint8), reached, smallest
+        args = (levels, np.int64(count), bits, edges, np.int32(graph.size), np.int32(graph.rank))
+        _launch(policy, kernel, blocks, count, (*args, NO_ROWS if rows is None else rows, summary))
+    reached, first, listed = (int(x) for x in summary.get())
+    smallest = (~first & FIRST_MASK) * graph.size + graph.rank if reached else graph.n
+    if rows is not None:
+        rows = rows[:listed].copy()  # not the whole allocation's worth
+    return Reached(bits.view(np.uint8), reached, smallest, rows)
 
 
-def unreached_rows(
-    policy: LaunchPolicy,
-    grids: tuple[dict[int, int], ResidentGrids],
-    graph: DistGraph,
-    resources: CudaGraphResources,
-    bits: Any,
-) -> Any:
-    """The owned vertices (global ids) whose bit is clear in ``bits`` (``reached_bits``'s, this
-    rank's) and that have out-edges, in no particular order, in the width of the graph's ids
-    (``unreached_rows`` of ``kernels/link.cu``, a bitmap word a thread): after a search that
-    found a whole component of an undirected graph, the only rows left to link. The rows with
-    edges, as a bitmap, are worked out once per graph (``resources.edge_bits``)."""
-    dtype = check_graph(graph)
+NO_ROWS = np.uintp(0)
+"""The null pointer ``reached_bits`` takes for the edge bitmap and the rows where none are
+listed."""
+FIRST_MASK = 2**64 - 1
+"""The kernel keeps the first reached index complemented (an atomicMax over zeroed counts)."""
+
+
+def _edge_bits(graph: DistGraph, resources: CudaGraphResources) -> Any:
+    """The graph's bitmap of the owned rows with out-edges (the frontier bitmap layout, uint32
+    words), worked out on first use and kept in ``resources``."""
     if resources.edge_bits is None:
         offsets = graph.row_offsets
         packed = cupy.packbits(offsets[1:] != offsets[:-1], bitorder="little")
         edge_bits = cupy.zeros(frontier_bitmap_bytes(graph.n, graph.size), dtype=np.uint8)
         edge_bits[: packed.shape[0]] = packed
         resources.edge_bits = edge_bits.view(np.uint32)
-    edges = resources.edge_bits
-    words = int(edges.shape[0])
-    rows = cupy.empty(graph.nlocal, dtype=dtype)
-    taken = cupy.zeros(1, dtype=np.uint64)
-    if words:
-        kernel = get_kernel("link", "unreached_rows", policy, 8 * dtype.itemsize)
-        blocks = resident_grid(policy, grids[1], kernel)
-        reached = cupy.ascontiguousarray(bits).view(np.uint32)
-        args = (reached, edges, np.int64(words), np.int32(graph.size), np.int32(graph.rank))
-        _launch(policy, kernel, blocks, words, (*args, rows, taken))
-    return rows[: int(taken.get()[0])].copy()  # not the whole allocation's worth
+    return resources.edge_bits
 
 
 def seed_labels(
