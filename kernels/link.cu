@@ -29,10 +29,11 @@
  *                   whose label is not *skip (the largest intermediate component; -1: none);
  *                   rows longer than a warp are strided by the whole warp (Merrill's warp
  *                   gathering)
- *   link_pairs      the pairs (pairs[2i], pairs[2i + 1]) another rank hooked
+ *   link_pairs      the pairs (pairs[2i], pairs[2i + 1]) another rank hooked, or listed_pairs's
  *   link_listed     every neighbour of the owned vertices listed (reached_bits's rows)
  *   hooked_pairs    the pairs (vertex, label) of the roots this rank hooked (not counted)
- *   hooked_listed_pairs  the same among listed vertices (a replica of their labels alone)
+ *   listed_pairs    the edges (u, v), v >= u, of the owned vertices listed, as pairs: every
+ *                   rank's, all-gathered, are a whole search's remainder (not counted)
  * (link_neighbour_varint and link_rows_varint: the same over compressed rows, VarintColumns in
  * common.cuh; a row of at most kDecodePointEdges edges is decoded by its lane, a longer one
  * by the whole warp, a lane to each stretch between its decode points),
@@ -271,6 +272,39 @@ __device__ __forceinline__ void link_unskipped(const Rows& out, const Rows& in, 
   tally.flush(counts);
 }
 
+// The edges (u, v), v >= u, of the owned vertices list[0, count) (global ids), interleaved
+// into pairs[0, 2 * capacity) at slots taken from *taken (one atomic a row that has any; those
+// past capacity only counted). A row of self loops alone gives (u, u), so every listed vertex is
+// in some pair once every rank's rows are taken: each edge between two listed vertices is in
+// the row of its smaller end.
+template <bool kVarint>
+__device__ __forceinline__ void list_pairs(const Rows& out, Stripe stripe, const vertex_t* list,
+                                           long long count, vertex_t* pairs,
+                                           unsigned long long capacity,
+                                           unsigned long long* taken) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; j < count;
+       j += stride) {
+    const comp_t u = static_cast<comp_t>(list[j]);
+    const long long i = (u - stripe.rank) / stripe.size;
+    const size_type begin = out.offsets[i];
+    const size_type end = out.offsets[i + 1];
+    unsigned long long kept = 0;
+    for (size_type s = begin; s < end; ++s) kept += neighbour_at<kVarint>(out, i, u, s) >= u;
+    if (kept == 0) continue;
+    unsigned long long slot = atomicAdd(taken, kept);
+    for (size_type s = begin; s < end; ++s) {
+      const comp_t v = neighbour_at<kVarint>(out, i, u, s);
+      if (v < u) continue;
+      if (slot < capacity) {
+        pairs[2 * slot] = static_cast<vertex_t>(u);
+        pairs[2 * slot + 1] = static_cast<vertex_t>(v);
+      }
+      ++slot;
+    }
+  }
+}
+
 }  // namespace
 
 // The rows of one side as a kernel takes them: plain, or compressed (VarintColumns).
@@ -330,6 +364,23 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                   count, comp, hooked, counts);
 }
 
+// The edges of a whole search's rows left (list_pairs): every rank's, all-gathered, are the
+// search's remainder, which each rank links whole (link_pairs), so no merge follows.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    listed_pairs(DISTBFS_PLAIN_ROWS(), DISTBFS_STRIPE, const vertex_t* list, long long count,
+                 vertex_t* pairs, unsigned long long capacity, unsigned long long* taken) {
+  list_pairs<false>(DISTBFS_PLAIN(), Stripe{rows, size, rank}, list, count, pairs, capacity,
+                    taken);
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    listed_pairs_varint(DISTBFS_CODED_ROWS(), DISTBFS_STRIPE, const vertex_t* list,
+                        long long count, vertex_t* pairs, unsigned long long capacity,
+                        unsigned long long* taken) {
+  list_pairs<true>(DISTBFS_CODED(), Stripe{rows, size, rank}, list, count, pairs, capacity,
+                   taken);
+}
+
 // Marks a thread of hooked_pairs reads in a row: a block takes one slot range (one atomicAdd)
 // for kBlockThreads * kMarksPerThread vertices, so that the slots of a sampled merge, whose
 // hooks are half the vertices, do not queue on one counter.
@@ -362,34 +413,6 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
       ++slot;
     }
     __syncthreads();  // storage and block_first are reused
-  }
-}
-
-// The pairs (vertex, label) of the roots marked in `marks` (cleared) among the vertices
-// listed[0, count) (each listed once: the only ones a replica holds the labels of), into pairs
-// at slots taken from *count.
-extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    hooked_listed_pairs(const vertex_t* listed, long long count, unsigned char* marks,
-                        const comp_t* comp, vertex_t* pairs, unsigned long long* taken) {
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  const int lane = threadIdx.x % kWarpThreads;
-  // Warp-uniform trip count: every lane reaches the ballot together.
-  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < count;
-       base += stride) {
-    const long long j = base + threadIdx.x;
-    const vertex_t v = j < count ? listed[j] : 0;
-    const bool hooked = j < count && marks[v] != 0;
-    const unsigned int word = __ballot_sync(kFullWarp, hooked);
-    if (word == 0) continue;
-    unsigned long long first = 0;
-    if (lane == 0) first = atomicAdd(taken, static_cast<unsigned long long>(__popc(word)));
-    first = __shfl_sync(kFullWarp, first, 0);
-    if (hooked) {
-      const unsigned long long slot = first + __popc(word & ((1u << lane) - 1));
-      marks[v] = 0;
-      pairs[2 * slot] = v;
-      pairs[2 * slot + 1] = static_cast<vertex_t>(comp[v]);
-    }
   }
 }
 
@@ -440,6 +463,11 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
+// Vertices a thread of the passes over every owned vertex (reached_bits, seed_labels) takes a
+// trip, its loads issued together: one load in flight a thread leaves such a pass waiting on
+// memory latency, not bandwidth, on a resident grid.
+constexpr int kPassUnroll = 4;
+
 namespace {
 
 struct Larger {
@@ -463,29 +491,40 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     reached_bits(const label_t* levels, long long count, unsigned int* bits,
                  const unsigned int* edges, int size, int rank, vertex_t* rows,
                  unsigned long long* summary) {
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x * kPassUnroll;
   const int lane = threadIdx.x % kWarpThreads;
   unsigned long long reached = 0, first = ~0ull;
-  // Warp-uniform trip count: every lane reaches the ballot together.
-  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < count;
-       base += stride) {
-    const long long i = base + threadIdx.x;
-    const bool set = i < count && levels[i] != distbfs::kUnreached;
-    const unsigned int word = __ballot_sync(kFullWarp, set);
-    if (lane != 0 || i >= count) continue;
-    const long long w = i / kWarpThreads;
-    bits[w] = word;
-    if (word) {
-      reached += __popc(word);
-      const unsigned long long at = static_cast<unsigned long long>(i) + __ffs(word) - 1;
-      first = at < first ? at : first;
+  // Warp-uniform trip count: every lane reaches the ballots together.
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x * kPassUnroll;
+       base < count; base += stride) {
+    bool set[kPassUnroll];
+    unsigned int with_edges[kPassUnroll];  // lane 0: its word of the rows with edges
+#pragma unroll
+    for (int k = 0; k < kPassUnroll; ++k) {  // the loads first, all in flight at once
+      const long long i = base + k * blockDim.x + threadIdx.x;
+      set[k] = i < count && levels[i] != distbfs::kUnreached;
+      with_edges[k] = lane == 0 && edges != nullptr && i < count ? edges[i / kWarpThreads] : 0u;
     }
-    unsigned int left = edges != nullptr ? edges[w] & ~word : 0u;
-    if (left == 0) continue;
-    unsigned long long slot = atomicAdd(summary + 2, static_cast<unsigned long long>(__popc(left)));
-    for (; left; left &= left - 1) {
-      const long long row = w * kWarpThreads + __ffs(left) - 1;
-      rows[slot++] = static_cast<vertex_t>(row * size + rank);
+#pragma unroll
+    for (int k = 0; k < kPassUnroll; ++k) {
+      const long long i = base + k * blockDim.x + threadIdx.x;
+      const unsigned int word = __ballot_sync(kFullWarp, set[k]);
+      if (lane != 0 || i >= count) continue;
+      const long long w = i / kWarpThreads;
+      bits[w] = word;
+      if (word) {
+        reached += __popc(word);
+        const unsigned long long at = static_cast<unsigned long long>(i) + __ffs(word) - 1;
+        first = at < first ? at : first;
+      }
+      unsigned int left = with_edges[k] & ~word;
+      if (left == 0) continue;
+      unsigned long long slot =
+          atomicAdd(summary + 2, static_cast<unsigned long long>(__popc(left)));
+      for (; left; left &= left - 1) {
+        const long long row = w * kWarpThreads + __ffs(left) - 1;
+        rows[slot++] = static_cast<vertex_t>(row * size + rank);
+      }
     }
   }
   typedef cub::BlockReduce<unsigned long long, kBlockThreads> Reduce;
@@ -505,13 +544,22 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     seed_labels(const unsigned int* bits, long long words_per_row, int rows, int size, int rank,
                 long long count, comp_t label, comp_t* comp) {
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += stride) {
-    const long long k = rows == 1 ? i : i / size;
-    const unsigned int* row = rows == 1 ? bits : bits + (i % size) * words_per_row;
-    const bool set = (row[k / kWarpThreads] >> (k % kWarpThreads)) & 1u;
-    comp[i] = set ? label : (rows == 1 ? i * size + rank : i);
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x * kPassUnroll;
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x * kPassUnroll;
+       base < count; base += stride) {
+    unsigned int words[kPassUnroll];
+#pragma unroll
+    for (int k = 0; k < kPassUnroll; ++k) {  // the loads first, all in flight at once
+      const long long i = base + k * blockDim.x + threadIdx.x;
+      const long long b = rows == 1 ? i : i / size;
+      const unsigned int* row = rows == 1 ? bits : bits + (i % size) * words_per_row;
+      words[k] = i < count ? row[b / kWarpThreads] >> (b % kWarpThreads) : 0u;
+    }
+#pragma unroll
+    for (int k = 0; k < kPassUnroll; ++k) {
+      const long long i = base + k * blockDim.x + threadIdx.x;
+      if (i < count) comp[i] = (words[k] & 1u) ? label : (rows == 1 ? i * size + rank : i);
+    }
   }
 }
 

@@ -895,8 +895,10 @@ def test_cooperative_grid_leaves_the_exact_frontier(max_frontier):
     [LaunchPolicy(fused_max_edges=1000), DEFAULT_POLICY],
     ids=["budget-1000", "default-budget"],
 )
-def test_cooperative_grid_stops_before_a_hub_over_the_edge_budget(policy):
-    """A star searched from a leaf: level 0 (one edge) is fused; the hub's level is not."""
+def test_cooperative_grid_stops_before_a_hub_over_the_edge_budget(policy, monkeypatch):
+    """A star searched from a leaf: level 0 (one edge) is fused; the hub's level is not. A
+    search from the hub knows its level 0's edges from the host (``long_rows``) and launches
+    no fused kernel at all."""
     leaves = policy.fused_max_edges + 1
     case = graphs.star(leaves)
     backend = FusedCounting(policy)
@@ -908,8 +910,13 @@ def test_cooperative_grid_stops_before_a_hub_over_the_edge_budget(policy):
     assert hub_row.edges_expanded == leaves  # the two-phase path expanded the hub
     # From the hub, the fused grid declines at once and leaves the state untouched.
     graph = build(case, cupy)
-    state = backend.start(graph, 0, True, backend.prepare(graph))
+    resources = backend.prepare(graph)
+    assert resources.long_rows == {0: leaves}
+    state = backend.start(graph, 0, True, resources)
+    monkeypatch.setattr(cuda_fused, "_launch_small_levels", None)  # called: a TypeError
     assert backend.run_small_levels(graph, state, 0, 10**9) == 0
+    assert backend.frontier_edges(graph, state) == leaves
+    assert backend.unexplored(graph, state) == (leaves, leaves)
     assert state.frontier_size == 1
     assert cupy.asnumpy(state.vertex_frontier).tolist() == [0]
     assert int(cupy.count_nonzero(state.labels != UNREACHED)) == 1

@@ -32,8 +32,9 @@ are the same. After a search that found a whole component, a pass in place links
 the search left that have edges (``reached_bits``'s rows; on a Kronecker graph a few thousand of the
 vertices outside the giant component, the rest isolated) and compresses only their vertices:
 every other vertex is the star's or a root already, so no pass reads every label. On several
-ranks the run then keeps only its owned labels, and every rank's rows left, all-gathered, are
-linked in a replica of their labels alone (``remainder``); the striped rounds link them in a
+ranks the run then keeps only its owned labels, and the edges of every rank's rows left,
+all-gathered, are linked whole by every rank in a replica of their ends' labels alone
+(``remainder``), so no merge follows; the striped rounds link them in a
 run of their own, whose few hooked trees are all its compress moves (``distbfs.traversals.cc``).
 
 Statistics. Every round (one pass of: read the labels of the links' far ends, keep the links
@@ -99,6 +100,7 @@ REPLICA_METHODS = (
     "replica_bytes",
     "hooked_pairs",
     "link_pairs",
+    "listed_pairs",
     "replica_owned",
 )
 """The backend methods of a run over replicated labels (several ranks linking in place)."""
@@ -298,12 +300,13 @@ class RoundLog:
         self.names.append((phase, index, jumps))
         self.rows.append(list(counters))
 
-    def in_place(self, phase: str, counts: Any, sent: int = 0) -> None:
+    def in_place(self, phase: str, counts: Any, sent: int = 0, everywhere: bool = False) -> None:
         """One pass in place (one round, one compress): ``counts`` as IN_PLACE_COUNTERS, in an
         array the backend's ``to_host`` reads; ``sent``: hook requests sent to other ranks (a
-        merge's pairs)."""
+        merge's pairs); ``everywhere``: every rank ran the same pass (a whole search's
+        remainder), counted once."""
         self.names.append((phase, 0, 1))
-        self.rows.append((counts, sent))
+        self.rows.append((counts, sent, everywhere))
 
     def stats(self, comm: Any, timer: Any, to_host: Any = np.asarray) -> list[RoundStats]:
         """Sum the counters over ranks (one all-reduce) and take the slowest phase times;
@@ -313,8 +316,9 @@ class RoundLog:
             if isinstance(row, list):
                 local[i] = row
             else:
-                counts, sent = row
-                local[i, list(IN_PLACE_COUNTERS)] = to_host(counts)
+                counts, sent, everywhere = row
+                if comm.rank == 0 or not everywhere:
+                    local[i, list(IN_PLACE_COUNTERS)] = to_host(counts)
                 local[i, list(SENT_COUNTERS)] = sent
         totals = comm.allreduce(local)
         phases = timer.per_level()

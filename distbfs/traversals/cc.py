@@ -115,19 +115,24 @@ def link_remainder(plan: ComponentPlan, state: Any, rows: Any, log: RoundLog, ti
     """The finish of a whole search on replicas or in rounds (collective): the rows left (a few per
     thousand vertices on a Kronecker graph, whose edges join rows left only) are linked in a
     run of their own, and their labels go into ``state``, whose other labels the seed wrote.
-    On replicas every rank's rows go to every rank (one all-gather), each rank links its own
-    into a replica of those vertices' labels alone and a merge makes the replicas equal; in
-    the striped rounds the remainder's run starts with every owned vertex its own label, so
-    its compress moves only the trees its hooks made, not the search's star. Either way no
-    pass over every vertex's labels follows the seed."""
+    On replicas the edges of every rank's rows go to every rank (one all-gather), and each
+    rank links them all into a replica of their ends' labels alone: every rank holds the same
+    labels after one pass, with no merge (the remainder's edges are few: a few per thousand
+    vertices). In the striped rounds the remainder's run starts with every owned vertex its
+    own label, so its compress moves only the trees its hooks made, not the search's star.
+    Either way no pass over every vertex's labels follows the seed."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
     if plan.replicated:
+        with timer.phase("links"):
+            pairs = backend.listed_pairs(graph, rows)
         with timer.phase("exchange"):
-            listed = comm.allgather_array(rows)
+            remainder_edges = comm.allgather_array(pairs)
         with timer.phase("seed"):
-            remainder = plan.remainder(listed)
-        link_edges(plan, remainder, "finish", log, timer, rows=rows, compress=False)
-        merge(plan, remainder, "merge", log, timer, rows=rows)
+            remainder = plan.remainder(remainder_edges)
+        with timer.phase("link"):
+            counts = backend.link_pairs(graph, remainder, [remainder_edges], rows)
+            log.in_place("finish", counts, everywhere=True)
+        timer.next_level()
     else:
         remainder = plan.start()
         link_edges(plan, remainder, "finish", log, timer, rows=rows)
@@ -166,13 +171,10 @@ def link_edges(
     link(plan, state, links, phase, log, timer)
 
 
-def merge(
-    plan: ComponentPlan, state: Any, phase: str, log: RoundLog, timer: Any, rows: Any = None
-) -> None:
+def merge(plan: ComponentPlan, state: Any, phase: str, log: RoundLog, timer: Any) -> None:
     """Make the replicas equal (collective): every rank's roots hooked since the last merge,
     with their labels, go to every rank (one all-gather), which links the other ranks' into
-    its replica and compresses (its ``rows`` alone where given, global ids: the vertices a whole
-    search left that have edges, among them every owned vertex whose label the run changes)."""
+    its replica and compresses."""
     backend, comm = plan.backend, plan.comm
     with timer.phase("hooked"):
         pairs = backend.hooked_pairs(plan.graph, state)
@@ -183,7 +185,7 @@ def merge(
     end = begin + sizes[comm.rank]
     with timer.phase("link"):
         others = [gathered[:begin], gathered[end:]]
-        counts = backend.link_pairs(plan.graph, state, others, rows)
+        counts = backend.link_pairs(plan.graph, state, others)
         log.in_place(phase, counts, sent=(comm.size - 1) * (sizes[comm.rank] // 2))
     timer.next_level()
 

@@ -315,19 +315,19 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     ) -> ComponentState:
         """A connected-components run over a replica of every vertex's label (several ranks;
         ``link``): every vertex its own label (``seeded``: left unset, for ``seed_labels``),
-        no root hooked yet. ``listed`` (global ids, each once): a replica of those vertices'
-        labels alone, the rest left unset and never read (a whole search's remainder, whose
-        edges join listed vertices only): no pass over every vertex."""
+        no root hooked yet. ``listed`` (global ids, repeats allowed: ``listed_pairs``'s): a
+        replica of those vertices' labels alone, the rest left unset and never read, and no
+        marks (a whole search's remainder, whose edges join listed vertices only, linked whole
+        on every rank): no pass over every vertex."""
         if listed is None:
             scratch = {"hooked": cupy.zeros(graph.n, dtype=np.uint8)}
             labels = (
                 cupy.empty(graph.n, np.int64) if seeded else cupy.arange(graph.n, dtype=np.int64)
             )
             return ComponentState(labels, scratch, resources, graph)
-        labels, hooked = cupy.empty(graph.n, np.int64), cupy.empty(graph.n, np.uint8)
+        labels = cupy.empty(graph.n, np.int64)
         labels[listed] = listed
-        hooked[listed] = 0
-        return ComponentState(labels, {"hooked": hooked, "listed": listed}, resources, graph)
+        return ComponentState(labels, {}, resources, graph)
 
     def replica_bytes(self, graph: DistGraph) -> int:
         """Device bytes a replicated run takes beyond the graph, at most: the labels and marks
@@ -335,6 +335,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         where NCCL pads unequal parts), each rank's fewer than n."""
         width = check_graph(graph).itemsize
         return graph.n * (8 + 1 + 2 * width * (1 + 2 * graph.size))
+
+    def listed_pairs(self, graph: DistGraph, rows: Any) -> Any:
+        grids = (self._persistent, self._resident)
+        return link.listed_pairs(self.policy, grids, graph, rows)
 
     def hooked_pairs(self, graph: DistGraph, state: ComponentState) -> Any:
         grids = (self._persistent, self._resident)

@@ -65,10 +65,7 @@ def frontier_edges(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -
             ),
         )
         edges = int(tally[0].get())
-    queues.frontier_edges = (queues.generation, edges)
-    if queues.generation == 0:  # the sources' frontier: n_u and m_u follow
-        unlabeled = graph.nlocal - size
-        queues.unexplored = (0, unlabeled, graph.num_local_edges - edges)
+    queues.count_frontier_edges(edges, graph, size)
     return edges
 
 

@@ -152,7 +152,9 @@ class CudaGraphResources:
     """What every search of one graph reuses on this rank (``CudaBackend.prepare``): the edge queue
     (empty at first), the largest out-degree, the hubs (vertices of more than ``heavy_degree``
     neighbours: capacity of the fused kernel's heavy queues) and their lists cut into pieces of
-    ``heavy_degree`` (capacity of expansion's hub pieces), and the kernels by role
+    ``heavy_degree`` (capacity of expansion's hub pieces), the degrees of the rows longer than
+    the fused levels take (``long_rows``: local row -> out-degree, on the host, so a search
+    from one of them knows its level 0's edges without a read), and the kernels by role
     (``KERNELS``) on the process's device, for the graph's column width, each stage compiled at
     its first use (``StageKernels``). The fused levels' log (made by the first fused run, grown
     as needed), the one-block kernel's shared-memory layout (``fused._block_layout``) and the
@@ -168,6 +170,7 @@ class CudaGraphResources:
     hubs: int
     hub_pieces: int
     kernels: StageKernels
+    long_rows: dict[int, int] = field(default_factory=dict)
     fused_log: Any | None = None  # a row per fused level (FUSED_LOG_FIELDS int64), mapped
     fused_log_host: np.ndarray | None = None  # the same memory, as the host reads it
     block_layout: tuple[int, int, int] | None = None
@@ -196,6 +199,10 @@ def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> Cuda
     cut = policy.heavy_degree
     heavy = degrees[degrees > cut] if max_degree > cut else degrees[:0]
     pieces = int(((heavy + cut - 1) // cut).sum()) if heavy.size else 0
+    long_rows = {}
+    if max_degree > policy.fused_max_edges:  # a handful: the hubs of a Kronecker graph
+        rows = to_module(np, (degrees > policy.fused_max_edges).nonzero()[0])
+        long_rows = dict(zip(rows.tolist(), to_module(np, degrees[rows]).tolist(), strict=True))
     local_edges = graph.num_local_edges
     limit = max(1, min(local_edges, int(np.ceil(local_edges * queue_sizing))))
     bits = 8 * vertex_dtype.itemsize
@@ -209,6 +216,7 @@ def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> Cuda
         hubs=int(heavy.size),
         hub_pieces=pieces,
         kernels=StageKernels(roles, policy, bits),
+        long_rows=long_rows,
         keeps_queues=items * vertex_dtype.itemsize <= KEPT_QUEUE_BYTES,
     )
 
@@ -318,6 +326,13 @@ class SearchQueues:
         else:
             unlabeled, edges = known[1] - discovered, known[2] - discovered_edges
             self.unexplored = (self.generation, unlabeled, edges)
+
+    def count_frontier_edges(self, edges: int, graph: DistGraph, size: int) -> None:
+        """The current frontier (``size`` vertices) has ``edges`` out-edges on this rank; for
+        the sources' frontier, n_u and m_u follow (carried from then on by ``advance``)."""
+        self.frontier_edges = (self.generation, edges)
+        if self.generation == 0:
+            self.unexplored = (0, graph.nlocal - size, graph.num_local_edges - edges)
 
     def side_stream(self) -> Any:
         """The search's side stream (made on first use)."""

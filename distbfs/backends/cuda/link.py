@@ -163,12 +163,8 @@ def hooked_pairs(
 ) -> Any:
     """The roots this replica hooked since the last merge with their labels, interleaved
     (vertex, label, vertex, label, ...) in the width of the graph's vertex ids, in no
-    particular order; the marks are cleared. A replica of listed vertices' labels alone
-    (``scratch["listed"]``, ``replica_start``) reads their marks only."""
+    particular order; the marks are cleared."""
     hooked, labels = state.scratch["hooked"], state.labels
-    listed = state.scratch.get("listed")
-    if listed is not None:
-        return _hooked_listed_pairs(policy, grids, graph, state, listed)
     count = int(cupy.count_nonzero(hooked))
     dtype = check_graph(graph)
     pairs = cupy.empty(2 * count, dtype=dtype)
@@ -182,22 +178,38 @@ def hooked_pairs(
     return pairs
 
 
-def _hooked_listed_pairs(
+PAIRS_PER_ROW = 4
+"""Pairs ``listed_pairs`` first makes room for per listed row (a whole search's rows left are
+short: isolated edges and small trees); a longer list is taken in a second launch."""
+
+
+def listed_pairs(
     policy: LaunchPolicy,
     grids: tuple[dict[int, int], ResidentGrids],
     graph: DistGraph,
-    state: ComponentState,
-    listed: Any,
+    rows: Any,
 ) -> Any:
+    """The edges (u, v), v >= u, of the owned vertices ``rows`` (global ids: a whole search's
+    rows left), interleaved (u, v, u, v, ...) in the width of the graph's ids, in no particular
+    order (``listed_pairs`` of ``kernels/link.cu``): every rank's, all-gathered, are the
+    search's remainder whole, each of its edges once and each of its vertices in some pair."""
     dtype = check_graph(graph)
-    count = int(listed.shape[0])
-    pairs = cupy.empty(2 * count, dtype=dtype)
+    count = int(rows.shape[0])
+    capacity = PAIRS_PER_ROW * count
     taken = cupy.zeros(1, dtype=np.uint64)
-    if count:
-        kernel = get_kernel("link", "hooked_listed_pairs", policy, 8 * dtype.itemsize)
-        args = (listed, np.int64(count), state.scratch["hooked"], state.labels, pairs, taken)
-        _launch(policy, kernel, resident_grid(policy, grids[1], kernel), count, args)
-    return pairs[: 2 * int(taken.get()[0])]
+    kernel = get_kernel("link", kernel_name("listed_pairs", graph), policy, 8 * dtype.itemsize)
+    stripe = (np.int64(graph.nlocal), np.int32(graph.size), np.int32(graph.rank))
+    while True:
+        pairs = cupy.empty(2 * capacity, dtype=dtype)
+        if count:
+            blocks = resident_grid(policy, grids[1], kernel)
+            args = (graph.row_offsets, *column_args(graph), *stripe, rows, np.int64(count))
+            _launch(policy, kernel, blocks, count, (*args, pairs, np.uint64(capacity), taken))
+        total = int(taken.get()[0])
+        if total <= capacity:
+            return pairs[: 2 * total]
+        capacity = total
+        taken.fill(0)
 
 
 def link_pairs(
@@ -208,10 +220,10 @@ def link_pairs(
     segments: list[Any],
     rows: Any = None,
 ) -> Any:
-    """Link every (vertex, label) pair of each of ``segments`` (interleaved, as
-    ``hooked_pairs`` gives them: the other ranks') into the labels, then compress (the
-    vertices ``rows``, global ids, alone where given: ``compress_labels``). Returns the counts
-    as ``link_in_place``."""
+    """Link every pair of each of ``segments`` (interleaved: the other ranks' (vertex, label)
+    as ``hooked_pairs`` gives them, or a whole search's remainder as ``listed_pairs`` gives it)
+    into the labels, then compress (the vertices ``rows``, global ids, alone where given:
+    ``compress_labels``). Returns the counts as ``link_in_place``."""
     bits = 8 * check_graph(graph).itemsize
     counts = cupy.zeros(3, dtype=np.uint64)
     kernel = get_kernel("link", "link_pairs", policy, bits)

@@ -115,6 +115,8 @@ def start(
     )
     if frontier_size == 1:
         queues.source_row = row
+        if row in resources.long_rows:  # no fused level takes it: counted without a read
+            queues.count_frontier_edges(resources.long_rows[row], graph, 1)
     grow_edge_queue(queues, 1)
     queues.begin_level(edge_bound=0, cleared=kernel is not None)
     return SearchState(
