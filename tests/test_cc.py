@@ -285,6 +285,36 @@ def test_unreached_rows_are_the_rows_left_to_link(backend, size):
         np.testing.assert_array_equal(np.sort(rows), want)
 
 
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "compressed"])
+@pytest.mark.parametrize("size", [1, 3])
+def test_listed_pairs_are_the_rows_edges(backend, size, compressed):
+    """The edges (u, v), v >= u, of the listed owned rows as pairs, self loops included (a
+    backend with replicas: every rank's, all-gathered, are a whole search's remainder, linked
+    whole on each); rows of more edges than the first launch makes room for are taken in a
+    second."""
+    if not callable(getattr(backend, "listed_pairs", None)):
+        pytest.skip(f"the {backend.name} backend keeps no replicas")
+    xp, rng = backend.xp, np.random.default_rng(size)
+    n = 400 * size
+    for rank in range(size):
+        rows = [np.unique(rng.integers(0, n, rng.integers(0, 12))) for _ in range(400)]
+        rows[7] = np.array([7 * size + rank])  # a self loop alone
+        offsets = np.concatenate([[0], np.cumsum([r.shape[0] for r in rows])])
+        columns = np.concatenate(rows).astype(np.int32)
+        graph = DistGraph(
+            n, int(offsets[-1]), False, rank, size, xp.asarray(offsets), xp.asarray(columns)
+        )
+        if compressed:
+            graph = backend.compress_graph(graph)
+        local = np.union1d(np.flatnonzero([r.shape[0] > 0 for r in rows])[::2], [7])
+        listed = (local * size + rank).astype(np.int32)
+        pairs = graphs.host(backend.listed_pairs(graph, xp.asarray(listed)))
+        got = sorted(zip(pairs[0::2].tolist(), pairs[1::2].tolist(), strict=True))
+        ends = zip(local, listed, strict=True)
+        want = sorted((int(u), int(v)) for i, u in ends for v in rows[i] if v >= u)
+        assert got == want and (7 * size + rank, 7 * size + rank) in got
+
+
 def test_the_hub_is_the_smallest_of_the_highest_degree():
     src, dst = [0, 3, 3, 5, 5], [1, 1, 2, 1, 2]
     directed = distbfs.Graph.from_edges(src, dst, directed=True, backend="numpy")

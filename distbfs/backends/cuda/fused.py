@@ -397,9 +397,7 @@ def _leave(state: SearchState, queues: SearchQueues, host: np.ndarray, log_row: 
     of their rows."""
     if queues.generation == 0 and queues.unexplored is None:
         edges = int(queues.resources.fused_log_host[log_row * FUSED_LOG_FIELDS + _LOG_EDGES])
-        graph, size = queues.graph, int(state.frontier_size)
-        queues.frontier_edges = (0, edges)
-        queues.unexplored = (0, graph.nlocal - size, graph.num_local_edges - edges)
+        queues.count_frontier_edges(edges, queues.graph, int(state.frontier_size))
     levels = int(host[Counter.FUSED_LEVELS])
     if levels % 2:
         queues.frontier, queues.spare_frontier = queues.spare_frontier, queues.frontier
