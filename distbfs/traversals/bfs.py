@@ -7,14 +7,12 @@ its visited mask and culls duplicates, binning the survivors by owner (fused fil
 exchanges the bins (vertex, parent) with every other rank; contracts what it received (status
 lookup against its own labels) into the next vertex frontier. The own bin never travels, so a
 backend may contract it before the exchange (``contract_local``) while the other bins move.
-Bottom-up level, every rank: packs its frontier into a bitmap; all-gathers the bitmaps (n/8 bytes:
-the global frontier); every unlabeled owned vertex scans its in-neighbours and stops at the first
-one in the frontier, which becomes its parent. The bitmap of the frontier a bottom-up level finds
-is all-gathered before that level's barrier (``gather_frontier``), so the bytes move while the
-all-reduce runs, for the next level should it run bottom-up too. Small top-down frontiers go to the
-plan's fused path (many levels per launch). One all-reduce per level is the level barrier and the
-termination test (``distbfs.engine.direction``). The stages come from a backend, the exchanges from
-a communicator: this module imports neither cupy nor mpi4py.
+Bottom-up level, every rank: packs its frontier into a bitmap; all-gathers the bitmaps (n/8
+bytes: the global frontier); every unlabeled owned vertex scans its in-neighbours and stops at
+the first one in the frontier, which becomes its parent. Small top-down frontiers go to the
+plan's fused path (many levels per launch). One all-reduce per level is the level barrier and
+the termination test (``distbfs.engine.direction``). The stages come from a backend, the
+exchanges from a communicator: this module imports neither cupy nor mpi4py.
 
 Several sources: all of them form level 0 (each labeled 0, its own parent), so every level is
 the distance to the nearest source. A depth limit D stops the search once level D is labeled:
@@ -119,9 +117,7 @@ def run_levels(
     termination = plan.termination(state, len(sources))
     log = LevelLog()
     level, frontier_size, direction = 0, len(sources), TOP_DOWN
-    ahead = None  # the frontier's gathered bitmaps, moved during the last level's barrier
     while frontier_size > 0 and level < limit:
-        gathered, ahead = ahead, None  # for this level alone, if it runs bottom-up
         direction = termination.choose(direction)
         if direction == TOP_DOWN and plan.fused.takes(level, frontier_size):
             with timer.phase("contract_expand"):
@@ -134,9 +130,7 @@ def run_levels(
                 level, frontier_size = level + span, next_size
                 continue
         if direction == BOTTOM_UP:
-            counters = bottom_up_level(plan, state, timer, level, gathered)
-            if plan.comm.size > 1 and level + 1 < limit:
-                ahead = gather_frontier(plan, state, timer)
+            counters = bottom_up_level(plan, state, timer, level)
         else:
             counters = top_down_level(plan, state, timer, level)
         with timer.phase("termination"):
@@ -201,29 +195,16 @@ def top_down_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list
     return [expanded, int(sent.sum()), remote, received_count, state.frontier_size, expanded]
 
 
-def bottom_up_level(
-    plan: SearchPlan, state: Any, timer: Any, level: int, frontier: Any = None
-) -> list[int]:
-    """Frontier queue -> bitmap, all-gather of the bitmaps (unless ``frontier`` holds them,
-    gathered ahead), bottom-up scan; this rank's COUNTERS."""
+def bottom_up_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
+    """Frontier queue -> bitmap, all-gather of the bitmaps, bottom-up scan; this rank's COUNTERS."""
     graph, backend = plan.graph, plan.backend
-    if frontier is None:
-        frontier = gather_frontier(plan, state, timer)
+    with timer.phase("bitmap"):
+        bitmap = backend.frontier_bitmap(graph, state)
+    with timer.phase("exchange"):
+        frontier = plan.comm.allgather_equal(bitmap)
     with timer.phase("bottom_up"):
         inspected = backend.bottom_up(graph, plan.in_graph, state, frontier, level + 1)
     return [0, 0, 0, 0, state.frontier_size, inspected]
-
-
-def gather_frontier(plan: SearchPlan, state: Any, timer: Any) -> Any:
-    """Every rank's frontier bitmap, stacked (collective). After a bottom-up level the level
-    loop asks for the next frontier's before the level barrier, on every rank alike: the
-    bottom-up kernel wrote that bitmap, the all-gather moves it while the all-reduce runs, so
-    the ranks meet once a bottom-up level instead of twice; a level that then runs top-down
-    (or none) leaves it unused."""
-    with timer.phase("bitmap"):
-        bitmap = plan.backend.frontier_bitmap(plan.graph, state)
-    with timer.phase("exchange"):
-        return plan.comm.allgather_equal(bitmap)
 
 
 def share_frontier(plan: SearchPlan, state: Any, timer: Any) -> None:
