@@ -28,9 +28,8 @@ from .graph import (
     _carried,
     _chunks,
     _sort_unique_in_place,
-    _stored_weights,
 )
-from .memory import available_bytes, require
+from .memory import available_bytes, fits, require
 from .partition import num_local
 
 EdgeChunks = Callable[[bool], Iterable[tuple[Any, ...]]]
@@ -50,15 +49,16 @@ def build_graph_streamed(
     *,
     directed: bool,
     xp: Any = np,
-    weighted: bool = False,
+    weights: Any = None,
     spill: Spill | None = None,
     comm: Communicator | None = None,
 ) -> DistGraph:
     """Build this rank's CSR of the edges ``chunks`` yields (all of them, on every rank),
     without holding the edge list: the same graph as ``build_graph`` at the rank count of
     ``comm`` (None: one rank) (rows and their columns sorted, duplicates and self-loops
-    dropped, both directions of an undirected edge; ``weighted``: the chunks carry weights,
-    of duplicates the smallest is kept) (collective).
+    dropped, both directions of an undirected edge; ``weights``: the dtype of the weights the
+    chunks carry, None when they carry none; of duplicates the smallest weight is kept)
+    (collective).
 
     A counting sort by tail in three passes: (1) count every row's edges (self-loops dropped;
     both directions when undirected); (2) replay the edges and place each head (and weight) in
@@ -67,13 +67,18 @@ def build_graph_streamed(
     row and drop duplicates, a span of rows at a time (about CHUNK edges: at most CHUNK plus
     one row's), compacting to the front.
     Peak memory: the columns with duplicates (vertex_dtype) and as many weights, two int64
-    arrays of n + 1, and one chunk's or one span's temporaries. With ``spill``, columns and
+    arrays of n + 1, and one chunk's or one span's temporaries (and the stored weights where
+    their dtype differs from ``weights``). The graph keeps the front of the arrays it was built
+    in: a compact copy of the kept columns is made only where the duplicates dropped leave more
+    than ``DUPLICATE_SHARE`` of them unused and the device has room for it, so a graph of few
+    duplicates peaks at about its CSR's bytes, not twice them. With ``spill``, columns and
     weights that would not fit beside the rest are built where ``spill`` puts them (host memory
     the device maps) and stay there: the device holds only the offsets and one span, and the
     graph comes out host-resident (a graph larger than the GPU, never whole on it).
     """
     rank, size = (0, 1) if comm is None else (comm.rank, comm.size)
     nlocal = _owned_rows(n, rank, size, spill)
+    weighted = weights is not None
 
     def edges(first: bool) -> Iterable[tuple[Any, Any, Any]]:
         made = _directed_edges(chunks(first), xp, directed, weighted and not first)
@@ -86,29 +91,26 @@ def build_graph_streamed(
         offsets[1:] += xp.bincount(tails, minlength=nlocal)
     offsets[1:] = xp.cumsum(offsets[1:])
     slots = int(offsets[-1])  # the peak of passes 2 and 3 beyond the offsets already held
-    per_edge = vertex_dtype(n).itemsize + (8 if weighted else 0)
+    per_edge = vertex_dtype(n).itemsize + (np.dtype(weights).itemsize if weighted else 0)
+    # float64 weights exact in float32 are stored converted, beside them
+    converted = 4 * slots if weighted and np.dtype(weights).itemsize > 4 else 0
     span = 24 * min(slots, graph.CHUNK)  # a span's keys and sort (int64 x3)
     sorting = per_edge * slots + 8 * nlocal + span  # and the degrees
-    copying = 2 * per_edge * slots + 8 * (nlocal + 1)  # the kept columns copied out, row offsets
+    storing = per_edge * slots + 8 * (nlocal + 1) + converted  # and the row offsets
     what = f"building the CSR of {n:,} vertices and {slots:,} directed edges (this rank's)"
-    spilled = spill is not None and max(sorting, copying) > available_bytes(xp)
+    spilled = spill is not None and max(sorting, storing) > available_bytes(xp)
     if spilled:  # the columns and weights in host memory; the device keeps a span's sort
-        converted = 4 * slots if weighted else 0  # float32 weights made beside them
         require(per_edge * slots + converted, np, None, what + " in host memory", BUILD_FIX)
         require(8 * n + span, xp, None, what, BUILD_FIX)
     else:
-        require(max(sorting, copying), xp, comm, what, BUILD_FIX)
+        require(max(sorting, storing), xp, comm, what, BUILD_FIX)
     make = spill if spilled else (lambda length, dtype: xp.empty(length, dtype=dtype))
     columns = make(slots, vertex_dtype(n))
-    values = None
+    values = make(slots, np.dtype(weights)) if weighted else None
     cursors = offsets[:-1].copy()  # pass 2: the next free slot of every row
-    for tails, heads, weights in edges(False):
-        if weighted and values is None:
-            values = make(len(columns), weights.dtype)
-        _place_heads(xp, tails, heads, cursors, columns, weights, values)
+    for tails, heads, carried in edges(False):
+        _place_heads(xp, tails, heads, cursors, columns, carried, values)
     del cursors
-    if weighted and values is None:  # no edge
-        values = xp.empty(0, dtype=xp.float32)
     degrees, out = _sort_rows_in_place(xp, offsets, columns, n, values)  # pass 3
     row_offsets = xp.zeros(nlocal + 1, dtype=ROW_OFFSET_DTYPE)
     xp.cumsum(degrees, out=row_offsets[1:])
@@ -117,11 +119,25 @@ def build_graph_streamed(
         column_indices = columns[:out]
         stored = None if values is None else _spilled_weights(values[:out], make)
     else:
-        column_indices = columns[:out].copy()
-        stored = None if values is None else _stored_weights(values[:out])
+        compact = slots - out > DUPLICATE_SHARE * slots and fits(per_edge * out, xp, None)
+        column_indices = columns[:out].copy() if compact else columns[:out]
+        stored = None if values is None else _kept_weights(values[:out], compact, comm)
     del columns, values
     num_edges = out if comm is None else int(comm.allreduce(out))
     return DistGraph(n, num_edges, directed, rank, size, row_offsets, column_indices, stored)
+
+
+DUPLICATE_SHARE = 1 / 16
+"""The share of a streamed build's slots that duplicates may leave unused at the end of the
+arrays the graph keeps; past it the kept edges are copied out where the device has room."""
+
+
+def _kept_weights(values: Any, compact: bool, comm: Communicator | None) -> Any:
+    """The stored weights of the kept edges ``values`` (the front of the build's array): in
+    place where ``weight_dtype`` keeps their dtype and ``compact`` asks for no copy, else
+    converted or copied (collective with ``comm``)."""
+    dtype = weight_dtype(values, comm)
+    return values if dtype == values.dtype and not compact else values.astype(dtype)
 
 
 def _owned_rows(n: int, rank: int, size: int, spill: Spill | None) -> int:
@@ -145,8 +161,8 @@ def _owned_edges(
 
 
 def _spilled_weights(values: Any, make: Spill) -> Any:
-    """``_stored_weights`` of weights in spilled memory, the result there too (converted a
-    CHUNK at a time when the stored dtype differs)."""
+    """The stored weights (``weight_dtype``) of weights in spilled memory, the result there too
+    (converted a CHUNK at a time when the stored dtype differs)."""
     dtype = weight_dtype(values)
     if dtype == values.dtype:
         return values

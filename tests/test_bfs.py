@@ -221,6 +221,31 @@ def test_streamed_construction_builds_the_same_csr(monkeypatch, directed, chunk)
     assert empty.row_offsets.tolist() == [0] * 5 and empty.num_edges == 0
 
 
+@pytest.mark.parametrize("repeats", [1, 4])
+def test_a_streamed_build_keeps_its_arrays_unless_duplicates_waste_them(repeats):
+    """The graph keeps the front of the arrays it was built in (its peak about its CSR's bytes)
+    while the duplicates dropped leave at most ``DUPLICATE_SHARE`` of them unused; every edge
+    given four times wastes three quarters, and the kept edges are copied out."""
+    import distbfs.streamed as streamed
+
+    src, dst, n, _ = graphs.random_graph(400, 3000, 7, True)
+    edges = sorted(set(zip(src.tolist(), dst.tolist(), strict=True)) - {(v, v) for v in range(n)})
+    src, dst = (np.array(side * repeats, dtype=np.int64) for side in zip(*edges, strict=True))
+    weights = (src % 9 + 1).astype(np.float32)
+
+    def chunks(first):
+        return iter([(src, dst, weights)])
+
+    built = build_graph_streamed(chunks, n, directed=True, weights=np.float32)
+    reference = build(src, dst, n, True)
+    np.testing.assert_array_equal(built.column_indices, reference.column_indices)
+    np.testing.assert_array_equal(built.weights, (src[: len(edges)] % 9 + 1).astype(np.float32))
+    wasted = 1 - len(edges) / len(src)
+    assert (wasted > streamed.DUPLICATE_SHARE) == (repeats == 4)
+    for array in (built.column_indices, built.weights):
+        assert (array.base is None) == (repeats == 4)
+
+
 @pytest.mark.parametrize("directed", [False, True])
 def test_construction_in_small_chunks_builds_the_same_csr(monkeypatch, directed):
     import distbfs.graph as graph_module

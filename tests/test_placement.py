@@ -180,7 +180,12 @@ def test_a_build_too_large_for_the_device_spills_to_host_memory(monkeypatch, xp,
 
     def build(spill=None):
         return streamed.build_graph_streamed(
-            chunks, n, directed=False, xp=xp, weighted=weighted, spill=spill
+            chunks,
+            n,
+            directed=False,
+            xp=xp,
+            weights=weights.dtype if weighted else None,
+            spill=spill,
         )
 
     made = []

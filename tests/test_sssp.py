@@ -525,6 +525,9 @@ def test_dense_searches_read_rows_by_weight(monkeypatch, span, kind):
     tied words that record the tree); so do the striped steps, whose steps read the light
     edges of a row and whose heavy step the others."""
     cuda = make_backend("cuda")  # skips without a GPU
+    import cupy
+
+    from distbfs import memory
     from distbfs.backends.cuda import relax
 
     if span is not None:
@@ -553,6 +556,10 @@ def test_dense_searches_read_rows_by_weight(monkeypatch, span, kind):
     cuda.shortest_paths_in_place = None  # the striped steps: light edges, then the heavy ones
     for source in (0, 7, n - 1):
         check(case, weights, source, cuda, ONE)
+    # no copy where it would leave a search's peak no room: the rows as the graph holds them
+    room = memory.available_bytes(cupy) // graph.nlocal
+    monkeypatch.setattr(relax, "SEARCH_BYTES_AN_OWNED_VERTEX", room)
+    assert relax.search_rows(cuda.policy, graph)[1] is graph.column_indices
 
 
 def test_distances_past_32_bits(backend):

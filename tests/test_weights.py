@@ -179,7 +179,7 @@ def test_every_builder_gives_the_reference(monkeypatch, xp, directed, chunk, kin
             n,
             directed=directed,
             xp=xp,
-            weighted=True,
+            weights=w.dtype,
         ),
     ):
         assert graph.weights.dtype == (np.float64 if kind == "fractional" else np.float32)
@@ -188,7 +188,7 @@ def test_every_builder_gives_the_reference(monkeypatch, xp, directed, chunk, kin
         np.testing.assert_array_equal(host(graph.row_offsets), offsets)
         np.testing.assert_array_equal(host(graph.column_indices), columns)
         np.testing.assert_array_equal(host(graph.weights), weights)
-    empty = build_graph_streamed(lambda first: iter([]), 3, directed=directed, weighted=True)
+    empty = build_graph_streamed(lambda first: iter([]), 3, directed=directed, weights=np.float64)
     assert empty.weights.shape == (0,) and empty.weights.dtype == np.float32
 
 

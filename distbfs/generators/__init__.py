@@ -139,7 +139,7 @@ def generate(
     else:  # the held list's build where every rank has room for it (collective)
         streamed = not fits(needed, xp, comm)
     if streamed:
-        source = (total, chunk, made, spec is not None)
+        source = (total, chunk, made, None if spec is None else spec.dtype)
         return _replayed(comm, source, n, xp, progress, spill)
     require(needed, xp, comm, f"generating {total:,} edges ({share:,} a rank)", BUILD_FIX)
     dtypes = EDGE_DTYPES if spec is None else (*EDGE_DTYPES, spec.dtype)
@@ -149,7 +149,7 @@ def generate(
 
 def _replayed(
     comm: Communicator,
-    source: tuple[int, EdgeChunk, EdgeChunk, bool],
+    source: tuple[int, EdgeChunk, EdgeChunk, np.dtype | None],
     n: int,
     xp: Any,
     progress: Progress | None,
@@ -157,8 +157,8 @@ def _replayed(
 ) -> DistGraph:
     """The graph built from the whole tuple list made twice (``build_graph_streamed``): one
     rank's, or on several each rank's own rows. ``source``: (tuples, the chunk maker, the same
-    with weights, weighted)."""
-    total, chunk, made, weighted = source
+    with weights, the weights' dtype or None)."""
+    total, chunk, made, weights = source
 
     def chunks(first: bool) -> Iterator[tuple[Any, ...]]:
         # the first pass only counts: no weights made for it; progress runs over both passes
@@ -172,7 +172,7 @@ def _replayed(
         n,
         directed=False,
         xp=xp,
-        weighted=weighted,
+        weights=weights,
         spill=None if several else spill,
         comm=comm if several else None,
     )

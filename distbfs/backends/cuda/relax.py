@@ -122,6 +122,10 @@ def rows_owner(graph: DistGraph) -> tuple[np.int64, np.int64]:
 ROWS_BY_WEIGHT = np.int32(3)
 """The weight kind that tells the search kernel each row ascends by weight (float32 weights;
 ``Csr::kRowsByWeight`` of ``kernels/relax.cu``)."""
+SEARCH_BYTES_A_VERTEX, SEARCH_BYTES_AN_OWNED_VERTEX = 16, 64
+"""What a search takes beside the graph at its peak, bounded from above (see Memory above and
+``striped_steps``): the room the rows by weight leave, so that the copy never costs a search
+its memory."""
 SORT_SPAN_EDGES = 1 << 26
 """Edges ``rows_by_weight`` sorts at a time (a row longer than this alone)."""
 
@@ -160,14 +164,15 @@ def rows_by_weight(graph: DistGraph) -> tuple[Any, Any] | None:
 def search_rows(policy: LaunchPolicy, graph: DistGraph) -> tuple[Any, ...]:
     """The row arguments of the search kernel for ``graph`` (built once per graph: the
     backend keeps them): where its searches take settle passes, the rows ascending by weight
-    (``rows_by_weight``) when they exist and the device has room for them beside the graph,
-    else ``graph_args``."""
+    (``rows_by_weight``) when they exist and the device has room for them beside the graph and
+    a search's peak, else ``graph_args``."""
     plain = graph_args(graph)
     if not settle_passes(policy, graph) or graph.compressed or graph.weights is None:
         return plain
     copy = graph.column_indices.nbytes + graph.weights.nbytes
     sorting = 40 * min(graph.num_local_edges, SORT_SPAN_EDGES)  # a span's keys, order, sort
-    if not fits(copy + sorting, cupy, None):
+    searching = SEARCH_BYTES_A_VERTEX * graph.n + SEARCH_BYTES_AN_OWNED_VERTEX * graph.nlocal
+    if not fits(copy + max(sorting, searching), cupy, None):
         return plain
     by_weight = rows_by_weight(graph)
     if by_weight is None:
