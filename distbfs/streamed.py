@@ -90,20 +90,9 @@ def build_graph_streamed(
     for tails, _, _ in edges(True):
         offsets[1:] += xp.bincount(tails, minlength=nlocal)
     offsets[1:] = xp.cumsum(offsets[1:])
-    slots = int(offsets[-1])  # the peak of passes 2 and 3 beyond the offsets already held
-    per_edge = vertex_dtype(n).itemsize + (np.dtype(weights).itemsize if weighted else 0)
-    # float64 weights exact in float32 are stored converted, beside them
-    converted = 4 * slots if weighted and np.dtype(weights).itemsize > 4 else 0
-    span = 24 * min(slots, graph.CHUNK)  # a span's keys and sort (int64 x3)
-    sorting = per_edge * slots + 8 * nlocal + span  # and the degrees
-    storing = per_edge * slots + 8 * (nlocal + 1) + converted  # and the row offsets
-    what = f"building the CSR of {n:,} vertices and {slots:,} directed edges (this rank's)"
-    spilled = spill is not None and max(sorting, storing) > available_bytes(xp)
-    if spilled:  # the columns and weights in host memory; the device keeps a span's sort
-        require(per_edge * slots + converted, np, None, what + " in host memory", BUILD_FIX)
-        require(8 * n + span, xp, None, what, BUILD_FIX)
-    else:
-        require(max(sorting, storing), xp, comm, what, BUILD_FIX)
+    slots = int(offsets[-1])
+    per_edge = _slot_bytes(n, weights)
+    spilled = _room_to_build(n, nlocal, slots, weights, xp, spill is not None, comm)
     make = spill if spilled else (lambda length, dtype: xp.empty(length, dtype=dtype))
     columns = make(slots, vertex_dtype(n))
     values = make(slots, np.dtype(weights)) if weighted else None
@@ -138,6 +127,34 @@ def _kept_weights(values: Any, compact: bool, comm: Communicator | None) -> Any:
     converted or copied (collective with ``comm``)."""
     dtype = weight_dtype(values, comm)
     return values if dtype == values.dtype and not compact else values.astype(dtype)
+
+
+def _slot_bytes(n: int, weights: Any) -> int:
+    """Bytes of an edge slot of the build: its column and its weight (``weights``: dtype)."""
+    return vertex_dtype(n).itemsize + (0 if weights is None else np.dtype(weights).itemsize)
+
+
+def _room_to_build(
+    n: int, nlocal: int, slots: int, weights: Any, xp: Any, can_spill: bool, comm: Any
+) -> bool:
+    """Check that passes 2 and 3 of a build of ``slots`` edge slots fit beside the offsets
+    already held, on the device or (``can_spill``) with the columns and weights in host memory;
+    returns whether they spill there. ``InputError`` (the bytes and the fix) where neither fits
+    (collective on the device)."""
+    per_edge = _slot_bytes(n, weights)
+    # float64 weights exact in float32 are stored converted, beside them
+    converted = 4 * slots if weights is not None and np.dtype(weights).itemsize > 4 else 0
+    span = 24 * min(slots, graph.CHUNK)  # a span's keys and sort (int64 x3)
+    sorting = per_edge * slots + 8 * nlocal + span  # and the degrees
+    storing = per_edge * slots + 8 * (nlocal + 1) + converted  # and the row offsets
+    what = f"building the CSR of {n:,} vertices and {slots:,} directed edges (this rank's)"
+    spilled = can_spill and max(sorting, storing) > available_bytes(xp)
+    if spilled:  # the columns and weights in host memory; the device keeps a span's sort
+        require(per_edge * slots + converted, np, None, what + " in host memory", BUILD_FIX)
+        require(8 * n + span, xp, None, what, BUILD_FIX)
+    else:
+        require(max(sorting, storing), xp, comm, what, BUILD_FIX)
+    return spilled
 
 
 def _owned_rows(n: int, rank: int, size: int, spill: Spill | None) -> int:
