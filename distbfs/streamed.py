@@ -43,6 +43,11 @@ Spill = Callable[[int, Any], Any]
 memory), for a build whose columns do not fit the device (``build_graph_streamed``)."""
 
 
+DUPLICATE_SHARE = 1 / 16
+"""The share of a streamed build's slots that duplicates may leave unused at the end of the
+arrays the graph keeps; past it the kept edges are copied out where the device has room."""
+
+
 def build_graph_streamed(
     chunks: EdgeChunks,
     n: int,
@@ -114,11 +119,6 @@ def build_graph_streamed(
     del columns, values
     num_edges = out if comm is None else int(comm.allreduce(out))
     return DistGraph(n, num_edges, directed, rank, size, row_offsets, column_indices, stored)
-
-
-DUPLICATE_SHARE = 1 / 16
-"""The share of a streamed build's slots that duplicates may leave unused at the end of the
-arrays the graph keeps; past it the kept edges are copied out where the device has room."""
 
 
 def _kept_weights(values: Any, compact: bool, comm: Communicator | None) -> Any:
