@@ -562,6 +562,46 @@ def test_dense_searches_read_rows_by_weight(monkeypatch, span, kind):
     assert relax.search_rows(cuda.policy, graph)[1] is graph.column_indices
 
 
+@pytest.mark.gpu
+def test_striped_kernels_launch_within_their_resident_grids():
+    """Every kernel of kernels/relax.cu is launched cooperatively, which takes no grid larger
+    than the device holds of that kernel at once (CuPy cuts it, with a warning): each grid of a
+    striped search is at most what the device holds of every kernel launched on it."""
+    cuda = make_backend("cuda")  # skips without a GPU
+    import cupy
+
+    from distbfs.backends.cuda import kernels, relax, striped_steps
+
+    case = power_law(1500, 30000, 5)
+    graph = graphs.build(case, ONE, cuda, weighted(case, 4, "integer", 1, 60))
+    state = PathPlan(GraphResources(graph, cuda, ONE), in_place=False).start(0, False, True)
+    processors = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    bits = 8 * graph.column_indices.dtype.itemsize
+    launched = [
+        (
+            state.grid,
+            [relax.relax_kernel(cuda.policy, graph, k) for k in striped_steps.ROW_KERNELS],
+        ),
+        (
+            state.pull_grid,
+            [relax.relax_kernel(cuda.policy, graph, k) for k in striped_steps.PULL_KERNELS],
+        ),
+        (
+            state.scan_grid,
+            [
+                kernels.get_kernel("relax", k, cuda.policy, bits)
+                for k in striped_steps.SCAN_GRID_KERNELS
+            ],
+        ),
+    ]
+    for grid, launched_kernels in launched:
+        for kernel in launched_kernels:
+            per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+                kernel.kernel.ptr, cuda.policy.path_threads, 0
+            )
+            assert 1 <= grid <= processors * per_sm
+
+
 def test_distances_past_32_bits(backend):
     """Positive integer weights whose distances pass 2^32: a GPU search that ties integer
     distances to their parents overflows and searches again in float64 (in place and as

@@ -410,8 +410,13 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
             return super().path_start(graph, source, predecessors, resources)
         bits = 8 * check_graph(graph).itemsize
         rows = [relax.relax_kernel(self.policy, graph, name) for name in striped_steps.ROW_KERNELS]
-        scan = kernels.get_kernel("relax", "bucket_scan", self.policy, bits)
-        grids = (min(map(self._resident_paths, rows)), self._resident_paths(scan))
+        pulls = [relax.relax_kernel(self.policy, graph, n) for n in striped_steps.PULL_KERNELS]
+        scans = [
+            kernels.get_kernel("relax", n, self.policy, bits)
+            for n in striped_steps.SCAN_GRID_KERNELS
+        ]
+        resident = self._resident_paths
+        grids = (min(map(resident, rows)), min(map(resident, scans)), min(map(resident, pulls)))
         self.prepare_paths(graph, resources)
         return striped_steps.path_start(
             self.policy, graph, source, integers, grids, resources.search_rows

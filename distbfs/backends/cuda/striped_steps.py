@@ -60,6 +60,10 @@ ROW_KERNELS = ("relax_requests", "relax_requests_tied")
 """The kernels of ``kernels/relax.cu`` that read rows in a striped step (float64, tied words)."""
 PULL_KERNELS = ("pull_requests", "pull_requests_tied")
 """The kernels of a pulled heavy step (float64, tied words)."""
+SCAN_KERNELS = ("bucket_scan", "bucket_scan_tied")
+"""The kernels that scan the owned vertices for a bucket (float64, tied words)."""
+SCAN_GRID_KERNELS = (*SCAN_KERNELS, "tied_unpack")
+"""The kernels launched on a search's scan grid (``StripedPathState.scan_grid``)."""
 LEAST = 3
 """The slot of ``counts`` (frontier length, improved vertices, the frontier's out-edges, least
 distance beyond the bucket) that holds the least distance (float64 bits)."""
@@ -80,6 +84,7 @@ class StripedPathState(PathState):
     counts: Any = None
     grid: int = 1
     scan_grid: int = 1
+    pull_grid: int = 1
     end: float = 0.0
     listed: tuple[Any, int] | None = None
     graph: DistGraph | None = None
@@ -91,13 +96,14 @@ def path_start(
     graph: DistGraph,
     source: int,
     integers: bool,
-    grids: tuple[int, int],
+    grids: tuple[int, int, int],
     rows: tuple[Any, ...],
 ) -> StripedPathState:
     """The source at distance 0 (its own parent) on its owner, nothing sent, nothing settled.
     ``integers``: every weight a positive integer (tied words where the ids are 32-bit);
-    ``grids``: blocks of a launch that reads rows, and of one that scans the owned vertices
-    (every block the device holds at once: a scan streams memory); ``rows``: the row arguments
+    ``grids``: blocks of a launch that reads rows, of one that scans the owned vertices and of
+    a pulled heavy step (every block the device holds of each kernel at once, which a
+    cooperative launch may not exceed: a scan streams memory); ``rows``: the row arguments
     of the relaxations (``relax.search_rows``: on dense graphs each row ascending by weight,
     so a step reads only its light edges and the heavy step only the others)."""
     ids = check_graph(graph)
@@ -128,8 +134,8 @@ def path_start(
     empty_ids = scratch["members"][:0]
     return StripedPathState(
         distances, None, None, settled, empty_ids, 0, scratch, None,
-        words=words, tied=tied, counts=counts, grid=grids[0], scan_grid=grids[1], graph=graph,
-        rows=rows,
+        words=words, tied=tied, counts=counts, grid=grids[0], scan_grid=grids[1],
+        pull_grid=grids[2], graph=graph, rows=rows,
     )  # fmt: skip
 
 
@@ -219,7 +225,7 @@ def pull_requests(
     made.fill(0)
     kernel = relax_kernel(policy, graph, PULL_KERNELS[state.tied])
     kernel(
-        (max(1, min(state.grid, -(-nlocal // policy.path_threads))),),
+        (max(1, min(state.pull_grid, -(-nlocal // policy.path_threads))),),
         (policy.path_threads,),
         (
             *state.rows, np.int64(nlocal), state.words, state.settled, everywhere,
@@ -338,7 +344,7 @@ def bucket_scan(
     if settle:
         state.counts[LEAST] = INFINITE_WORD
     nlocal = state.words.shape[0]
-    scan = "bucket_scan_tied" if state.tied else "bucket_scan"
+    scan = SCAN_KERNELS[state.tied]
     kernel = get_kernel("relax", scan, policy, 8 * out.dtype.itemsize)
     kernel(
         (max(1, min(state.scan_grid, -(-nlocal // policy.path_threads))),),
