@@ -173,6 +173,7 @@ class PathSeries:
             "statistics": self.statistics,
             "buckets_root": self.roots[0],
             "bucket_stats": [asdict(bucket) for bucket in self.profile.buckets],
+            "rows": self.profile.rows,
         }
 
 

@@ -135,3 +135,6 @@ def test_bench_sssp(tmp_path, ranks):
     document = json.loads((tmp_path / "b.json").read_text())
     assert document["algorithm"] == "sssp" and document["graph"]["weights"] == "uniform:1:255"
     assert len(document["times"]) == 4 and document["statistics"]["harmonic_mean_TEPS"] > 0
+    # the rows a GPU's search read (a dense graph: by weight); the numpy backend has no choice
+    assert document["rows"] in (None, "by weight")
+    assert ("rows read: by weight" in proc.stdout) == (document["rows"] == "by weight")

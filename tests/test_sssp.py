@@ -542,8 +542,8 @@ def test_dense_searches_read_rows_by_weight(monkeypatch, span, kind):
     weights = weighted(case, 4, kind, 0, 60)
     graph = graphs.build(case, ONE, cuda, weights)
     assert relax.settle_passes(cuda.policy, graph)
-    rows = relax.search_rows(cuda.policy, graph)
-    assert int(rows[3]) == int(relax.ROWS_BY_WEIGHT)
+    rows, note = relax.search_rows(cuda.policy, graph)
+    assert int(rows[3]) == int(relax.ROWS_BY_WEIGHT) and note == "by weight"
     offsets = graphs.host(graph.row_offsets)
     edges = np.stack([graphs.host(graph.column_indices), graphs.host(graph.weights)], axis=1)
     ordered = np.stack([graphs.host(rows[1]), graphs.host(rows[2])], axis=1)
@@ -556,10 +556,14 @@ def test_dense_searches_read_rows_by_weight(monkeypatch, span, kind):
     cuda.shortest_paths_in_place = None  # the striped steps: light edges, then the heavy ones
     for source in (0, 7, n - 1):
         check(case, weights, source, cuda, ONE)
-    # no copy where it would leave a search's peak no room: the rows as the graph holds them
+    # no copy where it would leave a search's peak no room: the rows as the graph holds them,
+    # and a search that says so
     room = memory.available_bytes(cupy) // graph.nlocal
     monkeypatch.setattr(relax, "SEARCH_BYTES_AN_OWNED_VERTEX", room)
-    assert relax.search_rows(cuda.policy, graph)[1] is graph.column_indices
+    rows, note = relax.search_rows(cuda.policy, graph)
+    assert rows[1] is graph.column_indices and note.startswith(relax.ROWS_AS_STORED)
+    fresh = distbfs.Graph(graph, ONE, cuda)
+    assert distbfs.sssp(fresh, 0).rows.startswith(relax.ROWS_AS_STORED + " (a copy by weight")
 
 
 @pytest.mark.gpu

@@ -54,6 +54,10 @@ class SSSPResult:
         Graph500 edge count of the reached component (undirected edges once).
     validated : bool
         Whether the result was checked against Graph500's SSSP rules.
+    rows : str or None
+        How the search read the graph's rows where the backend chose (``PathPlan.rows``: on a
+        GPU, a dense graph's rows "by weight", or "as stored" where the copy found no room,
+        with the bytes), else None.
     """
 
     source: int
@@ -67,6 +71,7 @@ class SSSPResult:
     seconds: float = 0.0
     edges_traversed: int = 0
     validated: bool = False
+    rows: str | None = None
 
     @property
     def teps(self) -> float:
@@ -145,7 +150,9 @@ def sssp(
     search = bucket_table(run, timer)
     if validate:
         validate_paths(graph, search, max_distance)
-    return _result(graph, search, seconds, predecessors, gather, validate)
+    result = _result(graph, search, seconds, predecessors, gather, validate)
+    result.rows = plan.rows
+    return result
 
 
 def validate_paths(graph: Graph, search: Any, max_distance: float | None = None) -> None:

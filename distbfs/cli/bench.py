@@ -226,6 +226,8 @@ def _print_buckets(ctx: Context, series: PathSeries) -> None:
         f"delta {series.delta:.6g}; per search: {sum(series.buckets) / len(series.buckets):,.1f} "
         f"buckets, {sum(series.relaxations) / len(series.relaxations):,.0f} relaxations"
     )
+    if profile.rows is not None:
+        ctx.say(f"rows read: {profile.rows}")
     ctx.say(
         f"search from root {series.roots[0]} with phase timers: {profile.seconds * 1e3:.3f} ms, "
         f"{len(profile.buckets):,} buckets, {steps:,} light phases; ms by phase: "

@@ -341,6 +341,8 @@ def cmd_sssp(ctx: Context) -> int:
         f"{result.delta:.6g}), {result.relaxations:,} relaxations, "
         f"{result.edges_traversed:,} edges traversed, {result.teps:.4g} TEPS"
     )
+    if result.rows is not None:
+        ctx.say(f"rows read: {result.rows}")
     if args.validate:
         ctx.say("validation: passed")
     preds = result.local_predecessors if args.predecessors else None

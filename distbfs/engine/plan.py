@@ -391,6 +391,10 @@ class PathPlan:
     positive_integers : bool
         Every weight a positive integer (``WeightSummary.positive_integers``): an in-place
         search may record the shortest-path tree as it goes.
+    rows : str or None
+        How the searches read the graph's rows where the backend chose (its
+        ``prepare_paths``, per graph: the CUDA backend on a dense graph "by weight", a copy of
+        the rows each ascending by weight, or "as stored" and why), else None.
     in_place : bool
         The whole search runs on the device that holds the whole graph
         (``shortest_paths_in_place``, ``shortest_path_tree_in_place``), not as striped steps
@@ -440,8 +444,9 @@ class PathPlan:
             self.pull_above = math.inf  # (the same on every rank)
         self.positive_integers = summary.positive_integers
         prepare = getattr(backend, "prepare_paths", None)
+        self.rows: str | None = None
         if callable(prepare):  # per graph, before any search is timed
-            prepare(self.in_place_graph, self.in_place_resources)
+            self.rows = prepare(self.in_place_graph, self.in_place_resources)
 
     def start(self, source: int, predecessors: bool, integers: bool = False) -> Any:
         """A new search's state: the source at distance 0 on its owner. ``integers``: the

@@ -368,11 +368,14 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     # -- shortest paths on one GPU holding the whole graph (``relax``) ------------------------
 
-    def prepare_paths(self, graph: DistGraph, resources: CudaGraphResources) -> None:
+    def prepare_paths(self, graph: DistGraph, resources: CudaGraphResources) -> str | None:
         """Once per graph, before its first search: the rows the search kernels read
-        (``relax.search_rows``)."""
+        (``relax.search_rows``); returns how they read them where there was a choice ("by
+        weight", or "as stored" and why), else None."""
         if resources.search_rows is None:
-            resources.search_rows = relax.search_rows(self.policy, graph)
+            rows, note = relax.search_rows(self.policy, graph)
+            resources.search_rows, resources.search_rows_note = rows, note
+        return resources.search_rows_note
 
     def path_start_in_place(
         self, graph: DistGraph, source: int, integers: bool, resources: CudaGraphResources

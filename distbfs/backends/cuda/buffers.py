@@ -178,6 +178,7 @@ class CudaGraphResources:
     gather_order: Any | None = None
     edge_bits: Any | None = None  # bit k: owned vertex k has out-edges (frontier bitmap layout)
     search_rows: tuple[Any, ...] | None = None
+    search_rows_note: str | None = None  # relax.search_rows's
     keeps_queues: bool = False
     kept_queues: dict[str, Any] = field(default_factory=dict)
     path_block_bytes: dict[bool, int] = field(default_factory=dict)  # relax.block_kernel_bytes

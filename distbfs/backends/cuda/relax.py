@@ -40,7 +40,7 @@ import numpy as np
 
 from ...constants import NO_PATH, PATH_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from ...graph import DistGraph
-from ...memory import fits
+from ...memory import available_bytes, fits
 from .buffers import (
     CudaGraphResources,
     check_graph,
@@ -130,14 +130,11 @@ SORT_SPAN_EDGES = 1 << 26
 """Edges ``rows_by_weight`` sorts at a time (a row longer than this alone)."""
 
 
-def rows_by_weight(graph: DistGraph) -> tuple[Any, Any] | None:
-    """The columns and weights of ``graph`` with each row ascending by weight (equal weights in
-    column order), where a search with settle passes reads them (``search_rows``): plain
-    columns and float32 weights; None otherwise. A span of rows at a time: the slots' row
-    within it shifted above the weight's bits (non-negative floats order as their bits), one
-    stable sort (CUB's radix sort)."""
-    if graph.compressed or graph.weights is None or graph.weights.dtype != np.float32:
-        return None
+def rows_by_weight(graph: DistGraph) -> tuple[Any, Any]:
+    """The columns and weights of ``graph`` (plain columns, float32 weights: ``search_rows``
+    asks only for those) with each row ascending by weight (equal weights in column order). A
+    span of rows at a time: the slots' row within it shifted above the weight's bits
+    (non-negative floats order as their bits), one stable sort (CUB's radix sort)."""
     offsets, columns, weights = graph.row_offsets, graph.column_indices, graph.weights
     sorted_columns, sorted_weights = cupy.empty_like(columns), cupy.empty_like(weights)
     total = int(offsets[-1])
@@ -161,23 +158,33 @@ def rows_by_weight(graph: DistGraph) -> tuple[Any, Any] | None:
     return sorted_columns, sorted_weights
 
 
-def search_rows(policy: LaunchPolicy, graph: DistGraph) -> tuple[Any, ...]:
+ROWS_AS_STORED = "as stored"
+"""``search_rows``'s note where the rows by weight would serve but found no room."""
+
+
+def search_rows(policy: LaunchPolicy, graph: DistGraph) -> tuple[tuple[Any, ...], str | None]:
     """The row arguments of the search kernel for ``graph`` (built once per graph: the
-    backend keeps them): where its searches take settle passes, the rows ascending by weight
-    (``rows_by_weight``) when they exist and the device has room for them beside the graph and
-    a search's peak, else ``graph_args``."""
+    backend keeps them) and a note of the choice: where its searches take settle passes, the
+    rows ascending by weight (``rows_by_weight``: plain columns, float32 weights; note "by
+    weight") when the device has room for them beside the graph and a search's peak, else the
+    rows as stored (``graph_args``; note ``ROWS_AS_STORED`` and the bytes); no note where the
+    rows by weight would not serve."""
     plain = graph_args(graph)
-    if not settle_passes(policy, graph) or graph.compressed or graph.weights is None:
-        return plain
+    weights = graph.weights
+    if not settle_passes(policy, graph) or graph.compressed or weights is None:
+        return plain, None
+    if weights.dtype != np.float32:
+        return plain, None
     copy = graph.column_indices.nbytes + graph.weights.nbytes
     sorting = 40 * min(graph.num_local_edges, SORT_SPAN_EDGES)  # a span's keys, order, sort
     searching = SEARCH_BYTES_A_VERTEX * graph.n + SEARCH_BYTES_AN_OWNED_VERTEX * graph.nlocal
-    if not fits(copy + max(sorting, searching), cupy, None):
-        return plain
-    by_weight = rows_by_weight(graph)
-    if by_weight is None:
-        return plain
-    return (graph.row_offsets, by_weight[0], by_weight[1], ROWS_BY_WEIGHT, *rows_owner(graph))
+    needed = copy + max(sorting, searching)
+    if not fits(needed, cupy, None):
+        room = f"{needed:,} bytes beside the graph, {available_bytes(cupy):,} available"
+        return plain, f"{ROWS_AS_STORED} (a copy by weight and a search need {room})"
+    sorted_columns, sorted_weights = rows_by_weight(graph)
+    rows = (graph.row_offsets, sorted_columns, sorted_weights, ROWS_BY_WEIGHT, *rows_owner(graph))
+    return rows, "by weight"
 
 
 def piece_slots(policy: LaunchPolicy, graph: DistGraph) -> int:
