@@ -173,9 +173,9 @@ def search_rows(policy: LaunchPolicy, graph: DistGraph) -> tuple[tuple[Any, ...]
     weights = graph.weights
     if not settle_passes(policy, graph) or graph.compressed or weights is None:
         return plain, None
-    if weights.dtype != np.float32:
+    if weights.dtype != np.float32:  # (float64 weights: the kernel reads them as stored)
         return plain, None
-    copy = graph.column_indices.nbytes + graph.weights.nbytes
+    copy = graph.column_indices.nbytes + weights.nbytes
     sorting = 40 * min(graph.num_local_edges, SORT_SPAN_EDGES)  # a span's keys, order, sort
     searching = SEARCH_BYTES_A_VERTEX * graph.n + SEARCH_BYTES_AN_OWNED_VERTEX * graph.nlocal
     needed = copy + max(sorting, searching)
