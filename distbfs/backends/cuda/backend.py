@@ -380,7 +380,8 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def path_start_in_place(
         self, graph: DistGraph, source: int, integers: bool, resources: CudaGraphResources
     ) -> relax.DevicePathState:
-        kernel = relax.relax_kernel(self.policy, graph, "delta_stepping")
+        name = relax.search_kernel(False, False, relax.settle_passes(self.policy, graph))
+        kernel = relax.relax_kernel(self.policy, graph, name)
         grid = search.resident_grid(self.policy, self._resident, kernel, self.policy.path_threads)
         self.prepare_paths(graph, resources)
         rows = resources.search_rows

@@ -297,7 +297,7 @@ def _block_kernel_bytes(policy: LaunchPolicy, graph: DistGraph, tied: bool) -> i
     ids = check_graph(graph)
     words = -(-graph.n // 32)
     nbytes = 4 * 4 + 2 * policy.path_block_queue * ids.itemsize + 2 * words * 4
-    kernel = relax_kernel(policy, graph, search_kernel(tied, True))
+    kernel = relax_kernel(policy, graph, search_kernel(tied, True, False))
     optin = cupy.cuda.runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin
     limit = cupy.cuda.runtime.deviceGetAttribute(optin, cupy.cuda.Device().id)
     if nbytes > limit - kernel.shared_size_bytes:
@@ -307,9 +307,12 @@ def _block_kernel_bytes(policy: LaunchPolicy, graph: DistGraph, tied: bool) -> i
     return nbytes
 
 
-def search_kernel(tied: bool, one_block: bool) -> str:
-    """The name of the delta-stepping kernel (``kernels/relax.cu``) of a search."""
-    return ("delta_stepping_block" if one_block else "delta_stepping") + ("_tied" if tied else "")
+def search_kernel(tied: bool, one_block: bool, settle: bool) -> str:
+    """The name of the delta-stepping kernel (``kernels/relax.cu``) of a search: one block, or
+    the grid with settle passes or without (``delta_stepping_steps``: every step relaxes every
+    edge)."""
+    grid = "delta_stepping" if settle else "delta_stepping_steps"
+    return ("delta_stepping_block" if one_block else grid) + ("_tied" if tied else "")
 
 
 def run_buckets(
@@ -327,7 +330,8 @@ def run_buckets(
         ctl[CTL_END] = np.float64(delta).view(np.int64)
         b["ctl"] = cupy.asarray(ctl)
     b["log"].fill(0)
-    kernel = relax_kernel(policy, graph, search_kernel(state.tied, state.shared_bytes > 0))
+    settle = settle_passes(policy, graph)
+    kernel = relax_kernel(policy, graph, search_kernel(state.tied, state.shared_bytes > 0, settle))
     threads = policy.path_block_threads if state.shared_bytes else policy.path_threads
     kernel(
         (state.blocks,),
@@ -347,7 +351,7 @@ def run_buckets(
             b["far1_at"],
             np.int64(b["far_capacity"]),
             b["members"],
-            np.int32(settle_passes(policy, graph)),
+            np.int32(settle),
             b["piece_vertex"],
             b["piece_start"],
             np.int64(b["piece_capacity"]),
