@@ -388,6 +388,35 @@ def test_one_gpu_search_across_launches_and_scans(one_block, integers, settle):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("per_sm", [0, 1, 2])
+def test_grid_search_without_settle_passes_takes_its_blocks(per_sm):
+    """The grid search without settle passes (``delta_stepping_steps``) runs on
+    ``path_steps_blocks_per_sm`` blocks a multiprocessor (0: every resident one), the passes
+    after it on every resident block; the reference's distances and tree either way."""
+    import dataclasses
+
+    case = graphs.grid(40, 25)
+    weights = weighted(case, 5, "integer", 1, 255)
+    cuda = make_backend("cuda")  # skips without a GPU
+    import cupy
+
+    cuda.policy = dataclasses.replace(
+        cuda.policy,
+        path_one_block_vertices=0,
+        path_settle_degree=1 << 20,
+        path_steps_blocks_per_sm=per_sm,
+    )
+    dist, preds, search = run(case, weights, 0, cuda, ONE)
+    want_dist, want_preds = reference(case, weights, 0)
+    np.testing.assert_array_equal(dist, want_dist)
+    np.testing.assert_array_equal(preds, want_preds)
+    processors = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    state = search.state
+    assert state.shared_bytes == 0 and state.grid % processors == 0
+    assert state.blocks == (min(per_sm * processors, state.grid) if per_sm else state.grid)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["grid_positive", "random_positive", "directed_positive"])
 def test_one_gpu_tied_words_give_the_float64_result(name):
     """Positive integer weights: one GPU searches on integer distances tied to their parents

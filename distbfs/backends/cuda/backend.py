@@ -95,7 +95,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         # search.resident_grid (bottom-up levels, the delta-stepping grid, the union-find
         # passes, the batched levels: latency-bound kernels) and of fused.fused_grid.
         self._persistent: dict[int, int] = {}
-        self._resident: dict[tuple[int, int], int] = {}
+        self._resident: search.ResidentGrids = {}
         self._fused_grids: dict[tuple[int, int], int] = {}
 
     # -- interface shared with the other backends ------------------------------------------
@@ -380,12 +380,14 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def path_start_in_place(
         self, graph: DistGraph, source: int, integers: bool, resources: CudaGraphResources
     ) -> relax.DevicePathState:
-        name = relax.search_kernel(False, False, relax.settle_passes(self.policy, graph))
-        kernel = relax.relax_kernel(self.policy, graph, name)
-        grid = search.resident_grid(self.policy, self._resident, kernel, self.policy.path_threads)
+        policy, settle = self.policy, relax.settle_passes(self.policy, graph)
+        kernel = relax.relax_kernel(policy, graph, relax.search_kernel(False, False, settle))
+        grid = search.resident_grid(policy, self._resident, kernel, policy.path_threads)
+        most = 0 if settle else policy.path_steps_blocks_per_sm
+        steps = search.resident_grid(policy, self._resident, kernel, policy.path_threads, most)
         self.prepare_paths(graph, resources)
         rows = resources.search_rows
-        return relax.path_start(self.policy, graph, source, grid, integers, resources, rows)
+        return relax.path_start(policy, graph, source, grid, integers, resources, rows, steps)
 
     def shortest_paths_in_place(
         self, graph: DistGraph, state: relax.DevicePathState, delta: float, limit: float

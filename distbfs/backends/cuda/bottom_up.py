@@ -35,7 +35,7 @@ from .buffers import (
 from .compressed import column_args
 from .kernels import Counter
 from .launch_policy import LaunchPolicy
-from .search import resident_grid
+from .search import ResidentGrids, resident_grid
 
 
 def frontier_edges(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> int:
@@ -112,7 +112,7 @@ def mark_visited(policy: LaunchPolicy, graph: DistGraph, state: SearchState, fro
 
 def bottom_up(
     policy: LaunchPolicy,
-    resident: dict[tuple[int, int], int],
+    resident: ResidentGrids,
     graph: DistGraph,
     in_graph: DistGraph,
     state: SearchState,

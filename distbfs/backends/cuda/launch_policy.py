@@ -139,6 +139,11 @@ class LaunchPolicy:
         this many vertices wide). luxembourg_osm on one H200, 64-delta buckets: 256 threads
         6.75 ms, 512 5.23 to 5.67 ms (35 buckets against 66, 1,313 steps against 1,402), 1024
         6.92 ms (64 registers a thread: spills).
+    path_steps_blocks_per_sm : int
+        Blocks a multiprocessor of the grid search without settle passes
+        (``delta_stepping_steps``: meshes, road networks past ``path_one_block_vertices``), at
+        most as many as are resident (0: every resident block). A step there holds a few hundred
+        warps' work, and every block of the grid meets at each step's barrier.
     path_block_queue : int
         Vertices of each of the one-block kernel's two near queues held in shared memory (a
         step that queues more puts the rest in the global queue).
@@ -237,6 +242,7 @@ class LaunchPolicy:
     path_one_block_vertices: int = 1 << 19
     path_block_threads: int = 512
     path_block_queue: int = 4096
+    path_steps_blocks_per_sm: int = 1
     path_split_divisor: int = 8
     path_bucket_bins: int = 256
     path_dense_bucket_bins: int = 4
@@ -292,6 +298,7 @@ class LaunchPolicy:
             "fused_pair_degree",
             "fused_prefetch_edges",
             "path_settle_degree",
+            "path_steps_blocks_per_sm",
         ):
             if getattr(self, name) < 0:
                 raise ValueError(f"LaunchPolicy.{name}={getattr(self, name)}: need at least 0")

@@ -205,13 +205,15 @@ def path_start(
     integers: bool,
     resources: CudaGraphResources,
     rows: tuple[Any, ...] | None = None,
+    search_grid: int | None = None,
 ) -> DevicePathState:
     """The state of a search from ``source`` (local = global id on one rank): the source at
     distance 0 in the first near queue and the first bucket's members, bucket 0 ending at the
     first delta. ``integers`` (positive integer weights) on 32-bit ids: tied words. The
     kernels' buffers are the graph's kept ones where it keeps its queues (``search_queue``;
     ``resources``: the graph's), set by fills and small copies. ``rows``: what the search
-    kernel reads (``search_rows``; None: ``graph_args``)."""
+    kernel reads (``search_rows``; None: ``graph_args``). ``search_grid``: the blocks of the
+    search's grid kernel (None: ``grid``, which the other passes take)."""
     ids = check_graph(graph)
     n = graph.n
     tied = integers and ids == np.int32
@@ -225,7 +227,7 @@ def path_start(
         distances = cupy.full(n, NO_PATH, dtype=PATH_DTYPE)
         distances[source] = 0.0
         words = distances.view(np.uint64)
-    blocks = 1 if n <= policy.path_one_block_vertices else grid
+    blocks = 1 if n <= policy.path_one_block_vertices else search_grid or grid
     shared = block_kernel_bytes(policy, graph, tied, resources) if blocks == 1 else 0
     # the one-block kernel claims vertices in shared memory and has no settle passes: no
     # stamps or members (a slot each stands in)

@@ -219,8 +219,8 @@ def persistent_grid(policy: LaunchPolicy, memo: dict[int, int]) -> int:
     return memo[device]
 
 
-ResidentGrids = dict[tuple[int, int], int]
-"""A memo of ``resident_grid``: blocks by (device, kernel)."""
+ResidentGrids = dict[tuple[int, int, int], int]
+"""A memo of ``resident_grid``: blocks by (device, kernel, most a multiprocessor)."""
 
 
 def resident_grid(
@@ -228,18 +228,22 @@ def resident_grid(
     memo: ResidentGrids,
     kernel: Any,
     threads: int | None = None,
+    most_per_sm: int = 0,
 ) -> int:
     """Blocks of ``threads`` (default ``block_threads``) of ``kernel`` that are resident on the
-    current device at once (the occupancy calculator: registers and shared memory), memoized
-    in ``memo`` by (device, kernel): latency-bound kernels (bottom-up's dependent loads) run
-    best with every slot filled, and a cooperative grid (the delta-stepping kernel) needs all
-    its blocks resident."""
-    key = (cupy.cuda.Device().id, kernel.kernel.ptr)
+    current device at once (the occupancy calculator: registers and shared memory), at most
+    ``most_per_sm`` a multiprocessor where given, memoized in ``memo`` by (device, kernel,
+    most_per_sm): latency-bound kernels (bottom-up's dependent loads) run best with every slot
+    filled, and a cooperative grid (the delta-stepping kernel) needs all its blocks
+    resident."""
+    key = (cupy.cuda.Device().id, kernel.kernel.ptr, most_per_sm)
     if key not in memo:
         device = cupy.cuda.Device()
         processors = device.attributes["MultiProcessorCount"]
         per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
             kernel.kernel.ptr, policy.block_threads if threads is None else threads, 0
         )
+        if most_per_sm:
+            per_sm = min(per_sm, most_per_sm)
         memo[key] = processors * max(1, per_sm)
     return memo[key]
