@@ -143,7 +143,8 @@ class LaunchPolicy:
         Blocks a multiprocessor of the grid search without settle passes
         (``delta_stepping_steps``: meshes, road networks past ``path_one_block_vertices``), at
         most as many as are resident (0: every resident block). A step there holds a few hundred
-        warps' work, and every block of the grid meets at each step's barrier.
+        warps' work, and every block of the grid meets at each step's barrier. 4096^2 grid, one
+        H100, alternating processes: 1 block 61.4-61.8 ms, every resident block (2) 61.6-62.3.
     path_block_queue : int
         Vertices of each of the one-block kernel's two near queues held in shared memory (a
         step that queues more puts the rest in the global queue).
