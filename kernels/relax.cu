@@ -1078,17 +1078,17 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
       counts[kPieceSlot + (c.step + 1) % 3] = 0;
     }
     Relax<W, GridNear, kSettle> relax{b.dist,
-                             b.far_mark,
-                             near(c.step + 1),
-                             b.members,
-                             counts + kMemberSlot,
-                             b.far(c.bucket),
-                             counts + kFarSlot + c.bucket % 3,
-                             b.far_capacity,
-                             c.end,
-                             c.bucket,
-                             b.members != nullptr ? kInsideEdges : kEveryEdge,
-                             reinterpret_cast<int*>(b.ctl + kCtlOverflow)};
+                                      b.far_mark,
+                                      near(c.step + 1),
+                                      b.members,
+                                      counts + kMemberSlot,
+                                      b.far(c.bucket),
+                                      counts + kFarSlot + c.bucket % 3,
+                                      b.far_capacity,
+                                      c.end,
+                                      c.bucket,
+                                      b.members != nullptr ? kInsideEdges : kEveryEdge,
+                                      reinterpret_cast<int*>(b.ctl + kCtlOverflow)};
     const size_type* next_count = counts + kNearSlot + (c.step + 1) % 3;
     if (count <= b.near_capacity) {
       count = relax_rows<kVarint, W>(g, b, b.near(c.step), count, kPieceSlot + c.step % 3,
@@ -1101,7 +1101,7 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
     }
     ++c.step;
     ++c.steps;
-    if (kSettle && count == 0) {  // (its host gives a search with settle passes members)
+    if (kSettle && count == 0) {  // (run_buckets gives such a search its members)
       // Settled: its members relax the edges that leave it, once.
       relax.edges = kLeavingEdges;
       const size_type members = __ldcg(counts + kMemberSlot) - c.member_begin;
