@@ -8,6 +8,13 @@ per 32 words), and the heuristic's inputs m_f, n_u and m_u (``frontier_edges``,
 
 Bitmap layout: ``distbfs.backends.base`` (bit k of rank r's words is its local vertex k).
 
+On several ranks a bottom-up level does not OR the gathered frontier into the visited mask (the
+numpy backend does), so a top-down level after bottom-up ones sends other ranks' labeled
+vertices to their owners again, who drop them. Marking costs more than those items: at kron27 on
+two H200s ``mark_visited`` (each mask word's bits gathered from the ranks' rows one at a time)
+took about 0.2 ms a level, and the searches' medians lost 4-10% (benchmarks/history,
+2026-11-27-steps-kernel).
+
 Invariants: a bottom-up level labels each found vertex once, with the first in-neighbour in
 row order that is in the frontier as its parent, and makes the found vertices the next frontier
 queue directly; it costs one launch and one read. ``frontier_edges`` and ``unexplored`` are
