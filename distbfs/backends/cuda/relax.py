@@ -214,8 +214,7 @@ def path_start(
     ``resources``: the graph's), set by fills and small copies. ``rows``: what the search
     kernel reads (``search_rows``; None: ``graph_args``). ``search_grid``: the blocks of the
     search's grid kernel (None: ``grid``, which the other passes take)."""
-    ids = check_graph(graph)
-    n = graph.n
+    ids, n = check_graph(graph), graph.n
     tied = integers and ids == np.int32
     far_capacity = max(int(n * policy.path_far_fraction), 1)  # beyond: a scan of every vertex
     pieces = piece_slots(policy, graph)
