@@ -161,11 +161,12 @@ def _carried(xp: Any, weights: Any) -> Any:
     return xp.asarray(weights, dtype=dtype)
 
 
-def _stored_weights(values: Any, comm: Communicator | None = None) -> Any:
-    """The kept edges' weights in the dtype of ``weight_dtype`` (a copy: the construction
-    buffer they are a prefix of is freed); None for an unweighted graph. Collective with
+def _stored_weights(values: Any, comm: Communicator | None = None, copy: bool = True) -> Any:
+    """The kept edges' weights in the dtype of ``weight_dtype``; None for an unweighted graph.
+    A copy (the construction buffer they are a prefix of is freed), unless ``copy`` is False
+    and the dtype is theirs already (a streamed build keeps its arrays). Collective with
     ``comm``."""
-    return None if values is None else values.astype(weight_dtype(values, comm))
+    return None if values is None else values.astype(weight_dtype(values, comm), copy=copy)
 
 
 def packing_multiplier(top: float, n: int, nlocal: int) -> int:

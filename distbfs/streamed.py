@@ -28,6 +28,7 @@ from .graph import (
     _carried,
     _chunks,
     _sort_unique_in_place,
+    _stored_weights,
 )
 from .memory import available_bytes, fits, require
 from .partition import num_local
@@ -115,18 +116,10 @@ def build_graph_streamed(
     else:
         compact = slots - out > DUPLICATE_SHARE * slots and fits(per_edge * out, xp, None)
         column_indices = columns[:out].copy() if compact else columns[:out]
-        stored = None if values is None else _kept_weights(values[:out], compact, comm)
+        stored = None if values is None else _stored_weights(values[:out], comm, compact)
     del columns, values
     num_edges = out if comm is None else int(comm.allreduce(out))
     return DistGraph(n, num_edges, directed, rank, size, row_offsets, column_indices, stored)
-
-
-def _kept_weights(values: Any, compact: bool, comm: Communicator | None) -> Any:
-    """The stored weights of the kept edges ``values`` (the front of the build's array): in
-    place where ``weight_dtype`` keeps their dtype and ``compact`` asks for no copy, else
-    converted or copied (collective with ``comm``)."""
-    dtype = weight_dtype(values, comm)
-    return values if dtype == values.dtype and not compact else values.astype(dtype)
 
 
 def _slot_bytes(n: int, weights: Any) -> int:
