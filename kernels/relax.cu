@@ -114,7 +114,8 @@ constexpr int kHistSlot = 9;   // + (bucket & 1) * kSplitBins
 constexpr int kMinSlot = kHistSlot + 2 * kSplitBins;  // + (bucket & 1): least live distance
 constexpr int kMemberSlot = kMinSlot + 2;        // members so far
 constexpr int kSettlePieceSlot = kMemberSlot + 1;  // pieces of a settle pass
-// 9 + 2 * 256 + 4 slots in all (PATH_COUNT_SLOTS in distbfs/backends/cuda/relax.py)
+constexpr int kQueueLeastSlot = kSettlePieceSlot + 1;  // + step % 3: see GridNear::least
+// 9 + 2 * 256 + 7 slots in all (PATH_COUNT_SLOTS in distbfs/backends/cuda/relax.py)
 
 // ctl[] layout (CTL_* in distbfs/backends/cuda/relax.py)
 enum {
@@ -503,6 +504,9 @@ __device__ __forceinline__ void visit_pieces(Pieces pieces, size_type count,
 // step may reserve more than n slots (a vertex can improve several times in a step); past
 // `capacity` nothing is stored, and the next step takes the vertices stamped with its number
 // from a scan of every vertex instead (delta_stepping_grid).
+//
+// `least` (the search without settle passes, else nullptr): the least distance queued, as the
+// bits of a float rounded down (a lower bound), one atomicMin per warp; its step window's base.
 struct GridNear {
   static constexpr bool kSlotsWithClaims = true;
   int* queued;
@@ -511,6 +515,18 @@ struct GridNear {
   size_type capacity;
   int step;
   int first_step;
+  unsigned long long* least;
+
+  // The least of the active lanes' distances `d` where `have`, into *least.
+  __device__ __forceinline__ void note_least(bool have, double d) const {
+    const unsigned active = __activemask();
+    const unsigned key = __reduce_min_sync(
+        active, have ? __float_as_uint(__double2float_rd(d)) : kNoLeast);
+    if ((threadIdx.x & (kWarpThreads - 1)) == __ffs(active) - 1 && key != kNoLeast) {
+      atomicMin(least, static_cast<unsigned long long>(key));
+    }
+  }
+  static constexpr unsigned kNoLeast = 0xffffffffu;
 
   __device__ __forceinline__ unsigned mark(vertex_t v) const {
     return static_cast<unsigned>(atomicExch(queued + v, step));
@@ -620,11 +636,13 @@ struct Relax {
     bool push[kBatch], member[kBatch], improved_near[kBatch];
     unsigned old[kBatch];
     int candidates = 0;
+    double nearest = end;  // the least improved distance inside the bucket
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
       push[j] = W::key(bits[j]) < W::key(seen[j]);
       improved_near[j] = push[j] && near[j];
       candidates += improved_near[j];
+      if (!kSettle && improved_near[j] && du + w[j] < nearest) nearest = du + w[j];
       old[j] = 0;
       if (push[j]) {
         old[j] = near[j] ? next.mark(v[j])
@@ -635,6 +653,7 @@ struct Relax {
     if constexpr (Near::kSlotsWithClaims) {
       if (candidates) near_slot = append_slots(next.count, candidates);
     }
+    if constexpr (!kSettle) next.note_least(candidates > 0, nearest);  // (GridNear)
     int pushed_near = 0, joined = 0, pushed_far = 0;
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
@@ -703,6 +722,24 @@ struct StampedFor {
   int step;
   __device__ __forceinline__ bool operator()(vertex_t u, double) const {
     return __ldcg(queued + u) == step;
+  }
+};
+
+// A step's window (delta_stepping_grid): its queued vertices below `limit` relax their edges;
+// the others wait in the next step's queue, since a distance far above the queue's least is
+// likely to fall again before it is final (a mesh's wide buckets otherwise relax each edge
+// about seven times).
+struct WindowFor {
+  GridNear next;
+  double limit;
+  __device__ __forceinline__ bool operator()(vertex_t u, double du) const {
+    const bool wait = du >= limit;
+    next.note_least(wait, du);
+    if (wait) {
+      bool fresh;
+      if (next.claim(u, fresh)) next.put(append_slots(next.count, 1), u);
+    }
+    return !wait;
   }
 };
 
@@ -920,7 +957,8 @@ __device__ __forceinline__ bool advance(const PathBuffers& b, long long n, const
 // (the next queue's length: read beside the piece count, so that a step without pieces waits
 // for one round trip after its barrier, not two). `head`: this thread's first item if valid,
 // and, where `next_items` (a queue of `next_capacity` slots) is given, its slot of that queue
-// read with the length.
+// read with the length; where `least_at` is given, *least is set to the float it holds (the
+// next queue's least distance, GridNear::least), read with the length too.
 template <bool kVarint, class W, class Visit, class Accept = AcceptAll>
 __device__ __forceinline__ size_type relax_rows(const Csr& g, const PathBuffers& b,
                                                 const vertex_t* items, size_type count,
@@ -928,13 +966,15 @@ __device__ __forceinline__ size_type relax_rows(const Csr& g, const PathBuffers&
                                                 const size_type* after, Accept accept = {},
                                                 Head* head = nullptr,
                                                 const vertex_t* next_items = nullptr,
-                                                size_type next_capacity = 0) {
+                                                size_type next_capacity = 0,
+                                                const size_type* least_at = nullptr,
+                                                double* least = nullptr) {
   const size_type threads = static_cast<size_type>(gridDim.x) * blockDim.x;
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   size_type* piece_count = b.counts + piece_slot;
   // The counts every thread reads after a barrier are loaded once a block and shared: a load
   // from every thread of the grid queues hundreds of thousands of requests on their L2 line.
-  __shared__ size_type words[2];
+  __shared__ size_type words[3];
   visit_rows<kVarint, W>(items, count, b.dist, g, b.pieces, piece_count, b.piece_edges, me,
                          threads, accept, relax, head != nullptr ? *head : Head{});
   auto read_ahead = [&] {
@@ -944,21 +984,30 @@ __device__ __forceinline__ size_type relax_rows(const Csr& g, const PathBuffers&
   };
   barrier();
   read_ahead();
+  auto read_counts = [&] {  // thread 0, after a barrier
+    words[1] = __ldcg(after);
+    if (least_at != nullptr) words[2] = __ldcg(least_at);
+  };
+  auto take_least = [&] {
+    if (least_at != nullptr) *least = __uint_as_float(static_cast<unsigned>(words[2]));
+  };
   if (threadIdx.x == 0) {
     words[0] = __ldcg(piece_count);
-    words[1] = __ldcg(after);
+    read_counts();
   }
   __syncthreads();
   const size_type piece_total = words[0];
   size_type value = words[1];
+  take_least();
   if (piece_total) {
     visit_pieces<kVarint, W>(b.pieces, piece_total, b.dist, g, b.piece_edges, me, threads,
                              relax);
     barrier();  // the next reads of dist and the queues
     read_ahead();
-    if (threadIdx.x == 0) words[1] = __ldcg(after);
+    if (threadIdx.x == 0) read_counts();
     __syncthreads();
     value = words[1];
+    take_least();
   }
   return value;
 }
@@ -1046,21 +1095,30 @@ __device__ __forceinline__ bool next_bucket(const PathBuffers& b, long long n, C
 // The search from the state in ctl/counts (see the header), until it is done (ctl[kCtlDone]
 // = 1) or `log_rows` buckets were logged in this launch (the host relaunches, at a bucket's
 // end). Vertices no farther than `limit` get their final distance; the search stops before a
-// bucket that starts beyond it.
+// bucket that starts beyond it. `window` > 0 (searches without settle passes): a step relaxes
+// the rows of its queued vertices less than `window` above the queue's least distance, and the
+// others wait a step (WindowFor): the steps a bucket takes follow its paths' hops, whatever
+// its width, so wide buckets with a window take fewer steps without relaxing each edge again
+// and again.
 template <bool kVarint, class W, bool kSettle>
 __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, PathBuffers b,
                                                     unsigned long long* log, int log_rows,
                                                     double delta, double limit, int max_bins,
-                                                    int split_divisor) {
+                                                    int split_divisor, double window) {
   const size_type me = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
   size_type* counts = b.counts;
   Cursor c(b.ctl);
   if (me == 0) c.log_first(log, log_rows, delta);
+  auto least_at = [&](int step) { return counts + kQueueLeastSlot + step % 3; };
   auto near = [&](int step) {
     return GridNear{b.queued, b.near(step), counts + kNearSlot + step % 3, b.near_capacity,
-                    step, c.first_step};
+                    step, c.first_step,
+                    kSettle ? nullptr : reinterpret_cast<unsigned long long*>(least_at(step))};
   };
   size_type count = __ldcg(counts + kNearSlot + c.step % 3);  // the near queue's length
+  // A lower bound of the queue's distances: the far pile's least live one at a bucket's
+  // start, then what the steps note (the slots start at 0, a bound for the first steps).
+  double low = 0.0;
   Head head;
   while (true) {
     if (count == 0) {  // the bucket is settled: find the next one
@@ -1070,12 +1128,14 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
         break;
       }
       count = __ldcg(counts + kNearSlot + c.step % 3);  // the bucket's first step
+      low = as_double(__ldcg(counts + kMinSlot + ((c.bucket - 1) & 1)));
       continue;
     }
     // One step: the near queue relaxes its edges (with settle passes: those that land inside).
     if (me == 0) {
       counts[kNearSlot + (c.step + 2) % 3] = 0;
       counts[kPieceSlot + (c.step + 1) % 3] = 0;
+      if (!kSettle) *least_at(c.step + 2) = GridNear::kNoLeast;
     }
     Relax<W, GridNear, kSettle> relax{b.dist,
                                       b.far_mark,
@@ -1090,10 +1150,16 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
                                       b.members != nullptr ? kInsideEdges : kEveryEdge,
                                       reinterpret_cast<int*>(b.ctl + kCtlOverflow)};
     const size_type* next_count = counts + kNearSlot + (c.step + 1) % 3;
-    if (count <= b.near_capacity) {
+    if (kSettle && count <= b.near_capacity) {
       count = relax_rows<kVarint, W>(g, b, b.near(c.step), count, kPieceSlot + c.step % 3,
                                      relax, next_count, AcceptAll{}, &head,
                                      b.near(c.step + 1), b.near_capacity);
+    } else if (count <= b.near_capacity) {
+      const double upto = window > 0 ? low + window : as_double(kNoPath);
+      count = relax_rows<kVarint, W>(g, b, b.near(c.step), count, kPieceSlot + c.step % 3,
+                                     relax, next_count, WindowFor{relax.next, upto}, &head,
+                                     b.near(c.step + 1), b.near_capacity,
+                                     least_at(c.step + 1), &low);
     } else {  // more slots than the queue holds: the stamps say which vertices it has
       count = relax_rows<kVarint, W>(g, b, nullptr, n, kPieceSlot + c.step % 3, relax,
                                      next_count, StampedFor{b.queued, c.step}, &head,
@@ -1114,21 +1180,22 @@ __device__ __forceinline__ void delta_stepping_grid(const Csr& g, long long n, P
 }
 
 // The grid search with settle passes (delta_stepping*) and without (delta_stepping_steps*:
-// every step relaxes every edge), each a kernel of its own.
+// every step relaxes every edge, in a window), each a kernel of its own.
 template <bool kVarint, class W>
 __device__ __forceinline__ void settled_grid(const Csr& g, long long n, PathBuffers b,
                                              unsigned long long* log, int log_rows,
                                              double delta, double limit, int max_bins,
-                                             int split_divisor) {
+                                             int split_divisor, double) {
   delta_stepping_grid<kVarint, W, true>(g, n, b, log, log_rows, delta, limit, max_bins,
-                                        split_divisor);
+                                        split_divisor, 0.0);
 }
 template <bool kVarint, class W>
 __device__ __forceinline__ void steps_grid(const Csr& g, long long n, PathBuffers b,
                                            unsigned long long* log, int log_rows, double delta,
-                                           double limit, int max_bins, int split_divisor) {
+                                           double limit, int max_bins, int split_divisor,
+                                           double window) {
   delta_stepping_grid<kVarint, W, false>(g, n, b, log, log_rows, delta, limit, max_bins,
-                                         split_divisor);
+                                         split_divisor, window);
 }
 
 // The same search in ONE block (graphs of at most path_one_block_vertices vertices, without
@@ -1146,7 +1213,7 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
                                                          PathBuffers b, unsigned long long* log,
                                                          int log_rows, double delta,
                                                          double limit, int max_bins,
-                                                         int split_divisor) {
+                                                         int split_divisor, double) {
   extern __shared__ __align__(16) unsigned char block_shared[];
   const int lane = threadIdx.x & (kWarpThreads - 1);
   const size_type capacity = b.block_queue;
@@ -1261,14 +1328,15 @@ __device__ __forceinline__ void delta_stepping_one_block(const Csr& g, long long
        long long far_capacity, vertex_t* members, int settle, vertex_t* piece_vertex,      \
        size_type* piece_start, long long piece_capacity, long long piece_edges,            \
        size_type* counts, long long* ctl, long long block_queue, unsigned long long* log,  \
-       int log_rows, double delta, double limit, int max_bins, int split_divisor),         \
+       int log_rows, double delta, double limit, int max_bins, int split_divisor,          \
+       double window),                                                                     \
       (n,                                                                                  \
        PathBuffers{dist,    queued,  far_mark, near0,        near1,  near_capacity,        \
                    far0,    far1,    far0_at,  far1_at,      far_capacity,                 \
                    settle ? members : nullptr,                                             \
                    Pieces{piece_vertex, piece_start, piece_capacity},                      \
                    piece_edges, counts, ctl, block_queue},                                 \
-       log, log_rows, delta, limit, max_bins, split_divisor))
+       log, log_rows, delta, limit, max_bins, split_divisor, window))
 
 DISTBFS_DELTA_STEPPING(delta_stepping, settled_grid, ExactWord, kRelaxThreads,
                        kRelaxBlocksPerSM)

@@ -417,6 +417,36 @@ def test_grid_search_without_settle_passes_takes_its_blocks(per_sm):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("integers", [True, False])
+@pytest.mark.parametrize(("window", "bins"), [(0, 1), (1, 1), (64, 8), (2, 32)])
+def test_grid_search_steps_in_a_window(window, bins, integers):
+    """The grid search without settle passes relaxes, each step, only the queued vertices
+    within ``path_steps_window`` deltas of the queue's least distance (the others wait a step),
+    on buckets cut from bins of ``path_steps_bin_deltas`` deltas: the reference's distances and
+    tree whatever the window (0: none; 1: most vertices wait) and the bins, on tied words and
+    float64 distances, in launches of two buckets."""
+    import dataclasses
+
+    case = graphs.grid(60, 45)
+    weights = weighted(case, 7, "positive" if integers else "real", 1, 255)
+    cuda = make_backend("cuda")  # skips without a GPU
+    cuda.policy = dataclasses.replace(
+        cuda.policy,
+        path_one_block_vertices=0,
+        path_settle_degree=1 << 20,
+        path_log_rows=2,
+        path_steps_window=window,
+        path_steps_bin_deltas=bins,
+    )
+    dist, preds, search = run(case, weights, 0, cuda, ONE, integers=integers)
+    want_dist, want_preds = reference(case, weights, 0)
+    np.testing.assert_array_equal(dist, want_dist)
+    np.testing.assert_array_equal(preds, want_preds)
+    assert search.state.tied == integers and search.state.shared_bytes == 0
+    assert sum(b.settled for b in search.buckets) == 60 * 45
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["grid_positive", "random_positive", "directed_positive"])
 def test_one_gpu_tied_words_give_the_float64_result(name):
     """Positive integer weights: one GPU searches on integer distances tied to their parents

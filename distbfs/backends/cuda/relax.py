@@ -53,9 +53,9 @@ from .compressed import column_args, kernel_name
 from .kernels import get_kernel
 from .launch_policy import PATH_HISTOGRAM_BINS, LaunchPolicy
 
-PATH_COUNT_SLOTS = 9 + 2 * PATH_HISTOGRAM_BINS + 4
+PATH_COUNT_SLOTS = 9 + 2 * PATH_HISTOGRAM_BINS + 7
 """Counter slots of the delta-stepping grid: queue counts, histograms, least live distances,
-members, settle pieces (layout in ``kernels/relax.cu``)."""
+members, settle pieces, the near queues' least distances (layout in ``kernels/relax.cu``)."""
 CTL_STEP, CTL_BUCKET, CTL_END, CTL_DONE, CTL_OVERFLOW, CTL_FRESH = range(6)
 """Control words carried across launches (``kernels/relax.cu``)."""
 LEAST_SLOT = 9 + 2 * PATH_HISTOGRAM_BINS
@@ -324,14 +324,19 @@ def run_buckets(
     limit: float,
 ) -> tuple[list[tuple[int, float, list[int]]], bool]:
     """One launch of the delta-stepping grid; (the buckets it logged as (bucket, lower bound,
-    [steps, relaxations, vertices queued, 0, improved]), whether the search is done)."""
+    [steps, relaxations, vertices queued, 0, improved]), whether the search is done). The grid
+    without settle passes cuts its buckets on bins of ``path_steps_bin_deltas`` deltas and
+    steps in a window of ``path_steps_window`` deltas; the others on bins of one delta."""
     b = state.buffers
+    settle = settle_passes(policy, graph)
+    windowed = not (settle or state.shared_bytes)
+    bin_width = delta * policy.path_steps_bin_deltas if windowed else delta
+    window = delta * policy.path_steps_window if windowed else 0.0
     if b["ctl"] is None:
         ctl = np.zeros(CTL_FRESH + 1, dtype=np.int64)
-        ctl[CTL_END] = np.float64(delta).view(np.int64)
+        ctl[CTL_END] = np.float64(bin_width).view(np.int64)
         b["ctl"] = cupy.asarray(ctl)
     b["log"].fill(0)
-    settle = settle_passes(policy, graph)
     kernel = relax_kernel(policy, graph, search_kernel(state.tied, state.shared_bytes > 0, settle))
     threads = policy.path_block_threads if state.shared_bytes else policy.path_threads
     kernel(
@@ -362,10 +367,11 @@ def run_buckets(
             np.int64(policy.path_block_queue),
             b["log"],
             np.int32(policy.path_log_rows),
-            np.float64(delta),
+            np.float64(bin_width),
             np.float64(limit),
             np.int32(bucket_bins(policy, graph)),
             np.int32(policy.path_split_divisor),
+            np.float64(window),
         ),
         shared_mem=state.shared_bytes,
     )
