@@ -745,6 +745,24 @@ def test_any_rank_count(backend, backend_comm, name):
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("name", ["grid_positive", "random_positive", "directed_positive"])
+def test_tree_recorded_in_the_search_at_any_rank_count(backend, backend_comm, name):
+    """With positive integer weights the numpy backend's striped steps record the tree as they
+    search (requests carry their tails; an owner keeps the smallest that gives a vertex its
+    distance): the distances and tree of the tree passes after the search, the reference's,
+    at any rank count."""
+    case, kind = CASES[name]
+    weights = weighted(case, 11, kind, 1, 255)
+    want_dist, want_preds = reference(case, weights, 0)
+    for integers in (True, False):
+        dist, preds, search = run(case, weights, 0, backend, backend_comm, integers=integers)
+        np.testing.assert_array_equal(dist, want_dist)
+        np.testing.assert_array_equal(preds, want_preds)
+        if type(backend) is NumpyBackend:  # recorded: the search's own state holds the tree
+            assert (search.state.passes is not None) == integers
+
+
+@pytest.mark.mpi
 @pytest.mark.parametrize("name", sorted(PULLED))
 def test_pulled_heavy_steps_at_any_rank_count(backend, backend_comm, name, monkeypatch):
     case, kind, low, high = PULLED[name]

@@ -389,8 +389,9 @@ class PathPlan:
         bytes a vertex of the graph, which across nodes costs more than it saves (RESULTS.md,
         "Several nodes").
     positive_integers : bool
-        Every weight a positive integer (``WeightSummary.positive_integers``): an in-place
-        search may record the shortest-path tree as it goes.
+        Every weight a positive integer (``WeightSummary.positive_integers``): a search may
+        record the shortest-path tree as it goes (the CUDA backend's tied words; the numpy
+        backend's striped steps, where the tree is asked for).
     rows : str or None
         How the searches read the graph's rows where the backend chose (its
         ``prepare_paths``, per graph: the CUDA backend on a dense graph "by weight", a copy of
@@ -448,8 +449,12 @@ class PathPlan:
         if callable(prepare):  # per graph, before any search is timed
             self.rows = prepare(self.in_place_graph, self.in_place_resources)
 
-    def start(self, source: int, predecessors: bool, integers: bool = False) -> Any:
+    def start(
+        self, source: int, predecessors: bool, integers: bool = False, tree: bool = False
+    ) -> Any:
         """A new search's state: the source at distance 0 on its owner. ``integers``: the
-        backend may keep integer distances tied to their parents (``positive_integers``)."""
+        backend may keep integer distances tied to their parents (``positive_integers``);
+        ``tree``: the caller wants the shortest-path tree, which such a backend may then
+        record as it searches (``state.preds``)."""
         resources = self.resources.backend_resources
-        return self.backend.path_start(self.graph, source, predecessors, resources, integers)
+        return self.backend.path_start(self.graph, source, predecessors, resources, integers, tree)

@@ -31,7 +31,11 @@ settled) and a replica's share contiguous, outside that time, as ``run_levels`` 
 With positive integer weights a backend may keep each distance as an integer tied to the
 parent that gave it (the CUDA backend's words), which records the tree below as the search
 goes; a distance too large for that form makes ``path_finish`` report ``overflowed``, and the
-search runs again with float64 distances.
+search runs again with float64 distances. The numpy backend's striped steps, with the same
+weights, record the same tree where it is asked for: their requests carry their tails, and an
+owner keeps the smallest tail among those that give a vertex its distance (every tight edge is
+relaxed from its tail's final distance, light edges by the tail's last step and heavy ones by
+its bucket's heavy step, so the smallest is among them).
 
 A distance limit X stops the search before the first bucket whose lower bound exceeds X: every
 vertex within X is settled by then, and the vertices left farther than X are marked unreached
@@ -123,7 +127,7 @@ def run_buckets(
     if plan.in_place:
         state, rows = in_place(plan, source, limit, timer)
     else:
-        state, log = striped_buckets(plan, source, limit, timer)
+        state, log = striped_buckets(plan, source, limit, timer, predecessors)
     if limit < NO_PATH:
         cut_beyond(state.distances, state.preds, limit)
     if predecessors:
@@ -180,24 +184,27 @@ def in_place_log(plan: PathPlan, state: Any, rows: list[Any]) -> BucketLog:
     return log
 
 
-def striped_buckets(plan: PathPlan, source: int, limit: float, timer: Any) -> tuple[Any, BucketLog]:
-    """The search as striped steps (``striped_search``); where the backend's integer distances
-    tied to their parents overflowed on any rank, again with float64 distances."""
+def striped_buckets(
+    plan: PathPlan, source: int, limit: float, timer: Any, tree: bool
+) -> tuple[Any, BucketLog]:
+    """The search as striped steps (``striped_search``; ``tree``: the caller wants the tree);
+    where the backend's integer distances tied to their parents overflowed on any rank, again
+    with float64 distances."""
     integers = plan.positive_integers
     while True:
-        state, log = striped_search(plan, source, limit, timer, integers)
+        state, log = striped_search(plan, source, limit, timer, integers, tree)
         if not plan.comm.allreduce(int(state.overflowed), op="max"):
             return state, log
         integers = False
 
 
 def striped_search(
-    plan: PathPlan, source: int, limit: float, timer: Any, integers: bool
+    plan: PathPlan, source: int, limit: float, timer: Any, integers: bool, tree: bool
 ) -> tuple[Any, BucketLog]:
     """Buckets of light steps and one heavy step, each a relax, partition, exchange and
     contraction (module docstring)."""
     backend, comm = plan.backend, plan.comm
-    state = plan.start(source, False, integers)
+    state = plan.start(source, False, integers, tree)
     log = BucketLog()
     unsettled = plan.graph.num_local_edges  # the out-edges of the vertices not settled yet
     lower = comm.allreduce(backend.next_bucket(state), op="min")

@@ -28,6 +28,7 @@ class ArrayPathStages:
         predecessors: bool,
         resources: Any,
         integers: bool = False,
+        tree: bool = False,
     ) -> PathState:
         return relax.path_start(self.xp, graph, source, predecessors, resources)
 

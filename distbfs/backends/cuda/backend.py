@@ -411,7 +411,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         predecessors: bool,
         resources: Any,
         integers: bool = False,
+        tree: bool = False,
     ) -> PathState:
+        """The array stages' state of a tree pass, else a striped search's (whose tied words,
+        with ``integers``, record the tree whether or not ``tree`` asks for it)."""
         if predecessors:
             return super().path_start(graph, source, predecessors, resources)
         bits = 8 * check_graph(graph).itemsize

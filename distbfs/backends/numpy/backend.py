@@ -21,7 +21,7 @@ from . import bottom_up, contract, expand, filter_partition, lanes, relax, searc
 
 SEARCH_BYTES = {
     "bfs": (16, 48, 1),
-    "paths": (28, 160, 8),
+    "paths": (28, 176, 16),
     "components": (16, 72, 0),
     "lanes": (24, 320, 0),
 }
@@ -29,10 +29,12 @@ SEARCH_BYTES = {
 takes beside the graph, rounded up from tracemalloc on Kronecker scales 16 and 18 (one rank):
 BFS with predecessors 13.5 B an edge and 40 a vertex (hybrid; direction-optimizing 1.5 and
 47); shortest paths with the tree 20.5 B an edge of a chunk and 213-569 a vertex, plus the
-all-gathered distances on several ranks; components 2.3 B an edge and 65 a vertex where a giant
-component skips its edges, 45 B an edge, vertices included, on random graphs without one (the
-estimate: 1.4x that there, 7x on Kronecker graphs); 64 lanes 19.5 B an edge and 550 a vertex,
-256 of them the distance matrix that ``bfs_many`` requires apart."""
+all-gathered distances on several ranks (the tree recorded in the search, integer weights:
+peaks 41.0 MB at scale 16, 63.2 MB at 18, within 28 B an edge of a chunk, 162 a vertex and
+16 a vertex of the graph, ``sent`` and its tie keys); components 2.3 B an edge and 65 a
+vertex where a giant component skips its edges, 45 B an edge, vertices included, on random
+graphs without one (the estimate: 1.4x that there, 7x on Kronecker graphs); 64 lanes 19.5 B
+an edge and 550 a vertex, 256 of them the distance matrix that ``bfs_many`` requires apart."""
 
 
 class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
@@ -121,8 +123,9 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
         predecessors: bool,
         resources: Any,
         integers: bool = False,
+        tree: bool = False,
     ) -> PathState:
-        return relax.path_start(graph, source, predecessors, resources)
+        return relax.path_start(graph, source, predecessors, resources, integers and tree)
 
     def path_finish(self, state: PathState) -> None:
         """Nothing to do: numpy's stages keep float64 distances throughout."""

@@ -4,7 +4,8 @@ and the next vertex frontier.
 
 ``contract_min`` (shortest paths) keeps per owned vertex the lexicographic minimum of its
 (distance, pass, parent) and the received ones (``relax.min_per_vertex`` first reduces what
-several ranks sent); the improved vertices below the bucket's end are the next frontier.
+several ranks sent); the vertices whose distance fell below the bucket's end are the next
+frontier.
 
 Invariant: after ``contract`` every owned vertex is labeled at most once, with its BFS level.
 """
@@ -18,7 +19,7 @@ from ...constants import NO_PATH, UNREACHED
 from ...graph import DistGraph
 from ...partition import global_id, local_id
 from ..base import PathState, SearchState
-from .relax import min_per_vertex
+from .relax import min_per_vertex, records_tree
 from .search import first_of_each
 
 
@@ -54,18 +55,22 @@ def contract_min(graph: DistGraph, state: PathState, received: Bins, end: float)
         local = local[keep]
         payloads = tuple(field[keep] for field in payloads)
     distances, current = payloads[0], state.distances[local]
+    shorter = distances < current
     if state.preds is None:  # the search: a shorter distance
-        better = distances < current
+        better = shorter
+    elif records_tree(state):  # a search that records its tree: or a smaller tail
+        better = shorter | ((distances == current) & (payloads[2] < state.preds[local]))
     else:  # a tree pass over final distances: a tight edge, the earlier pass, the smaller parent
         keys = (payloads[1] << 32) | payloads[2]
         known = (state.passes[local] << 32) | state.preds[local]
-        better = (distances == current) & (keys < known)
+        better = shorter = (distances == current) & (keys < known)
     improved = np.flatnonzero(better)
+    if state.preds is not None:
+        state.passes[local[improved]] = payloads[1][improved]
+        state.preds[local[improved]] = payloads[2][improved]
+    improved = np.flatnonzero(shorter)  # (a tree pass's: its resolved vertices)
     local = local[improved]
     state.distances[local] = distances[improved]
-    if state.preds is not None:
-        state.passes[local] = payloads[1][improved]
-        state.preds[local] = payloads[2][improved]
     queued = state.scratch["queued"]
     fresh = local[~queued[local]]
     queued[fresh] = True

@@ -15,6 +15,10 @@ array-module stages (``distbfs.backends.arrays``, which CuPy runs).
   ``pass << 32 | parent``.
 - Buckets: an owned vertex that improves is queued once (``queued``) until it settles, so
   finding the next bucket scans the queued vertices, not n.
+- A search that records its tree (``path_start``'s ``records``: positive integer weights, the
+  tree asked for): its requests carry their tails as parents (pass 0), a request equal to
+  ``sent`` survives the culling (a smaller tail may tie), and ``contract_min`` keeps the
+  smallest tail that gives a vertex its distance. No tree pass then reads every edge.
 
 The results are those of the array-module stages: the same distances, and from the tree passes
 the same tree, on every backend and rank count.
@@ -41,24 +45,30 @@ NO_KEY = np.iinfo(np.int64).max
 """The tie key of no request (scratch arrays of the scatter-min start at it)."""
 
 
-def path_start(graph: DistGraph, source: int, predecessors: bool, resources: Any) -> PathState:
+def path_start(
+    graph: DistGraph, source: int, predecessors: bool, resources: Any, records: bool = False
+) -> PathState:
     """Distances NO_PATH, the source at 0 (its own parent) on its owner, queued; the scratch
-    arrays of the scatter-mins, allocated once per search."""
-    if predecessors and graph.n >= TIE_KEY_LIMIT:
+    arrays of the scatter-mins, allocated once per search. ``predecessors``: the state of a
+    tree pass; ``records``: a search that records its tree (positive weights: each request
+    carries its tail, and a vertex keeps the smallest tail of those that give its distance)."""
+    keyed = predecessors or records
+    if keyed and graph.n >= TIE_KEY_LIMIT:
         raise ValueError(f"{graph.n} vertices: the host's tie keys hold fewer than 2**31")
     nlocal = graph.nlocal
     distances = np.full(nlocal, NO_PATH, dtype=PATH_DTYPE)
-    passes = np.zeros(nlocal, dtype=np.int64) if predecessors else None
-    preds = np.full(nlocal, UNREACHED, dtype=PREDECESSOR_DTYPE) if predecessors else None
+    passes = np.zeros(nlocal, dtype=np.int64) if keyed else None
+    preds = np.full(nlocal, UNREACHED, dtype=PREDECESSOR_DTYPE) if keyed else None
     slot = np.int32 if max(graph.n, graph.num_local_edges) < 2**31 else np.int64
     scratch: dict[str, Any] = {
         "sent": np.full(graph.n, NO_PATH, dtype=PATH_DTYPE),
-        "sent_key": np.full(graph.n, NO_KEY, dtype=np.int64) if predecessors else None,
+        "sent_key": np.full(graph.n, NO_KEY, dtype=np.int64) if keyed else None,
         "best": np.full(nlocal, NO_PATH, dtype=PATH_DTYPE),
-        "best_key": np.full(nlocal, NO_KEY, dtype=np.int64) if predecessors else None,
+        "best_key": np.full(nlocal, NO_KEY, dtype=np.int64) if keyed else None,
         "slot": np.empty(max(graph.n, 1), dtype=slot),
         "queued": np.zeros(nlocal, dtype=np.bool_),
         "pending": [EMPTY],
+        "records": records,
     }
     if owner(source, graph.size) == graph.rank:
         mine = local_id(source, graph.size)
@@ -69,6 +79,12 @@ def path_start(graph: DistGraph, source: int, predecessors: bool, resources: Any
         scratch["queued"][mine] = True
     settled = np.zeros(nlocal, dtype=np.bool_)
     return PathState(distances, passes, preds, settled, EMPTY, 0, scratch, resources)
+
+
+def records_tree(state: PathState) -> bool:
+    """Whether ``state`` is a search that records its tree (``path_start``'s ``records``; the
+    array stages' searches, whose pulls this module makes too, never do)."""
+    return bool(state.scratch.get("records", False))
 
 
 @dataclass
@@ -108,7 +124,7 @@ def relax(
     culled against ``sent``, in chunks of about ``RELAX_CHUNK_EDGES`` edges."""
     weighted = graph.weights is not None
     if not weighted and heavy == (delta >= 1):  # every edge weighs 1: light for any delta >= 1
-        return Relaxations(EMPTY, np.zeros(0, dtype=PATH_DTYPE))
+        return requests_of(state, EMPTY, np.zeros(0, dtype=PATH_DTYPE), EMPTY)
     light = light_edges(graph, state.resources, delta) if weighted and not heavy else None
     offsets = graph.row_offsets if light is None else light.offsets
     starts = offsets[vertices]
@@ -123,10 +139,18 @@ def relax(
         relax_rows(graph, state, vertices[a:b], starts[a:b], lengths[a:b], light, delta, heavy)
         for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
     ]
-    if len(parts) <= 1:
-        return Relaxations(*parts[0]) if parts else Relaxations(EMPTY, np.zeros(0, PATH_DTYPE))
-    targets, distances = (np.concatenate(part) for part in zip(*parts, strict=True))
-    return Relaxations(targets, distances)
+    if not parts:
+        return requests_of(state, EMPTY, np.zeros(0, PATH_DTYPE), EMPTY)
+    return requests_of(state, *(np.concatenate(part) for part in zip(*parts, strict=True)))
+
+
+def requests_of(
+    state: PathState, targets: np.ndarray, distances: np.ndarray, tails: np.ndarray
+) -> Relaxations:
+    """A search's requests; with their tails as parents (pass 0) where it records its tree."""
+    if not records_tree(state):
+        return Relaxations(targets, distances)
+    return Relaxations(targets, distances, np.zeros(targets.shape[0], np.int64), tails)
 
 
 def relax_rows(
@@ -139,8 +163,9 @@ def relax_rows(
     delta: float,
     heavy: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``relax`` for one chunk of rows: (targets as int64, distances) of the surviving
-    requests."""
+    """``relax`` for one chunk of rows: (targets as int64, distances, tails as global ids; an
+    empty array where the search records no tree) of the surviving requests: those below
+    ``sent``, or equal to it where the search records its tree (a smaller tail may tie)."""
     slots = gather_ranges(starts, lengths)
     if light is not None:
         slots = light.slots[slots]
@@ -151,11 +176,17 @@ def relax_rows(
         weights = graph.weights[slots]  # added in float64 below, without a converted copy
         distances = np.repeat(state.distances[vertices], lengths)
         distances += weights
-    keep = distances < state.scratch["sent"][targets]
+    records = records_tree(state)
+    sent = state.scratch["sent"][targets]
+    keep = distances <= sent if records else distances < sent
     if graph.weights is not None and heavy:
         keep &= weights > delta
     keep = np.flatnonzero(keep)
-    return targets[keep].astype(np.int64), distances[keep]
+    tails = EMPTY
+    if records:  # each kept edge's row, found among the rows' ends (few survive the culling)
+        rows = np.searchsorted(np.cumsum(lengths), keep, side="right")
+        tails = vertices[rows].astype(np.int64) * graph.size + graph.rank
+    return targets[keep].astype(np.int64), distances[keep], tails
 
 
 TREE_CHUNK_EDGES = 1 << 20
@@ -223,13 +254,13 @@ def pull_requests(
         tails = graph.column_indices[edges].astype(np.int64)
         there = everywhere[rank_major(tails, graph.n, graph.size) if graph.size > 1 else tails]
         distances = there + (1.0 if graph.weights is None else graph.weights[edges])
-        keep = (there >= lower) & (there < end) & (distances < state.distances[heads])
-        keep = np.flatnonzero(keep & ~state.settled[heads])
-        found.append((heads[keep] * graph.size + graph.rank, distances[keep]))
+        own = state.distances[heads]
+        closer = distances <= own if records_tree(state) else distances < own
+        keep = np.flatnonzero((there >= lower) & (there < end) & closer & ~state.settled[heads])
+        found.append((heads[keep] * graph.size + graph.rank, distances[keep], tails[keep]))
     if not found:
-        return Relaxations(EMPTY, np.zeros(0, dtype=PATH_DTYPE))
-    targets, distances = (np.concatenate(part) for part in zip(*found, strict=True))
-    return Relaxations(targets, distances)
+        return requests_of(state, EMPTY, np.zeros(0, dtype=PATH_DTYPE), EMPTY)
+    return requests_of(state, *(np.concatenate(part) for part in zip(*found, strict=True)))
 
 
 def min_per_vertex(
