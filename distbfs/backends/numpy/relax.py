@@ -162,7 +162,7 @@ def relax_rows(
     light: LightEdges | None,
     delta: float,
     heavy: bool,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``relax`` for one chunk of rows: (targets as int64, distances, tails as global ids; an
     empty array where the search records no tree) of the surviving requests: those below
     ``sent``, or equal to it where the search records its tree (a smaller tail may tie)."""
