@@ -152,7 +152,8 @@ class LaunchPolicy:
         as its paths have hops, whatever its width; the window keeps wide buckets from
         relaxing each edge again and again. 4096^2 grid, weights 1..255 (delta 32), one H100,
         buckets of 256 bins of 8 deltas: window 32 / 64 / 96 / 128 deltas 59.1 / 57.6 / 62.0 /
-        71.4 ms (1.8 / 3.8 / 7.1 / 11.2 relaxations an edge).
+        71.4 ms (1.8 / 3.8 / 7.1 / 11.2 relaxations an edge). Window 64 on bins of 8 against
+        none on bins of 1: luxembourg_osm on this kernel 0.89x, a 1024^2 grid 0.99x.
     path_steps_bin_deltas : int
         That search's advance cuts buckets on histogram bins this many deltas wide (buckets
         up to ``path_bucket_bins`` bins): with the window, wider buckets take fewer steps. Same
