@@ -68,7 +68,8 @@ def contract_min(graph: DistGraph, state: PathState, received: Bins, end: float)
     if state.preds is not None:
         state.passes[local[improved]] = payloads[1][improved]
         state.preds[local[improved]] = payloads[2][improved]
-    improved = np.flatnonzero(shorter)  # (a tree pass's: its resolved vertices)
+    if better is not shorter:  # a recording search: a smaller tail alone moves no distance
+        improved = np.flatnonzero(shorter)
     local = local[improved]
     state.distances[local] = distances[improved]
     queued = state.scratch["queued"]
