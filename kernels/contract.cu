@@ -30,6 +30,13 @@
  * the frontier's out-edges are summed, a bound on the next step's requests), past it the least
  * such distance is kept for the next bucket's search.
  *
+ * contract_row_kernel, level 0 of a search from one vertex whose row every rank holds (its owner
+ * broadcast it: a hub's row, which the owner alone would otherwise expand, filter and send):
+ * each rank labels the row's vertices it owns, the source their parent, and marks every vertex
+ * of the row in its visited mask, since all of them are labeled at this level by their owners
+ * (the next level's filter culls them). A row holds each vertex once, so the label's status
+ * lookup and atomicCAS decide only against the source itself.
+ *
  * Invariant: a vertex is labeled at most once per search, with the level it was discovered at,
  * and appears in the next frontier exactly when this kernel labeled it.
  */
@@ -160,6 +167,58 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
         }
     }
     if (out_offsets == nullptr) return;
+    degrees = distbfs::warp_sum(degrees);
+    if ((tid & (distbfs::kWarpThreads - 1)) == 0 && degrees > 0) {
+        distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_row_kernel(
+    const vertex_t* __restrict__ row,           // in: the source's out-neighbours (global ids)
+    size_type length,                           // in: their number
+    pred_t parent,                              // in: the source
+    int rank,                                   // in: this rank: it labels v % size == rank
+    int size,                                   // in: ranks: local row of v is v / size
+    label_t level,                              // in: label of the vertices discovered
+    label_t* __restrict__ labels,               // in/out: label of each owned vertex
+    pred_t* __restrict__ preds,                 // out: parent of each discovered vertex, or null
+    mask_word_t* __restrict__ visited_mask,     // in/out: every vertex of the row set
+    vertex_t* __restrict__ next_frontier,       // out: local ids of discovered vertices
+    size_type frontier_capacity,                // in: capacity of next_frontier
+    size_type* __restrict__ counters,           // in/out: [frontier] += discovered,
+                                                //     [frontier_edges] += their out-edges
+    const size_type* __restrict__ out_offsets)  // in: out-edge row offsets
+{
+    __shared__ typename Compact::TempStorage compact;
+    const int tid = threadIdx.x;
+    size_type degrees = 0;
+    for (size_type tile = static_cast<size_type>(blockIdx.x) * kTileItems; tile < length;
+         tile += static_cast<size_type>(gridDim.x) * kTileItems) {
+        vertex_t local[kItemsPerThread];
+        int discovered[kItemsPerThread];
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            const size_type index = tile + i * kBlockThreads + tid;
+            discovered[i] = 0;
+            local[i] = 0;
+            if (index >= length) continue;
+            const vertex_t v = row[index];
+            if (!distbfs::mask_test(visited_mask, v)) distbfs::mask_set(visited_mask, v);
+            if (v % static_cast<vertex_t>(size) != rank) continue;
+            local[i] = v / static_cast<vertex_t>(size);
+            if (labels[local[i]] != kUnreached) continue;
+            if (atomicCAS(&labels[local[i]], kUnreached, level) != kUnreached) continue;
+            discovered[i] = 1;
+            if (preds != nullptr) preds[local[i]] = parent;
+            degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];
+        }
+        size_type slot[kItemsPerThread];
+        Compact(compact).reserve(discovered, slot, counters + distbfs::kCounterFrontier);
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            if (discovered[i] && slot[i] < frontier_capacity) next_frontier[slot[i]] = local[i];
+        }
+    }
     degrees = distbfs::warp_sum(degrees);
     if ((tid & (distbfs::kWarpThreads - 1)) == 0 && degrees > 0) {
         distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);

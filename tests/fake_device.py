@@ -230,5 +230,12 @@ class FakeNcclCommunicator:
         recv = host_view(recvbuf, nbytes * self.module.mpi.Get_size())
         self.module.mpi.Allgather([send, MPI.BYTE], [recv, MPI.BYTE])
 
+    def broadcast(self, sendbuf, recvbuf, count, datatype, root, stream) -> None:
+        nbytes = count * self.module._dtypes[datatype].itemsize
+        buffer = host_view(recvbuf, nbytes)
+        if self.module.mpi.Get_rank() == root:
+            buffer[:] = host_view(sendbuf, nbytes)
+        self.module.mpi.Bcast([buffer, MPI.BYTE], root=root)
+
     def abort(self) -> None:
         self.aborted = True

@@ -119,3 +119,32 @@ def test_shared_frontiers_cull_what_other_ranks_labeled(backend, backend_comm, m
     assert gathered
     if backend.name == "numpy":  # one byte per vertex (the CUDA mask is packed bits)
         assert shared.state.visited_mask[np.isin(expected, gathered)].all()
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+@pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing", "two_phase"])
+def test_a_hub_row_is_broadcast_at_any_rank_count(backend, backend_comm, strategy, directed):
+    """A search from a vertex of more than ``broadcast_row_edges`` out-edges starts, on several
+    ranks, with its row on every rank (``broadcast_level``): level 0 sends no bins, each rank
+    labels its own neighbours of it. Distances equal scipy's and the trees are valid, from the
+    hub and from the other vertices, whose searches reach the hub's row at a later level."""
+    comm = backend_comm
+    src, dst, n, _ = graphs.random_graph(600, 1500, 31, directed)
+    hub, leaves = 5, np.arange(0, 600, 3)  # 200 out-edges (a self-loop among them, dropped)
+    case = (np.concatenate([src, np.full(leaves.shape, hub)]), np.concatenate([dst, leaves]))
+    case += (n, directed)
+    tails, _ = graphs.unique_edges(*case)
+    degrees = np.bincount(tails, minlength=n)
+    backend.broadcast_row_edges = int(np.sort(degrees)[-2])  # the hub's row alone is longer
+    graph = graphs.build(case, comm, backend)
+    plan = plan_module.SearchPlan.build(graph, backend, comm, strategy=strategy)
+    assert plan.broadcast_rows == ({hub: int(degrees[hub])} if comm.size > 1 else {})
+    for source in (hub, 0, n - 1):
+        result = bfs_levels(plan, source, predecessors=True)
+        distances = graphs.gather_global(comm, result.distances, n)
+        preds = graphs.gather_global(comm, result.predecessors, n)
+        expected = graphs.check_bfs_tree(case, source, distances, preds)
+        graphs.check_level_rows(case, expected, result.levels)
+        if source == hub and comm.size > 1:
+            assert result.levels[0].items_sent == 0
+            assert result.levels[0].edges_expanded == degrees[hub]

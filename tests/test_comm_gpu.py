@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from distbfs.comm.base import Bins
+from distbfs.comm.base import Bins, Communicator
 from distbfs.comm.device_ops import MIN_BUFFER_BYTES, GrowingBuffer
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.engine import STRATEGIES
@@ -324,6 +324,27 @@ def test_allgather_array(host, transport, lengths):
     assert isinstance(got, DeviceArray) and got.dtype == np.int64
     np.testing.assert_array_equal(got, host.allgather_array(local))
     np.testing.assert_array_equal(comm.allgather_array(local), host.allgather_array(local))
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("length", [0, 1, 37])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_broadcast_array(host, transport, length, dtype):
+    """The root's array on every rank, device arrays on the device (NCCL's broadcast in
+    place), host arrays through the host communicator; the default (``allgather_array`` of
+    the root's alone) gives the same."""
+    comm, _, _ = make(host, transport)
+    root = host.size - 1
+    expected = (np.arange(length) * 7919 + 11).astype(dtype)
+    mine = expected.copy() if host.rank == root else np.full(length, -1, dtype=dtype)
+    got = comm.broadcast_array(device(mine), root)
+    assert isinstance(got, DeviceArray) and got.dtype == dtype
+    np.testing.assert_array_equal(got, expected)
+    if transport.startswith("nccl") and length:
+        assert comm.path["broadcast_array"] == "nccl"
+    np.testing.assert_array_equal(comm.broadcast_array(mine.copy(), root), expected)
+    default = Communicator.broadcast_array(host, mine.copy(), root)
+    np.testing.assert_array_equal(default, expected)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -911,7 +911,7 @@ def test_cooperative_grid_stops_before_a_hub_over_the_edge_budget(policy, monkey
     # From the hub, the fused grid declines at once and leaves the state untouched.
     graph = build(case, cupy)
     resources = backend.prepare(graph)
-    assert resources.long_rows == {0: leaves}
+    assert resources.long_rows == {0: (0, leaves)}
     state = backend.start(graph, 0, True, resources)
     monkeypatch.setattr(cuda_fused, "_launch_small_levels", None)  # called: a TypeError
     assert backend.run_small_levels(graph, state, 0, 10**9) == 0
@@ -920,6 +920,20 @@ def test_cooperative_grid_stops_before_a_hub_over_the_edge_budget(policy, monkey
     assert state.frontier_size == 1
     assert cupy.asnumpy(state.vertex_frontier).tolist() == [0]
     assert int(cupy.count_nonzero(state.labels != UNREACHED)) == 1
+
+
+def test_long_rows_known_from_the_resources_or_counted():
+    """The rows over a limit at least the fused levels' edge budget come from the resources'
+    ``long_rows`` (the hubs); a lower limit counts them on the device; compressed columns
+    give none (their rows are not handed out plain)."""
+    backend = CudaBackend(LaunchPolicy(fused_max_edges=1000), replica_limit_bytes=0)
+    graph = build(graphs.star(1001), cupy)
+    resources = backend.prepare(graph)
+    assert backend.long_rows(graph, resources, 1000) == {0: 1001}
+    assert backend.long_rows(graph, resources, 1001) == {}
+    assert backend.long_rows(graph, resources, 0) == {v: 1001 if v == 0 else 1 for v in range(1002)}
+    compressed = backend.compress_graph(graph)
+    assert backend.long_rows(compressed, backend.prepare(compressed), 0) == {}
 
 
 @pytest.mark.parametrize(

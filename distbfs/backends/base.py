@@ -189,6 +189,9 @@ class Backend(Protocol):
     peer_levels: bool
     """Several ranks of one node: whether small frontiers may run fused through peer memory
     (``make_peer_mailbox``, ``run_peer_levels``; ``distbfs.engine.fused``)."""
+    broadcast_row_edges: int
+    """Several ranks: a search from one vertex of more out-edges than this starts with that
+    row on every rank (``long_rows``, ``source_row``, ``contract_row``; 0: never)."""
 
     def prepare(self, graph: DistGraph) -> Any:
         """This backend's resources for searching ``graph`` (rank-local, no communication): what
@@ -230,6 +233,25 @@ class Backend(Protocol):
 
     def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
         """Label the received vertices not yet labeled with ``level``; make them the frontier."""
+        ...
+
+    def long_rows(self, graph: DistGraph, resources: Any, limit: int) -> dict[int, int]:
+        """This rank's rows of more than ``limit`` out-edges: global vertex -> out-degree (host
+        ints; a handful, the hubs; empty where ``source_row`` cannot hand them out)."""
+        ...
+
+    def source_row(self, graph: DistGraph, state: SearchState, edges: int) -> Any:
+        """At level 0 of a search from one vertex of ``edges`` out-edges: its row (global ids)
+        on its owner; on the other ranks an array of as many ids of the same dtype, whose
+        contents the row's broadcast replaces (``Communicator.broadcast_array``)."""
+        ...
+
+    def contract_row(
+        self, graph: DistGraph, state: SearchState, row: Any, parent: int, level: int
+    ) -> None:
+        """Label with ``level`` (parent ``parent``) the vertices of ``row``, one vertex's
+        out-neighbours that every rank holds, that this rank owns and has not labeled; they
+        become the vertex frontier. Every vertex of the row enters the visited mask."""
         ...
 
     def frontier_edges(self, graph: DistGraph, state: SearchState) -> int:

@@ -4,7 +4,8 @@ A ``Communicator`` connects the ranks of one job. The level loop needs ``exchang
 (all-to-all-v of the owner bins made by filter+partition, top-down levels), ``allgather_equal``
 (the frontier bitmap of bottom-up levels, direction-optimizing strategy) and ``allreduce``
 (termination, direction heuristic and statistics); graph construction and validation also use
-``alltoallv`` and ``allgather``.
+``alltoallv`` and ``allgather``; a search from one vertex of a long row, ``broadcast_array``
+(the row, from its owner to every rank).
 Implementations: one rank (``single``), MPI through mpi4py (``mpi``), and for device arrays NCCL
 (``nccl``) or a GPU-aware MPI transport (``mpi_gpu``), both on ``gpu.GPUCommunicator``. Which one
 runs is decided in exactly one place, ``distbfs.runtime.get_communicator``.
@@ -109,6 +110,13 @@ class Communicator(ABC):
         rank r (same array module). Moves ``size * L`` items and no counts (the bottom-up
         frontier bitmap). This default goes through ``allgather_array``."""
         return self.allgather_array(array).reshape(self.size, array.shape[0])
+
+    def broadcast_array(self, array: Any, root: int) -> Any:
+        """Rank ``root``'s 1-d ``array`` on every rank (same array module). Every rank passes an
+        array of the root's length and dtype; the others' contents are not read, and may be
+        overwritten with the result. This default goes through ``allgather_array``, the other
+        ranks contributing nothing."""
+        return self.allgather_array(array if self.rank == root else array[:0])
 
     @abstractmethod
     def exscan(self, value: int) -> int:

@@ -116,6 +116,11 @@ class GPUCommunicator(Communicator):
         self.path["allgather_array"] = f"{self.host.kind}-staged"
         return self.ops.to_device(self.host.allgather_array(self.ops.to_host(array)))
 
+    def _broadcast_device(self, array: Any, root: int) -> Any:
+        """Broadcast of a device array (default: through host memory and the host comm)."""
+        self.path["broadcast_array"] = f"{self.host.kind}-staged"
+        return self.ops.to_device(self.host.broadcast_array(self.ops.to_host(array), root))
+
     # -- the bin exchange -------------------------------------------------------------------
 
     def exchange_bins(self, bins: Bins, *, overlap: bool = False) -> Bins:
@@ -390,6 +395,18 @@ class GPUCommunicator(Communicator):
             return self._allgather_device(self.ops.contiguous(array))
         self.path["allgather_array"] = self.host.kind
         return self.host.allgather_array(array)
+
+    def broadcast_array(self, array: Any, root: int) -> Any:
+        """Rank ``root``'s 1-d array on every rank (device arrays on the device)."""
+        if self.rank == root:
+            self.stats["bytes_sent"] += int(array.nbytes) * (self.size - 1)
+        else:
+            self.stats["bytes_received"] += int(array.nbytes)
+        if self.ops.is_device(array):
+            self._after_moves()
+            return self._broadcast_device(self.ops.contiguous(array), root)
+        self.path["broadcast_array"] = self.host.kind
+        return self.host.broadcast_array(array, root)
 
     def map_peer_memory(self, array: Any) -> list[int] | None:
         """Every rank's ``array`` mapped here through CUDA IPC when all ranks share one host

@@ -86,6 +86,11 @@ class MPICommunicator(Communicator):
         self.comm.Allgather(host, out)
         return out if xp is np else xp.asarray(out)
 
+    def broadcast_array(self, array: Any, root: int) -> Any:
+        host, xp = _to_host(array)
+        self.comm.Bcast(host, root=root)
+        return host if xp is np else xp.asarray(host)
+
     def exscan(self, value: int) -> int:
         result = self.comm.exscan(value, op=MPI.SUM)
         return 0 if result is None else result

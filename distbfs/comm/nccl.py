@@ -265,6 +265,16 @@ class NCCLCommunicator(GPUCommunicator):
         self.path["allgather_equal"] = "nccl"
         return out_bytes.view(array.dtype).reshape(self.size, array.size)
 
+    def _broadcast_device(self, array: Any, root: int) -> Any:
+        datatype = self._datatype(array.dtype)
+        if datatype is None or array.size >= 1 << 31:  # NCCL counts in a C int
+            return super()._broadcast_device(array, root)
+        if array.size:
+            pointer = self.ops.device_ptr(array)  # in place: the root's read, the others' written
+            self._nccl.broadcast(pointer, pointer, array.size, datatype, root, self.ops.stream())
+        self.path["broadcast_array"] = "nccl"
+        return array
+
     def abort(self, code: int) -> None:
         """ncclCommAbort (pending NCCL work is cancelled), then end the job (MPI_Abort)."""
         try:

@@ -32,6 +32,9 @@ class SingleRankCommunicator(Communicator):
     def allgather_equal(self, array: Any) -> Any:
         return array.reshape(1, array.shape[0])
 
+    def broadcast_array(self, array: Any, root: int) -> Any:
+        return array
+
     def exscan(self, value: int) -> int:
         return 0
 

@@ -113,6 +113,7 @@ class GraphResources:
         self._replica: Any = _UNSET
         self._replica_resources: Any = _UNSET
         self._mailbox: Any = _UNSET
+        self._long_rows: dict[int, int] | None = None
         self._weights: WeightSummary | None = None
 
     def load_kernels(self) -> None:
@@ -224,6 +225,21 @@ class GraphResources:
                 )
         return self._replica_resources
 
+    def long_rows(self) -> dict[int, int]:
+        """Every rank's rows of more than ``backend.broadcast_row_edges`` out-edges: global
+        vertex -> out-degree, the same on every rank (collective on first use: one
+        all-gather); empty on one rank or where the backend broadcasts no row. A search from
+        one of them starts with its row on every rank (``SearchPlan.broadcast_rows``)."""
+        if self._long_rows is None:
+            self._long_rows = {}
+            backend, comm = self.backend, self.comm
+            limit = getattr(backend, "broadcast_row_edges", 0)
+            if comm.size > 1 and limit:
+                mine = backend.long_rows(self.graph, self.backend_resources, limit)
+                for rows in comm.allgather_object(mine):
+                    self._long_rows.update(rows)
+        return self._long_rows
+
     def peer_mailbox(self) -> Any | None:
         """This rank's mailbox for fused levels through peer memory, with every rank's mapped
         here (collective on first use); None on one rank, for a backend without the path or
@@ -258,6 +274,9 @@ class SearchPlan:
         The fused small-frontier path (``distbfs.engine.fused``).
     shares_frontier : bool
         Whether large new frontiers are all-gathered into the visited masks (``SHARE_FRONTIER``).
+    broadcast_rows : dict
+        Several ranks: the long rows (``GraphResources.long_rows``, global vertex ->
+        out-degree) a search from one of whose vertices starts with the row on every rank.
     whole : SearchPlan or None
         Several ranks that each hold the graph's replica (``GraphResources.replica``: small
         graphs): the same strategy's plan over the replica on one rank. Every rank runs each
@@ -295,6 +314,7 @@ class SearchPlan:
         if self.whole is None:
             self.fused = choose_fused_path(resources, self._fused_limit())
         self.shares_frontier = self.comm.size > 1 and not self.optimizing
+        self.broadcast_rows = resources.long_rows() if self.whole is None else {}
 
     @classmethod
     def build(

@@ -10,7 +10,9 @@ backend may contract it before the exchange (``contract_local``) while the other
 Bottom-up level, every rank: packs its frontier into a bitmap; all-gathers the bitmaps (n/8
 bytes: the global frontier); every unlabeled owned vertex scans its in-neighbours and stops at
 the first one in the frontier, which becomes its parent. Small top-down frontiers go to the
-plan's fused path (many levels per launch). One all-reduce per level is the level barrier and
+plan's fused path (many levels per launch). A search from one vertex of a long row (a hub)
+starts with that row broadcast to every rank, which labels the neighbours it owns
+(``broadcast_level``). One all-reduce per level is the level barrier and
 the termination test (``distbfs.engine.direction``). The stages come from a backend, the
 exchanges from a communicator: this module imports neither cupy nor mpi4py.
 
@@ -42,7 +44,7 @@ from typing import Any
 from ..engine.direction import BOTTOM_UP, TOP_DOWN
 from ..engine.levels import LevelLog, LevelStats
 from ..engine.plan import SearchPlan, distinct_sources, level_limit
-from ..partition import contiguous, owned_view
+from ..partition import contiguous, owned_view, owner
 
 
 @dataclass
@@ -117,9 +119,11 @@ def run_levels(
     termination = plan.termination(state, len(sources))
     log = LevelLog()
     level, frontier_size, direction = 0, len(sources), TOP_DOWN
+    row_edges = plan.broadcast_rows.get(int(sources[0]), 0) if len(sources) == 1 else 0
     while frontier_size > 0 and level < limit:
         direction = termination.choose(direction)
-        if direction == TOP_DOWN and plan.fused.takes(level, frontier_size):
+        broadcast = level == 0 and row_edges > 0  # one source's long row, on every rank
+        if direction == TOP_DOWN and not broadcast and plan.fused.takes(level, frontier_size):
             with timer.phase("contract_expand"):
                 span = plan.fused.run(plan, state, sources, level, frontier_size, limit)
             if span:
@@ -129,7 +133,9 @@ def run_levels(
                 timer.next_level()
                 level, frontier_size = level + span, next_size
                 continue
-        if direction == BOTTOM_UP:
+        if broadcast:
+            counters = broadcast_level(plan, state, timer, int(sources[0]), row_edges)
+        elif direction == BOTTOM_UP:
             counters = bottom_up_level(plan, state, timer, level)
         else:
             counters = top_down_level(plan, state, timer, level)
@@ -205,6 +211,22 @@ def bottom_up_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> lis
     with timer.phase("bottom_up"):
         inspected = backend.bottom_up(graph, plan.in_graph, state, frontier, level + 1)
     return [0, 0, 0, 0, state.frontier_size, inspected]
+
+
+def broadcast_level(plan: SearchPlan, state: Any, timer: Any, source: int, edges: int) -> list[int]:
+    """Level 0 from a vertex of a long row (``SearchPlan.broadcast_rows``: ``edges`` out-edges)
+    on several ranks: its owner broadcasts the row and every rank labels the neighbours it owns
+    at once, where the owner alone would expand, filter and send them while the others wait
+    for its bins (the hubs' "delegates" of Pearce, Gokhale & Amato, IPDPS 2013: every rank
+    visits a hub's edges); this rank's COUNTERS."""
+    graph, backend, comm = plan.graph, plan.backend, plan.comm
+    root = owner(source, comm.size)
+    with timer.phase("exchange"):
+        row = comm.broadcast_array(backend.source_row(graph, state, edges), root)
+    with timer.phase("contract"):
+        backend.contract_row(graph, state, row, source, 1)
+    expanded = edges if comm.rank == root else 0
+    return [expanded, 0, 0, 0, state.frontier_size, expanded]
 
 
 def share_frontier(plan: SearchPlan, state: Any, timer: Any) -> None:

@@ -91,6 +91,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         self.replica_limit_bytes = int(replica_limit_bytes)
         self.peer_levels = bool(peer_levels)
         self.small_frontier_limit = policy.fused_max_frontier
+        self.broadcast_row_edges = policy.fused_max_edges  # the rows no fused level takes
         # Launch grids by device (and kernel): memos of search.persistent_grid, of
         # search.resident_grid (bottom-up levels, the delta-stepping grid, the union-find
         # passes, the batched levels: latency-bound kernels) and of fused.fused_grid.
@@ -145,6 +146,19 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
         contract.contract(self.policy, graph, state, received, level)
+
+    def long_rows(
+        self, graph: DistGraph, resources: CudaGraphResources, limit: int
+    ) -> dict[int, int]:
+        return expand.long_rows(self.policy, graph, resources, limit)
+
+    def source_row(self, graph: DistGraph, state: SearchState, edges: int) -> Any:
+        return expand.source_row(graph, state, edges)
+
+    def contract_row(
+        self, graph: DistGraph, state: SearchState, row: Any, parent: int, level: int
+    ) -> None:
+        contract.contract_row(self.policy, graph, state, row, parent, level)
 
     # -- direction-optimizing levels (kernels/bottom_up.cu) ---------------------------------
 

@@ -76,6 +76,7 @@ KERNELS = {
     "filter": ("filter_partition", "filter_kernel"),
     "partition": ("filter_partition", "partition_kernel"),
     "contract": ("contract", "contract_kernel"),
+    "contract_row": ("contract", "contract_row_kernel"),
     "contract_expand": ("contract_expand", "contract_expand_kernel"),
     "level_pairs": ("contract_expand", "level_pairs_kernel"),
     "block_levels": ("contract_expand", "block_levels_kernel"),
@@ -152,15 +153,15 @@ class CudaGraphResources:
     """What every search of one graph reuses on this rank (``CudaBackend.prepare``): the edge queue
     (empty at first), the largest out-degree, the hubs (vertices of more than ``heavy_degree``
     neighbours: capacity of the fused kernel's heavy queues) and their lists cut into pieces of
-    ``heavy_degree`` (capacity of expansion's hub pieces), the degrees of the rows longer than
-    the fused levels take (``long_rows``: local row -> out-degree, on the host, so a search
-    from one of them knows its level 0's edges without a read), and the kernels by role
-    (``KERNELS``) on the process's device, for the graph's column width, each stage compiled at
-    its first use (``StageKernels``). The fused levels' log (made by the first fused run, grown
-    as needed), the one-block kernel's shared-memory layout (``fused._block_layout``) and the
-    tiers of fused launches (``fused._tiers``) are kept here too: searches of a graph run one
-    at a time, and each reads its rows of the log before the next begins. So is batched BFS's
-    gather order (``lanes.GatherOrder``) and the bitmap of the owned vertices that have edges
+    ``heavy_degree`` (capacity of expansion's hub pieces), the rows longer than the fused levels
+    take (``long_rows``: local row -> (first column position, out-degree), on the host, so a search
+    from one of them knows its level 0's edges and row without a read), and the kernels by role
+    (``KERNELS``) on the process's device, for the graph's column width, each stage compiled at its
+    first use (``StageKernels``). The fused levels' log (made by the first fused run, grown as
+    needed), the one-block kernel's shared-memory layout (``fused._block_layout``) and the tiers of
+    fused launches (``fused._tiers``) are kept here too: searches of a graph run one at a time, and
+    each reads its rows of the log before the next begins. So is batched BFS's gather order
+    (``lanes.GatherOrder``) and the bitmap of the owned vertices that have edges
     (``link.reached_bits``), each built on first need, and, when ``keeps_queues``
     (``KEPT_QUEUE_BYTES``), the queues of its last search by name (``search_queue``)."""
 
@@ -170,7 +171,7 @@ class CudaGraphResources:
     hubs: int
     hub_pieces: int
     kernels: StageKernels
-    long_rows: dict[int, int] = field(default_factory=dict)
+    long_rows: dict[int, tuple[int, int]] = field(default_factory=dict)
     fused_log: Any | None = None  # a row per fused level (FUSED_LOG_FIELDS int64), mapped
     fused_log_host: np.ndarray | None = None  # the same memory, as the host reads it
     block_layout: tuple[int, int, int] | None = None
@@ -203,7 +204,9 @@ def prepare(graph: DistGraph, policy: LaunchPolicy, queue_sizing: float) -> Cuda
     long_rows = {}
     if max_degree > policy.fused_max_edges:  # a handful: the hubs of a Kronecker graph
         rows = to_module(np, (degrees > policy.fused_max_edges).nonzero()[0])
-        long_rows = dict(zip(rows.tolist(), to_module(np, degrees[rows]).tolist(), strict=True))
+        starts = to_module(np, offsets[rows]).tolist()
+        ends = to_module(np, offsets[rows + 1]).tolist()
+        long_rows = {r: (a, b - a) for r, a, b in zip(rows.tolist(), starts, ends, strict=True)}
     local_edges = graph.num_local_edges
     limit = max(1, min(local_edges, int(np.ceil(local_edges * queue_sizing))))
     bits = 8 * vertex_dtype.itemsize

@@ -2,7 +2,8 @@
 ``kernels/contract.cu``): the received items are looked up against this rank's labels, the
 unlabeled ones labeled with atomicCAS (each vertex enters the next frontier once), their
 predecessors set, and the next vertex frontier written; the kernel also sums the new frontier's
-out-edges (m_f, the next expansion's exact size).
+out-edges (m_f, the next expansion's exact size). ``contract_row``: level 0 of a search from a
+vertex whose row the owner broadcast, each rank labeling the neighbours it owns.
 
 Several ranks: other ranks' items are looked up in the visited mask instead (an L2 read, not a
 DRAM one; the owner marks what it labels there), and an own bin of at least
@@ -111,6 +112,44 @@ def contract(
         contract_received(policy, graph, state, received, level, counts.own_contracted)
     host = counts.read(int(Counter.BINS))  # the level's one read (one rank)
     counts.pending = None
+    _new_frontier(state, queues, host)
+
+
+def contract_row(
+    policy: LaunchPolicy, graph: DistGraph, state: SearchState, row: Any, parent: int, level: int
+) -> None:
+    """Level 0 of a search from ``parent``, whose out-neighbours ``row`` (global ids, device)
+    every rank holds: label the ones this rank owns (``contract_row_kernel``) and mark all of
+    them in the visited mask; they become the frontier. One launch, one read."""
+    queues = queues_of(state)
+    counts = level_of(queues)
+    length = int(row.shape[0])
+    if length:
+        queues.kernels["contract_row"](
+            (queues.grid(length, policy.tile_items),),
+            (policy.block_threads,),
+            (
+                as_vertices(row, queues),
+                np.int64(length),
+                np.int64(parent),
+                np.int32(graph.rank),
+                np.int32(graph.size),
+                np.int32(level),
+                state.labels,
+                state.preds,
+                state.visited_mask,
+                queues.frontier,
+                np.int64(queues.frontier.shape[0]),
+                queues.counters,
+                graph.row_offsets,
+            ),
+        )
+    _new_frontier(state, queues, counts.read(int(Counter.BINS)))
+
+
+def _new_frontier(state: SearchState, queues: Any, host: np.ndarray) -> None:
+    """The frontier a contraction labeled (``host``: the level's counters, read) becomes the
+    state's, with its out-edges (m_f)."""
     size = int(host[Counter.FRONTIER])
     state.frontier_size = size
     state.vertex_frontier = queues.frontier[:size]

@@ -7,6 +7,10 @@ The frontier's out-edge count m_f is known exactly before expansion, so the edge
 it; a frontier with more out-edges than the queue's limit is expanded in strips, equal windows
 of its edge sequence (``strip_count``), each filtered before the next overwrites the queue.
 
+A search from one vertex whose row is longer than the fused levels take starts, on several
+ranks, with that row on every rank (``source_row``: the owner's columns, the others' receive
+buffer; the engine broadcasts it), so that no rank waits for the owner to expand it alone.
+
 Invariants: the strips of a level together hold every edge of the frontier exactly once; the
 kernels store nothing past the edge queue's capacity (the level's counters report any
 overflow); a whole level's length stays on the device until the level's one read.
@@ -20,8 +24,10 @@ import cupy
 import numpy as np
 
 from ...graph import DistGraph
+from ...partition import global_id
 from ..base import EdgeFrontier, SearchState
 from .buffers import (
+    CudaGraphResources,
     SearchQueues,
     allocate,
     as_vertices,
@@ -33,6 +39,7 @@ from .buffers import (
 )
 from .compressed import column_args
 from .counters import COUNTER_DTYPE, LevelCounts, zero_counter
+from .host_memory import in_host_memory
 from .kernels import Counter
 from .launch_policy import LaunchPolicy
 
@@ -193,3 +200,36 @@ def scan_frontier_ends(
         (frontier, np.int64(size), graph.row_offsets, ends),
     )
     cupy.cumsum(ends, out=ends)  # CUB's device scan, in place
+
+
+def long_rows(
+    policy: LaunchPolicy, graph: DistGraph, resources: CudaGraphResources, limit: int
+) -> dict[int, int]:
+    """This rank's rows of more than ``limit`` out-edges: global vertex -> out-degree (host
+    ints). From the resources' ``long_rows`` when ``limit`` is at least the fused levels' edge
+    budget (the hubs, known without a pass), else one pass over the degrees. None for columns
+    compressed or in host memory: ``source_row`` hands out plain device columns."""
+    columns = graph.column_indices
+    if graph.compressed or in_host_memory(columns):
+        return {}
+    if limit >= policy.fused_max_edges:
+        known = resources.long_rows.items()
+        rows = {row: degree for row, (_, degree) in known if degree > limit}
+    else:
+        degrees = cupy.diff(graph.row_offsets)
+        picked = cupy.flatnonzero(degrees > limit)
+        rows = dict(zip(picked.get().tolist(), degrees[picked].get().tolist(), strict=True))
+    return {int(global_id(r, graph.rank, graph.size)): int(d) for r, d in rows.items()}
+
+
+def source_row(graph: DistGraph, state: SearchState, edges: int) -> Any:
+    """The out-neighbours (global ids) of the search's one source, ``edges`` of them: on its
+    owner a view of the columns (the row's place known from ``long_rows``, else read), on the
+    other ranks an uninitialized array of as many ids to receive them."""
+    queues = queues_of(state)
+    row = queues.source_row
+    if row < 0:  # not this rank's
+        return cupy.empty(edges, dtype=graph.column_indices.dtype)
+    known = queues.resources.long_rows.get(row)
+    start = known[0] if known is not None else int(graph.row_offsets[row].get())
+    return graph.column_indices[start : start + edges]

@@ -112,11 +112,11 @@ def start(
         pinned=pinned_queue(resources, "pinned counters", counters.shape[0], COUNTER_DTYPE),
         kernels=resources.kernels,
         persistent_grid=grid,
+        source_row=row,  # -1 unless this rank owns the one source
     )
-    if frontier_size == 1:
-        queues.source_row = row
-        if row in resources.long_rows:  # no fused level takes it: counted without a read
-            queues.count_frontier_edges(resources.long_rows[row], graph, 1)
+    if frontier_size == 0 or row in resources.long_rows:  # m_f known: no source here, a hub
+        edges = resources.long_rows[row][1] if frontier_size else 0
+        queues.count_frontier_edges(edges, graph, frontier_size)
     grow_edge_queue(queues, 1)
     queues.begin_level(edge_bound=0, cleared=kernel is not None)
     return SearchState(

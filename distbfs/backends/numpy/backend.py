@@ -37,6 +37,12 @@ graphs without one (the estimate: 1.4x that there, 7x on Kronecker graphs); 64 l
 an edge and 550 a vertex, 256 of them the distance matrix that ``bfs_many`` requires apart."""
 
 
+BROADCAST_ROW_EDGES = 1 << 16
+"""Several ranks: a search from one vertex of more out-edges starts with its row on every rank
+(``SearchPlan.broadcast_rows``), each rank labeling its own neighbours of it, where the owner
+would expand, filter and send them all alone."""
+
+
 class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     """Vectorized numpy stages; the reference every other backend is compared with."""
 
@@ -45,6 +51,7 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     small_frontier_limit = 0  # the host stages have no launch cost to save
     replica_limit_bytes = 0  # CPU ranks split a search: its striped levels are the reference
     peer_levels = False  # nor fused levels through peer memory
+    broadcast_row_edges = BROADCAST_ROW_EDGES
 
     def search_bytes(self, graph: DistGraph, traversal: str) -> int:
         """Host bytes a ``traversal`` ("bfs", "paths", "components" or "lanes") of ``graph``
@@ -77,6 +84,19 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
 
     def contract(self, graph: DistGraph, state: SearchState, received: Bins, level: int) -> None:
         contract.contract(graph, state, received, level)
+
+    def long_rows(
+        self, graph: DistGraph, resources: search.HostGraphResources, limit: int
+    ) -> dict[int, int]:
+        return search.long_rows(graph, resources, limit)
+
+    def source_row(self, graph: DistGraph, state: SearchState, edges: int) -> np.ndarray:
+        return expand.source_row(graph, state, edges)
+
+    def contract_row(
+        self, graph: DistGraph, state: SearchState, row: np.ndarray, parent: int, level: int
+    ) -> None:
+        contract.contract_row(graph, state, row, parent, level)
 
     def frontier_edges(self, graph: DistGraph, state: SearchState) -> int:
         return bottom_up.frontier_edges(graph, state)

@@ -42,6 +42,22 @@ def contract(graph: DistGraph, state: SearchState, received: Bins, level: int) -
     state.frontier_size = int(local.shape[0])
 
 
+def contract_row(
+    graph: DistGraph, state: SearchState, row: np.ndarray, parent: int, level: int
+) -> None:
+    """Level 0 of a search from ``parent``, whose out-neighbours ``row`` (global ids) every
+    rank holds: label the ones this rank owns; they become the frontier. Every rank marks the
+    whole row visited (its owners label all of it at this level)."""
+    state.visited_mask[row] = True
+    local = local_id(row[row % graph.size == graph.rank], graph.size)
+    local = local[state.labels[local] == UNREACHED]  # a row holds each vertex once
+    state.labels[local] = level
+    if state.preds is not None:
+        state.preds[local] = parent
+    state.vertex_frontier = local
+    state.frontier_size = int(local.shape[0])
+
+
 def contract_min(graph: DistGraph, state: PathState, received: Bins, end: float) -> int:
     """Apply the received requests (lexicographic minimum per owned vertex); the improved
     vertices below ``end`` become the frontier. Returns how many vertices improved."""

@@ -57,3 +57,16 @@ def expand(graph: DistGraph, state: SearchState, strip: int = 0) -> EdgeFrontier
     if state.preds is not None:
         parents = np.repeat(global_id(frontier, graph.rank, graph.size), lengths)
     return EdgeFrontier(vertices, parents)
+
+
+def source_row(graph: DistGraph, state: SearchState, edges: int) -> np.ndarray:
+    """The out-neighbours (global ids, int64) of the search's one source, ``edges`` of them:
+    on its owner (whose frontier it is at level 0) its row, elsewhere an uninitialized array
+    of as many ids to receive them."""
+    if state.frontier_size != 1:  # not this rank's
+        return np.empty(edges, dtype=np.int64)
+    row = int(state.vertex_frontier[0])
+    if graph.compressed:
+        return graph.column_indices.rows(np.array([row]), dtype=np.int64)
+    start, stop = graph.row_offsets[row], graph.row_offsets[row + 1]
+    return graph.column_indices[start:stop].astype(np.int64)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...constants import DISTANCE_DTYPE, PREDECESSOR_DTYPE, UNREACHED
 from ...graph import DistGraph
-from ...partition import local_id, owner
+from ...partition import global_id, local_id, owner
 from ..base import SearchState
 
 EMPTY = np.zeros(0, dtype=np.int64)
@@ -37,6 +37,13 @@ class HostGraphResources:
 def prepare(graph: DistGraph) -> HostGraphResources:
     """The per-graph resources of ``graph`` (rank-local)."""
     return HostGraphResources(degrees=np.asarray(graph.local_degrees()))
+
+
+def long_rows(graph: DistGraph, resources: HostGraphResources, limit: int) -> dict[int, int]:
+    """This rank's rows of more than ``limit`` out-edges: global vertex -> out-degree."""
+    rows = np.flatnonzero(resources.degrees > limit)
+    ids = global_id(rows, graph.rank, graph.size).tolist()
+    return dict(zip(ids, resources.degrees[rows].tolist(), strict=True))
 
 
 def start(
