@@ -87,14 +87,14 @@ def test_cc_bad_input(edge_file, tmp_path, ranks, args, needles):
 def test_cc_validation_failure_exits_1(monkeypatch, capsys, tmp_path):
     import distbfs.api.components as api
 
-    real = api.afforest
+    real = api.run_rounds
 
     def corrupt(*args, **kwargs):
-        search = real(*args, **kwargs)
-        search.labels[1] = 1  # vertex 1 (joined to 0) gets a label of its own
-        return search
+        run = real(*args, **kwargs)
+        run.labels[1] = 1  # vertex 1 (joined to 0) gets a label of its own
+        return run
 
-    monkeypatch.setattr(api, "afforest", corrupt)
+    monkeypatch.setattr(api, "run_rounds", corrupt)
     graph = tmp_path / "g.txt"
     graph.write_text("0 1\n1 2\n")
     assert cli.main(["cc", str(graph), "--validate", "-q"]) == 1

@@ -17,7 +17,7 @@ from typing import Any
 from ..engine.components import ComponentPlan, RoundStats
 from ..errors import InvalidArgumentType
 from ..partition import bin_by_owner, local_id
-from ..traversals.cc import afforest
+from ..traversals.cc import round_table, run_rounds
 from .arguments import check_bool
 from .graph import Graph
 from .search import gather_striped, synchronize
@@ -115,9 +115,10 @@ def connected_components(
     timer = backend.make_timer(timing)
     comm.barrier()
     start = time.perf_counter()
-    search = afforest(plan, timer=timer)
+    run = run_rounds(plan, timer=timer)
     synchronize(backend)
     seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
+    search = round_table(run, timer)  # statistics: after the run's time
     if validate:
         from ..validate import validate_components
 

@@ -52,9 +52,37 @@ class ComponentSearch:
     state: Any
 
 
+@dataclass
+class RoundRun:
+    """A run whose rounds are done (``run_rounds``), before its round table (``round_table``):
+    the plan, this rank's labels, the largest intermediate component's label (an int, or a 0-d
+    device array not read yet), the round log and the state."""
+
+    plan: ComponentPlan
+    labels: Any
+    giant: Any
+    log: RoundLog
+    state: Any
+
+
 def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
     """Connected components (weakly connected on a directed graph) (collective): each owned
-    vertex's label becomes the smallest vertex id of its component."""
+    vertex's label becomes the smallest vertex id of its component; with the round table."""
+    timer = plan.backend.make_timer(False) if timer is None else timer
+    return round_table(run_rounds(plan, timer=timer), timer)
+
+
+def round_table(run: RoundRun, timer: Any) -> ComponentSearch:
+    """The ``ComponentSearch`` of ``run`` (collective): its counters summed over the ranks and
+    its phases' slowest times (statistics, made after a caller has taken the run's time)."""
+    plan = run.plan
+    rounds = run.log.stats(plan.comm, timer, plan.backend.to_host)
+    return ComponentSearch(run.labels, int(run.giant), rounds, run.state)
+
+
+def run_rounds(plan: ComponentPlan, *, timer: Any = None) -> RoundRun:
+    """The rounds of one connected-components run (collective): the run itself, whose time a
+    caller takes before the round table is made."""
     timer = plan.backend.make_timer(False) if timer is None else timer
     log = RoundLog()
     rows = None  # where the search was whole: this rank's rows left to link
@@ -78,8 +106,7 @@ def afforest(plan: ComponentPlan, *, timer: Any = None) -> ComponentSearch:
         if replica:  # few hooks: the merge's compress serves both
             merge(plan, state, "merge", log, timer)
             state = plan.owned(state)
-    rounds = log.stats(plan.comm, timer, plan.backend.to_host)
-    return ComponentSearch(state.labels, int(giant), rounds, state)
+    return RoundRun(plan, state.labels, giant, log, state)
 
 
 def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, int, bool, Any]:
