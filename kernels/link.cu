@@ -47,6 +47,8 @@
  *   seed_labels     every label from such bits: a reached vertex takes the given label (the
  *                   smallest reached vertex: the search's tree is a star), any other itself;
  *                   the bits of this rank's owned vertices, or every rank's for a replica
+ *   take_labels     the labels of the rows listed from another run's (owned, or a replica):
+ *                   the remainder's labels into the run the seed wrote
  *   most_frequent_label (one block)  the label most of the sampled vertices carry (the
  *                   smallest among equals; -1 without samples) into *out, for link_rows to
  *                   read: the largest intermediate component is found without a round trip to
@@ -569,6 +571,21 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
       const long long i = base + k * blockDim.x + threadIdx.x;
       if (i < count) comp[i] = (words[k] & 1u) ? label : (rows == 1 ? i * size + rank : i);
     }
+  }
+}
+
+// labels[rows[i] / size] = source[rows[i]] (a replica, by global id) or source[rows[i] / size]
+// (owned labels, local order) for i < count: the owned rows listed (global ids) take their
+// labels from another run's.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    take_labels(const vertex_t* rows, long long count, int size, int replica,
+                const comp_t* source, comp_t* labels) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    const comp_t v = static_cast<comp_t>(rows[i]);
+    const comp_t local = v / size;
+    labels[local] = __ldcg(source + (replica ? v : local));
   }
 }
 

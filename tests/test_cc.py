@@ -285,6 +285,28 @@ def test_unreached_rows_are_the_rows_left_to_link(backend, size):
         np.testing.assert_array_equal(np.sort(rows), want)
 
 
+@pytest.mark.parametrize("replica", [False, True], ids=["owned", "replica"])
+@pytest.mark.parametrize("size", [1, 3])
+def test_rows_take_their_labels_from_another_run(backend, size, replica):
+    """The owned rows listed (global ids, in any order) take their labels from another run's
+    (a replica indexed by global id, or owned labels in local order); the others keep theirs."""
+    xp, rng, nlocal = backend.xp, np.random.default_rng(size), 500
+    n = nlocal * size
+    for rank in range(size):
+        offsets = xp.zeros(nlocal + 1, dtype=xp.int64)
+        graph = DistGraph(n, 0, False, rank, size, offsets, xp.zeros(0, dtype=xp.int32))
+        local = rng.permutation(nlocal)[: nlocal // 3]
+        rows = (local * size + rank).astype(np.int32)
+        source = rng.integers(0, n, n if replica else nlocal)
+        labels = rng.integers(0, n, nlocal)
+        want = labels.copy()
+        want[local] = source[rows] if replica else source[local]
+        state = ComponentState(xp.asarray(labels), {}, None, graph)
+        other = ComponentState(xp.asarray(source), {}, None, graph)
+        backend.take_labels(graph, state, other, xp.asarray(rows), replica)
+        np.testing.assert_array_equal(graphs.host(state.labels), want)
+
+
 @pytest.mark.parametrize("compressed", [False, True], ids=["plain", "compressed"])
 @pytest.mark.parametrize("size", [1, 3])
 def test_listed_pairs_are_the_rows_edges(backend, size, compressed):

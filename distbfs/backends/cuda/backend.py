@@ -324,6 +324,17 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         grids = (self._persistent, self._resident)
         link.seed_labels(self.policy, grids, graph, state, bits, label)
 
+    def take_labels(
+        self,
+        graph: DistGraph,
+        state: ComponentState,
+        source: ComponentState,
+        rows: Any,
+        replica: bool,
+    ) -> None:
+        grids = (self._persistent, self._resident)
+        link.take_labels(self.policy, grids, graph, state, source, rows, replica)
+
     def replica_start(
         self, graph: DistGraph, resources: Any, seeded: bool = False, listed: Any = None
     ) -> ComponentState:

@@ -322,6 +322,26 @@ def seed_labels(
         _launch(policy, kernel, resident_grid(policy, grids[1], kernel), count, args)
 
 
+def take_labels(
+    policy: LaunchPolicy,
+    grids: tuple[dict[int, int], ResidentGrids],
+    graph: DistGraph,
+    state: ComponentState,
+    source: ComponentState,
+    rows: Any,
+    replica: bool,
+) -> None:
+    """``distbfs.backends.arrays.components.take_labels`` in one launch (``take_labels`` of
+    ``kernels/link.cu``) instead of an index division, a gather and a scatter."""
+    count = int(rows.shape[0])
+    if count:
+        dtype = check_graph(graph)
+        kernel = get_kernel("link", "take_labels", policy, 8 * dtype.itemsize)
+        args = (cupy.asarray(rows).astype(dtype, copy=False), np.int64(count))
+        args += (np.int32(graph.size), np.int32(replica), source.labels, state.labels)
+        _launch(policy, kernel, resident_grid(policy, grids[1], kernel), count, args)
+
+
 def _launch(policy: LaunchPolicy, kernel: Any, blocks: int, n: int, args: tuple[Any, ...]) -> None:
     """``kernel`` over ``n`` vertices, grid-stride over at most ``blocks`` blocks."""
     grid = max(1, min(blocks, -(-n // policy.block_threads)))
