@@ -14,7 +14,11 @@ levels printed). On one rank both sides are the same code: the one-GPU figure.
     mpiexec -n 2 python benchmarks/bench_hub_row.py --backend numpy --scale 12 --limit 100
 
 Rank 0 prints the median, mean and least milliseconds of each side. ``--limit`` sets the
-backend's ``broadcast_row_edges`` (a dry run on small graphs)."""
+backend's ``broadcast_row_edges`` (a dry run on small graphs). ``--one-gpu``: every rank also
+holds the graph whole as a one-rank graph of its own, and each round also runs connected
+components on it, on every rank's GPU in turn (the others waiting): the one-GPU side of the
+ratio, measured in the same job as the ranks' (separately launched processes of one machine
+differ by up to a tenth)."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import statistics
 from typing import Any
 
 import distbfs
+from distbfs.comm.single import SingleRankCommunicator
 from distbfs.engine.components import highest_degree_vertex
 
 DO = "direction_optimizing"
@@ -35,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=4, help="alternating rounds")
     parser.add_argument("--runs", type=int, default=6, help="runs of each side a round")
     parser.add_argument("--limit", type=int, default=None, help="broadcast_row_edges")
+    parser.add_argument("--one-gpu", action="store_true", help="the one-GPU side too")
     args = parser.parse_args(argv)
     graph = distbfs.Graph.generate("kronecker", scale=args.scale, backend=args.backend)
     if args.limit is not None:
@@ -54,9 +60,24 @@ def main(argv: list[str] | None = None) -> int:
     def search() -> float:
         return distbfs.bfs(graph, hub, gather=False, strategy=DO).seconds * 1e3
 
+    sides = {"cc": components, "bfs": search}
+    if args.one_gpu:
+        one = distbfs.Graph.generate(
+            "kronecker", scale=args.scale, backend=args.backend, comm=SingleRankCommunicator()
+        )
+
+        def in_turn() -> float:  # every rank's GPU in turn, the others waiting
+            mine = 0.0
+            for rank in range(comm.size):
+                comm.barrier()
+                if rank == comm.rank:
+                    mine = distbfs.connected_components(one, gather=False).seconds * 1e3
+            return sum(comm.allgather_object(mine)) / comm.size
+
+        sides["cc one GPU"] = in_turn
     for _ in range(3):  # warm-up: kernels, queues
-        components()
-        search()
+        for run in sides.values():
+            run()
     if comm.rank == 0:
         print(f"{comm.size} ranks, kron{args.scale}, hub {hub}, broadcast rows {built[0]}")
     for on in (True, False):
@@ -72,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     for index in range(args.rounds):
         for on in (True, False) if index % 2 == 0 else (False, True):
             side(on)
-            for what, run in (("cc", components), ("bfs", search)):
+            for what, run in sides.items():
                 for _ in range(args.runs):
                     comm.barrier()
                     times.setdefault((on, what), []).append(run())
@@ -84,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 def report(comm: Any, scale: int, times: dict[tuple[bool, str], list[float]]) -> None:
     for (on, what), ms in sorted(times.items(), key=lambda item: (item[0][1], not item[0][0])):
         print(
-            f"{comm.size} ranks kron{scale} {what:>3} broadcast {'on ' if on else 'off'}: median "
+            f"{comm.size} ranks kron{scale} {what:>10} broadcast {'on ' if on else 'off'}: median "
             f"{statistics.median(ms):.3f} mean {statistics.mean(ms):.3f} least {min(ms):.3f} ms"
         )
 

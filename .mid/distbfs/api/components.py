@@ -1,0 +1,167 @@
+"""``connected_components``: the connected components of a ``Graph`` (weakly connected on a
+directed graph) by Afforest (Sutton, Ben-Nun & Barak, IPDPS 2018; ``distbfs.traversals.cc``),
+returning a ``ComponentsResult`` in global vertex order.
+
+Labels are canonical: every vertex's label is the smallest vertex id of its component (an
+isolated vertex is its own label), int64, the same on every backend and rank count. The count
+and the size of every component come with them. The run's time goes from just before the first
+link until the labels are in memory; the sizes, the gathering and the validation come after.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.components import ComponentPlan, RoundStats
+from ..errors import InvalidArgumentType
+from ..partition import bin_by_owner, local_id
+from ..traversals.cc import afforest
+from .arguments import check_bool
+from .graph import Graph
+from .search import gather_striped, synchronize
+
+
+@dataclass
+class ComponentsResult:
+    """The result of one connected-components run.
+
+    Attributes
+    ----------
+    labels : array of int64 or None
+        The label of every vertex in global order: the smallest vertex id of its component, on
+        every rank; numpy, or cupy on the cuda backend. None when ``gather=False``.
+    local_labels, local_vertices : array of int64
+        This rank's owned vertices only, in local order, and their global ids.
+    count : int
+        Number of components (isolated vertices included).
+    component_labels, sizes : array of int64
+        Every component's label (ascending) and its number of vertices, on every rank, in the
+        backend's array module.
+    giant : int
+        The label of the component whose vertices skipped their remaining edges: the one a BFS
+        from the highest-degree vertex reached on a dense graph, else the largest intermediate
+        one Afforest found by sampling (-1 for an empty graph).
+    rounds : list of RoundStats
+        Per-round counters summed over ranks (and per-phase seconds with ``timing=True``).
+    seconds : float
+        Wall time of the run (slowest rank).
+    edges : int
+        The graph's edges (undirected edges once): what ``teps`` divides.
+    validated : bool
+        Whether the labels were checked (``distbfs.validate.validate_components``).
+    """
+
+    labels: Any
+    local_labels: Any
+    local_vertices: Any
+    count: int
+    component_labels: Any
+    sizes: Any
+    giant: int = -1
+    rounds: list[RoundStats] = field(default_factory=list)
+    seconds: float = 0.0
+    edges: int = 0
+    validated: bool = False
+
+    @property
+    def largest(self) -> tuple[int, int]:
+        """(label, size) of the largest component, the smallest label among equal sizes;
+        (-1, 0) for a graph without vertices."""
+        if self.count == 0:
+            return -1, 0
+        i = int(self.sizes.argmax())  # the first of the largest: the smallest label
+        return int(self.component_labels[i]), int(self.sizes[i])
+
+    @property
+    def teps(self) -> float:
+        """The graph's edges per second of the run (``edges / seconds``)."""
+        if self.seconds > 0:
+            return self.edges / self.seconds
+        return float("inf") if self.edges else 0.0
+
+
+def connected_components(
+    graph: Graph, *, gather: bool = True, validate: bool = False, timing: bool = False
+) -> ComponentsResult:
+    """The connected components of ``graph`` (collective: every rank calls it alike); weakly
+    connected components on a directed graph.
+
+    Parameters
+    ----------
+    graph : Graph
+    gather : bool, default True
+        Assemble ``labels`` in global order on every rank.
+    validate : bool, default False
+        Check the labels (``distbfs.validate.validate_components``): every edge joins equal
+        labels, every label is the smallest vertex carrying it.
+    timing : bool, default False
+        Record per-phase seconds in ``rounds[i].seconds``.
+
+    Raises
+    ------
+    TypeError
+        Bad arguments (raised on every rank).
+    ValidationError
+        ``validate=True`` and the labels break a rule.
+    """
+    if not isinstance(graph, Graph):
+        raise InvalidArgumentType(f"graph: expected a distbfs.Graph, got {type(graph).__name__}")
+    gather, validate = check_bool("gather", gather), check_bool("validate", validate)
+    timing = check_bool("timing", timing)
+    comm, backend, dist = graph.comm, graph.backend, graph.dist
+    plan = ComponentPlan(graph.resources, search=graph.plan)
+    timer = backend.make_timer(timing)
+    comm.barrier()
+    start = time.perf_counter()
+    search = afforest(plan, timer=timer)
+    synchronize(backend)
+    seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
+    if validate:
+        from ..validate import validate_components
+
+        validate_components(dist, comm, search.labels)
+    component_labels, sizes = component_sizes(graph, search)
+    xp = backend.xp
+    return ComponentsResult(
+        labels=gather_striped(comm, search.labels, dist.n, xp) if gather else None,
+        local_labels=search.labels,
+        local_vertices=dist.owned_vertices(xp),
+        count=int(component_labels.shape[0]),
+        component_labels=component_labels,
+        sizes=sizes,
+        giant=search.giant,
+        rounds=search.rounds,
+        seconds=seconds,
+        edges=graph.num_undirected_edges,
+        validated=validate,
+    )
+
+
+def component_sizes(graph: Graph, search: Any) -> tuple[Any, Any]:
+    """(labels, sizes) of every component, ascending by label, on every rank (collective): each
+    rank counts its vertices per label, the counts go to the labels' owners (one all-to-all-v),
+    and the owners' roots with their sizes are all-gathered."""
+    comm, dist, backend = graph.comm, graph.dist, graph.backend
+    xp, labels = backend.xp, search.labels
+    counts = xp.bincount(labels) if labels.shape[0] else xp.zeros(0, dtype=xp.int64)
+    present = xp.flatnonzero(counts)
+    counts = counts[present].astype(xp.int64)
+    if comm.size > 1:
+        offsets, present, (counts,) = bin_by_owner(xp, present, comm.size, counts)
+        _, (present, counts) = comm.alltoallv(offsets, present, counts)
+        weights = counts.astype(xp.float64)  # exact below 2**53 vertices
+        totals = xp.bincount(local_id(present, comm.size), weights=weights, minlength=dist.nlocal)
+        counts = totals.astype(xp.int64)
+    else:
+        totals = xp.zeros(dist.nlocal, dtype=xp.int64)
+        totals[present] = counts
+        counts = totals
+    roots = backend.component_roots(search.state)
+    ids = comm.allgather_array(dist.owned_vertices(xp)[roots])
+    sizes = comm.allgather_array(counts[roots])
+    if comm.size > 1:
+        order = xp.argsort(ids)
+        ids, sizes = ids[order], sizes[order]
+    return ids, sizes

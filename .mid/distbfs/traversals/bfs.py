@@ -1,0 +1,244 @@
+"""Breadth-first search: the level loop of Merrill, Garland & Grimshaw 2012, section 6.1, on
+any number of ranks, with the direction-optimizing levels of Beamer, Asanović & Patterson
+(SC 2012).
+
+Top-down level, every rank: expands its vertex frontier into an edge frontier; filters it against
+its visited mask and culls duplicates, binning the survivors by owner (fused filter+partition);
+exchanges the bins (vertex, parent) with every other rank; contracts what it received (status
+lookup against its own labels) into the next vertex frontier. The own bin never travels, so a
+backend may contract it before the exchange (``contract_local``) while the other bins move.
+Bottom-up level, every rank: packs its frontier into a bitmap; all-gathers the bitmaps (n/8
+bytes: the global frontier); every unlabeled owned vertex scans its in-neighbours and stops at
+the first one in the frontier, which becomes its parent. Small top-down frontiers go to the
+plan's fused path (many levels per launch). A search from one vertex of a long row (a hub)
+starts with that row broadcast to every rank, which labels the neighbours it owns
+(``broadcast_level``). One all-reduce per level is the level barrier and
+the termination test (``distbfs.engine.direction``). The stages come from a backend, the
+exchanges from a communicator: this module imports neither cupy nor mpi4py.
+
+Several sources: all of them form level 0 (each labeled 0, its own parent), so every level is
+the distance to the nearest source. A depth limit D stops the search once level D is labeled:
+levels past D are never run (the fused paths stop there too), and farther vertices stay
+UNREACHED.
+
+Small graphs on several ranks (``SearchPlan.whole``): every rank holds a copy and runs each
+search whole on it, as one rank, with no exchange, then keeps its own vertices' labels and
+parents. Every rank computes the same labels; a parent is any valid one, so the parts of
+several ranks' trees form a valid tree.
+
+A search is its levels (``run_levels``); the level table (``level_table``: the queues released,
+the log summed over ranks, a replica's share made contiguous) is statistics, made after a caller
+has taken the search's time.
+
+Invariants: labels are final when set (level-synchronous search); the loop ends after the first
+level whose global frontier is empty, or once level D is labeled; every rank runs the same
+number of levels, in the same directions (decided from all-reduced numbers only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..engine.direction import BOTTOM_UP, TOP_DOWN
+from ..engine.levels import LevelLog, LevelStats
+from ..engine.plan import SearchPlan, distinct_sources, level_limit
+from ..partition import contiguous, owned_view, owner
+
+
+@dataclass
+class SearchResult:
+    """This rank's part of one search: labels and preds of its owned vertices (local order);
+    ``sources``: the distinct sources, sorted (host int64); ``state``: the search's (the
+    replica's, for a search run whole on every rank: ``own_share``)."""
+
+    sources: Any
+    distances: Any
+    predecessors: Any | None
+    levels: Sequence[LevelStats]
+    state: Any
+
+    @property
+    def source(self) -> int | tuple[int, ...]:
+        """The source (an int) of a single-source search, else the sources (a tuple)."""
+        ids = [int(v) for v in self.sources]
+        return ids[0] if len(ids) == 1 else tuple(ids)
+
+
+@dataclass
+class LevelRun:
+    """A search whose levels have run (``run_levels``), before its level table
+    (``level_table``): the plan that ran them (a plan's ``whole`` one for a search of the whole
+    graph), the distinct sources, this rank's labels and parents (local order), the state, the
+    level log, and whether its depth limit stopped it with a frontier left (``at_limit``:
+    farther vertices may remain)."""
+
+    plan: SearchPlan
+    sources: Any
+    distances: Any
+    predecessors: Any | None
+    state: Any
+    log: LevelLog
+    at_limit: bool = False
+
+
+def bfs_levels(
+    plan: SearchPlan,
+    sources: Sequence[int] | int,
+    *,
+    predecessors: bool = False,
+    depth_limit: int | None = None,
+    timer: Any = None,
+) -> SearchResult:
+    """Run one level-synchronous BFS from the global vertices ``sources`` (one or several), up
+    to level ``depth_limit`` (None: no limit), and make its level table (collective)."""
+    timer = plan.backend.make_timer(False) if timer is None else timer
+    run = run_levels(plan, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer)
+    return level_table(run, timer)
+
+
+def run_levels(
+    plan: SearchPlan,
+    sources: Sequence[int] | int,
+    *,
+    predecessors: bool = False,
+    depth_limit: int | None = None,
+    timer: Any = None,
+) -> LevelRun:
+    """The levels of one BFS from ``sources`` up to level ``depth_limit`` (collective): the
+    search itself, whose time a caller takes before the level table is made."""
+    timer = plan.backend.make_timer(False) if timer is None else timer
+    if plan.whole is not None:
+        whole = run_levels(
+            plan.whole, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer
+        )
+        return own_share(plan, whole)
+    sources, limit = distinct_sources(sources), level_limit(depth_limit)
+    state = plan.start(sources, predecessors)
+    termination = plan.termination(state, len(sources))
+    log = LevelLog()
+    level, frontier_size, direction = 0, len(sources), TOP_DOWN
+    row_edges = plan.broadcast_rows.get(int(sources[0]), 0) if len(sources) == 1 else 0
+    while frontier_size > 0 and level < limit:
+        direction = termination.choose(direction)
+        broadcast = level == 0 and row_edges > 0  # one source's long row, on every rank
+        if direction == TOP_DOWN and not broadcast and plan.fused.takes(level, frontier_size):
+            with timer.phase("contract_expand"):
+                span = plan.fused.run(plan, state, sources, level, frontier_size, limit)
+            if span:
+                with timer.phase("termination"):
+                    next_size = termination.after_fused(state)
+                log.fused(level, frontier_size, span)
+                timer.next_level()
+                level, frontier_size = level + span, next_size
+                continue
+        if broadcast:
+            counters = broadcast_level(plan, state, timer, int(sources[0]), row_edges)
+        elif direction == BOTTOM_UP:
+            counters = bottom_up_level(plan, state, timer, level)
+        else:
+            counters = top_down_level(plan, state, timer, level)
+        with timer.phase("termination"):
+            next_size = termination.end_level(state, direction, counters[-1])
+        if plan.shares(frontier_size, next_size):
+            share_frontier(plan, state, timer)
+        log.level(level, frontier_size, direction, counters)
+        timer.next_level()
+        level, frontier_size = level + 1, next_size
+    if frontier_size > 0:  # the depth limit: level D labeled, its frontier not expanded
+        log.at_limit(level, frontier_size)
+    return LevelRun(plan, sources, state.labels, state.preds, state, log, frontier_size > 0)
+
+
+def level_table(run: LevelRun, timer: Any) -> SearchResult:
+    """The ``SearchResult`` of ``run`` (collective): its queues released, its level log
+    summed over the ranks of the plan that ran it into the level table (statistics) and its
+    labels made contiguous; no part of the search's time."""
+    plan, state = run.plan, run.state
+    fused = plan.backend.fused_level_log(state)
+    release_queues(plan, state)
+    levels = run.log.stats(plan.comm, timer, fused)
+    labels, preds = (contiguous(plan.backend.xp, a) for a in (run.distances, run.predecessors))
+    return SearchResult(run.sources, labels, preds, levels, state)
+
+
+def own_share(plan: SearchPlan, whole: LevelRun) -> LevelRun:
+    """This rank's part of a search of the whole graph (every vertex, in global order): its
+    vertices' labels and parents in local order (``v // size`` for ``v % size == rank``), as
+    strided views of the replica's arrays, which are in memory when the search ends
+    (``level_table`` makes them contiguous, after the search's time). The level table is the
+    whole search's, the same on every rank."""
+    rank, size = plan.comm.rank, plan.comm.size
+    labels = owned_view(whole.distances, rank, size)
+    preds = owned_view(whole.predecessors, rank, size)
+    return replace(whole, distances=labels, predecessors=preds)
+
+
+def top_down_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
+    """Expand, filter+partition, exchange bins, contract (section 6.1); this rank's COUNTERS.
+
+    A frontier with more out-edges than the backend's edge queue holds is expanded and filtered
+    in strips (``expansion_strips``); the survivors of every strip are binned after the last."""
+    graph, backend, comm = plan.graph, plan.backend, plan.comm
+    expanded, bins = 0, None
+    for strip in range(backend.expansion_strips(graph, state)):
+        with timer.phase("expand"):
+            edge_frontier = backend.expand(graph, state, strip)
+        with timer.phase("filter_partition"):
+            bins = backend.filter_partition(state, edge_frontier, comm.size)
+        expanded += edge_frontier.size
+    assert bins is not None, "filter_partition returns the bins after the last strip"
+    with timer.phase("contract"):  # the own bin never travels: it is labeled meanwhile
+        backend.contract_local(graph, state, bins, level + 1)
+    with timer.phase("exchange"):
+        received = comm.exchange_bins(bins, overlap=True)
+    with timer.phase("contract"):
+        backend.contract(graph, state, received, level + 1)
+    sent = bins.counts
+    remote = int(sent.sum() - sent[comm.rank])
+    received_count = int(received.offsets[-1])
+    return [expanded, int(sent.sum()), remote, received_count, state.frontier_size, expanded]
+
+
+def bottom_up_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
+    """Frontier queue -> bitmap, all-gather of the bitmaps, bottom-up scan; this rank's COUNTERS."""
+    graph, backend = plan.graph, plan.backend
+    with timer.phase("bitmap"):
+        bitmap = backend.frontier_bitmap(graph, state)
+    with timer.phase("exchange"):
+        frontier = plan.comm.allgather_equal(bitmap)
+    with timer.phase("bottom_up"):
+        inspected = backend.bottom_up(graph, plan.in_graph, state, frontier, level + 1)
+    return [0, 0, 0, 0, state.frontier_size, inspected]
+
+
+def broadcast_level(plan: SearchPlan, state: Any, timer: Any, source: int, edges: int) -> list[int]:
+    """Level 0 from a vertex of a long row (``SearchPlan.broadcast_rows``: ``edges`` out-edges)
+    on several ranks: its owner broadcasts the row and every rank labels the neighbours it owns
+    at once, where the owner alone would expand, filter and send them while the others wait
+    for its bins (the hubs' "delegates" of Pearce, Gokhale & Amato, IPDPS 2013: every rank
+    visits a hub's edges); this rank's COUNTERS."""
+    graph, backend, comm = plan.graph, plan.backend, plan.comm
+    root = owner(source, comm.size)
+    with timer.phase("exchange"):
+        row = comm.broadcast_array(backend.source_row(graph, state, edges), root)
+    with timer.phase("contract"):
+        backend.contract_row(graph, state, row, source, 1)
+    expanded = edges if comm.rank == root else 0
+    return [expanded, 0, 0, 0, state.frontier_size, expanded]
+
+
+def share_frontier(plan: SearchPlan, state: Any, timer: Any) -> None:
+    """All-gather the new frontier's bitmap into every rank's visited mask (``SHARE_FRONTIER``),
+    so the next level does not resend what other ranks labeled."""
+    with timer.phase("exchange"):
+        frontier = plan.comm.allgather_equal(plan.backend.frontier_bitmap(plan.graph, state))
+    plan.backend.mark_visited(plan.graph, state, frontier)
+
+
+def release_queues(plan: SearchPlan, state: Any) -> None:
+    """The search's queues go back (labels, predecessors and the visited mask stay), so what
+    runs next (validation, statistics) has their memory."""
+    state.scratch.clear()
+    state.vertex_frontier = plan.backend.xp.empty(0, dtype=state.vertex_frontier.dtype)

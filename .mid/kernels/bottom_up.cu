@@ -1,0 +1,318 @@
+/*
+ * bottom_up.cu: the bottom-up level of direction-optimizing BFS (Beamer, Asanovic & Patterson,
+ * SC 2012) with the frontier in bitmaps, beside Merrill et al.'s top-down stages.
+ *
+ * Frontier bitmap of a rank (distbfs/backends/base.py): 32-bit words, bit k = local vertex k
+ * (global id k * size + rank). The all-gather stacks the ranks' bitmaps into rows of `words`
+ * words: global vertex u is bit (u / size) of row (u % size).
+ *
+ *   frontier_bitmap_kernel   vertex queue -> this rank's frontier bitmap (zeroed beforehand):
+ *                            one atomicOr per frontier vertex.
+ *   mark_visited_kernel      the gathered frontier bitmaps -> the visited bitmask (global
+ *                            ids): a top-down level on several ranks then culls what the other
+ *                            ranks labeled before it is sent (distbfs.bfs, SHARE_FRONTIER).
+ *   frontier_degrees_kernel  out-edges of the frontier's vertices (m_f of the direction
+ *                            heuristic), summed into one counter.
+ *   unexplored_kernel        unlabeled owned vertices and their out-edges (n_u, m_u), summed
+ *                            into two counters (when the counts carried from level to level
+ *                            are lost: after the replicated levels of several ranks).
+ *   bottom_up_kernel         a warp per 32 bitmap words, a thread per vertex: an unlabeled
+ *                            vertex scans its in-neighbours and stops at the first one in the
+ *                            global frontier, which becomes its parent. The warp's ballot of
+ *                            found vertices IS the word of the next frontier bitmap (written
+ *                            whole, so that bitmap needs no zeroing); the ballots' popcounts
+ *                            reserve the queue slots of 32 words' found vertices with one
+ *                            atomicAdd (warp-aggregated, Moschou 2026, sections 3.1-3.2): the
+ *                            next frontier comes out as a queue and a bitmap, with no pass over
+ *                            all vertices to rebuild either. Each level also leaves the bits
+ *                            of the vertices still unlabeled (with in-neighbours), so the next
+ *                            bottom-up level skips whole words of labeled ones without reading
+ *                            a label. bottom_up_varint_kernel: the same over compressed
+ *                            rows, each decoded from its head (VarintColumns, common.cuh).
+ *
+ * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
+ * each found vertex enters the queue exactly once; every word of the next bitmap is written.
+ * counters[inspected] counts the in-neighbour slots tested (up to and including the first hit),
+ * counters[frontier_edges] the out-edges of the vertices found.
+ */
+#include "common.cuh"
+
+namespace {
+
+using distbfs::kBlockThreads;
+using distbfs::kFullWarp;
+using distbfs::kWarpThreads;
+using distbfs::warp_sum;
+
+// Whether global vertex u is in the gathered frontier (rows of `words` words, one per rank).
+__device__ __forceinline__ bool in_frontier(const mask_word_t* __restrict__ frontier,
+                                            size_type words, int size, vertex_t u) {
+    if (size == 1) return (frontier[u >> 5] >> (u & 31)) & 1u;
+    const vertex_t row = u % size;
+    const vertex_t bit = u / size;
+    return (frontier[row * words + (bit >> 5)] >> (bit & 31)) & 1u;
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_bitmap_kernel(
+    const vertex_t* __restrict__ vertex_frontier,  // in: local ids of the frontier
+    size_type frontier_size,                       // in: its length
+    mask_word_t* __restrict__ bitmap)              // in/out: this rank's bitmap, zeroed before
+{
+    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+         i < frontier_size; i += stride) {
+        const vertex_t v = vertex_frontier[i];
+        atomicOr(&bitmap[v >> 5], 1u << (v & 31));
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
+    const mask_word_t* __restrict__ frontier,  // in: the gathered frontier bitmaps (rows)
+    size_type words,                           // in: words per rank's row
+    int size,                                  // in: number of ranks
+    size_type n,                               // in: number of vertices
+    mask_word_t* __restrict__ visited_mask,    // in/out: visited bitmask over all n vertices
+    size_type mask_words)                      // in: its length in words
+{
+    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    for (size_type w = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+         w < mask_words; w += stride) {
+        // Global ids [first, last) of this word: rank r owns u = l * size + r, so each row
+        // gives the consecutive local ids l from the first u >= first on, one division a row
+        // (not a division and a load per bit), and at most two of its words.
+        const size_type first = w * 32;
+        const size_type last = first + 32 < n ? first + 32 : n;
+        mask_word_t bits = 0;
+        for (int r = 0; r < size; ++r) {
+            const mask_word_t* row = frontier + static_cast<size_type>(r) * words;
+            size_type l = (first + size - 1 - r) / size;
+            size_type loaded = ~static_cast<size_type>(0);
+            mask_word_t word = 0;
+            for (size_type u = l * size + r; u < last; u += size, ++l) {
+                if ((l >> 5) != loaded) {
+                    loaded = l >> 5;
+                    word = row[loaded];
+                }
+                bits |= ((word >> (l & 31)) & 1u) << (u - first);
+            }
+        }
+        if (bits != 0) visited_mask[w] |= bits;  // this kernel is the mask's only writer
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_degrees_kernel(
+    const vertex_t* __restrict__ vertex_frontier,  // in: local ids of the frontier
+    size_type frontier_size,                       // in: its length
+    const size_type* __restrict__ row_offsets,     // in: CSR row offsets (out-edges)
+    size_type* __restrict__ total)                 // in/out: += sum of the frontier's degrees
+{
+    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    size_type degrees = 0;
+    // Every lane runs the same number of rounds, so the warp sum below sees all 32 lanes.
+    for (size_type base = static_cast<size_type>(blockIdx.x) * blockDim.x;
+         base < frontier_size; base += stride) {
+        const size_type i = base + threadIdx.x;
+        if (i < frontier_size) {
+            const vertex_t v = vertex_frontier[i];
+            degrees += row_offsets[v + 1] - row_offsets[v];
+        }
+    }
+    degrees = warp_sum(degrees);
+    if ((threadIdx.x & (kWarpThreads - 1)) == 0 && degrees > 0) {
+        distbfs::reserve_slots(total, degrees);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) unexplored_kernel(
+    const label_t* __restrict__ labels,         // in: label of each owned vertex
+    const size_type* __restrict__ row_offsets,  // in: CSR row offsets (out-edges)
+    size_type nlocal,                           // in: owned vertices
+    size_type* __restrict__ totals)             // in/out: [0] += unlabeled vertices,
+                                                //     [1] += their out-edges
+{
+    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    size_type unlabeled = 0;
+    size_type degrees = 0;
+    for (size_type base = static_cast<size_type>(blockIdx.x) * blockDim.x; base < nlocal;
+         base += stride) {
+        const size_type v = base + threadIdx.x;
+        if (v < nlocal && labels[v] == distbfs::kUnreached) {
+            ++unlabeled;
+            degrees += row_offsets[v + 1] - row_offsets[v];
+        }
+    }
+    unlabeled = warp_sum(unlabeled);
+    degrees = warp_sum(degrees);
+    if ((threadIdx.x & (kWarpThreads - 1)) == 0) {
+        if (unlabeled > 0) distbfs::reserve_slots(totals, unlabeled);
+        if (degrees > 0) distbfs::reserve_slots(totals + 1, degrees);
+    }
+}
+
+template <bool kVarint>
+__device__ __forceinline__ void bottom_up_rows(
+    const size_type* __restrict__ in_offsets,   // in: row offsets of the in-neighbour CSR
+    const vertex_t* __restrict__ in_columns,    // in: in-neighbours (global ids)
+    const size_type* __restrict__ out_offsets,  // in: row offsets of the out-edge CSR
+    size_type nlocal,                           // in: vertices owned by this rank
+    int rank,                                   // in: this rank (global id = v * size + rank)
+    int size,                                   // in: ranks
+    const mask_word_t* __restrict__ frontier,   // in: gathered frontier, size rows of `words`
+    size_type words,                            // in: words of one rank's bitmap (>= nlocal/32)
+    label_t level,                              // in: label of vertices found now
+    label_t* __restrict__ labels,               // in/out: label of each owned vertex
+    pred_t* __restrict__ preds,                 // out: parent of each found vertex, or null
+    mask_word_t* __restrict__ visited_mask,     // in/out: visited bits by global id
+    mask_word_t* __restrict__ candidates,       // in/out: bit k: local vertex k is unlabeled
+                                                //     and has in-neighbours (this rank's words)
+    int candidates_valid,                       // in: 1 if `candidates` is current (the last
+                                                //     level was bottom-up), 0: rebuild it
+    mask_word_t* __restrict__ next_bitmap,      // out: this rank's next frontier bitmap
+    vertex_t* __restrict__ next_frontier,       // out: local ids of the found vertices
+    size_type frontier_capacity,                // in: capacity of next_frontier
+    size_type* __restrict__ counters,           // in/out: [frontier], [inspected],
+                                                //     [frontier_edges] +=
+    const distbfs::VarintColumns& varint)       // in: compressed in-neighbours (kVarint)
+{
+    // A warp takes a chunk of 32 bitmap words (1024 vertices), one word at a time; lane j
+    // keeps the ballot of word j, and the chunk's found vertices get their queue slots with
+    // ONE atomicAdd (a warp scan of the ballots' popcounts), lane j writing word j's.
+    const int lane = threadIdx.x & (kWarpThreads - 1);
+    const size_type warps = static_cast<size_type>(gridDim.x) * (blockDim.x / kWarpThreads);
+    const size_type first_warp = static_cast<size_type>(blockIdx.x) * (blockDim.x / kWarpThreads) +
+                                 threadIdx.x / kWarpThreads;
+    size_type inspected = 0;
+    size_type degrees = 0;
+    for (size_type chunk = first_warp * kWarpThreads; chunk < words;
+         chunk += warps * kWarpThreads) {
+        mask_word_t mine = 0;  // ballot of word chunk + lane
+        for (int j = 0; j < kWarpThreads && chunk + j < words; ++j) {
+            const size_type word = chunk + j;
+            const vertex_t v = static_cast<vertex_t>(word * kWarpThreads + lane);
+            bool candidate;
+            size_type begin = 0;
+            size_type end = 0;
+            if (candidates_valid) {  // one word tells the warp which lanes have work
+                const mask_word_t open = candidates[word];
+                if (open == 0) {
+                    if (lane == 0) next_bitmap[word] = 0;
+                    continue;
+                }
+                candidate = (open >> lane) & 1u;
+            } else {
+                candidate = v < nlocal && labels[v] == distbfs::kUnreached;
+            }
+            if (candidate) {  // the row's range: edge slots, or bytes of compressed rows
+                const size_type* offsets = kVarint ? varint.byte_offsets : in_offsets;
+                begin = offsets[v];
+                end = offsets[v + 1];
+                candidate = begin < end;
+            }
+            bool found = false;
+            vertex_t parent = 0;
+            if constexpr (kVarint) {  // decode until the first hit or the row's last byte
+                if (candidate) {
+                    distbfs::VarintCursor cursor = distbfs::open_head(
+                        varint.bytes, begin, static_cast<long long>(v) * size + rank);
+                    do {
+                        const vertex_t u = cursor.next();
+                        ++inspected;
+                        if (in_frontier(frontier, words, size, u)) {
+                            found = true;
+                            parent = u;
+                            break;
+                        }
+                    } while (cursor.pos < end);
+                }
+            } else {
+                for (size_type e = begin; candidate && e < end; ++e) {
+                    const vertex_t u = in_columns[e];
+                    ++inspected;
+                    if (in_frontier(frontier, words, size, u)) {
+                        found = true;
+                        parent = u;
+                        break;
+                    }
+                }
+            }
+            const mask_word_t ballot = __ballot_sync(kFullWarp, found);
+            const mask_word_t open = __ballot_sync(kFullWarp, candidate && !found);
+            if (lane == j) mine = ballot;
+            if (lane == 0) {
+                next_bitmap[word] = ballot;
+                candidates[word] = open;
+                if (size == 1 && ballot != 0) visited_mask[word] |= ballot;  // local == global
+            }
+            if (!found) continue;
+            labels[v] = level;
+            if (preds != nullptr) preds[v] = static_cast<pred_t>(parent);
+            if (size > 1) {
+                distbfs::mask_claim(visited_mask,
+                                    static_cast<vertex_t>(v) * static_cast<vertex_t>(size) + rank);
+            }
+            degrees += out_offsets[v + 1] - out_offsets[v];
+        }
+        // Queue slots for the chunk: exclusive warp scan of the popcounts, one reservation.
+        const int count = __popc(mine);
+        int below = count;
+#pragma unroll
+        for (int offset = 1; offset < kWarpThreads; offset *= 2) {
+            const int other = __shfl_up_sync(kFullWarp, below, offset);
+            if (lane >= offset) below += other;
+        }
+        const int chunk_total = __shfl_sync(kFullWarp, below, kWarpThreads - 1);
+        if (chunk_total == 0) continue;
+        size_type base = 0;
+        if (lane == 0) {
+            base = distbfs::reserve_slots(counters + distbfs::kCounterFrontier, chunk_total);
+        }
+        size_type slot = __shfl_sync(kFullWarp, base, 0) + (below - count);
+        const vertex_t first_vertex = static_cast<vertex_t>((chunk + lane) * kWarpThreads);
+        for (; mine != 0; mine &= mine - 1, ++slot) {
+            if (slot < frontier_capacity) next_frontier[slot] = first_vertex + (__ffs(mine) - 1);
+        }
+    }
+    inspected = warp_sum(inspected);
+    degrees = warp_sum(degrees);
+    if (lane == 0) {
+        if (inspected > 0) distbfs::reserve_slots(counters + distbfs::kCounterInspected, inspected);
+        if (degrees > 0) distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
+    }
+}
+
+// The parameters of both bottom-up kernels after the in-neighbour rows (bottom_up_rows').
+#define DISTBFS_BOTTOM_UP_PARAMS                                                             \
+    const size_type *__restrict__ out_offsets, size_type nlocal, int rank, int size,        \
+        const mask_word_t *__restrict__ frontier, size_type words, label_t level,           \
+        label_t *__restrict__ labels, pred_t *__restrict__ preds,                           \
+        mask_word_t *__restrict__ visited_mask, mask_word_t *__restrict__ candidates,       \
+        int candidates_valid, mask_word_t *__restrict__ next_bitmap,                        \
+        vertex_t *__restrict__ next_frontier, size_type frontier_capacity,                  \
+        size_type *__restrict__ counters
+#define DISTBFS_BOTTOM_UP_ARGS                                                               \
+    out_offsets, nlocal, rank, size, frontier, words, level, labels, preds, visited_mask,   \
+        candidates, candidates_valid, next_bitmap, next_frontier, frontier_capacity, counters
+
+// A bottom-up level over plain in-neighbour rows.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    bottom_up_kernel(const size_type* __restrict__ in_offsets,
+                     const vertex_t* __restrict__ in_columns, DISTBFS_BOTTOM_UP_PARAMS) {
+    const distbfs::VarintColumns none{nullptr, nullptr, nullptr, nullptr};
+    bottom_up_rows<false>(in_offsets, in_columns, DISTBFS_BOTTOM_UP_ARGS, none);
+}
+
+// A bottom-up level over compressed in-neighbour rows (distbfs::VarintColumns), each decoded
+// from its head until the first neighbour in the frontier (the decode points go unused).
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    bottom_up_varint_kernel(const size_type* __restrict__ in_offsets,
+                            const unsigned char* __restrict__ in_bytes,
+                            const size_type* __restrict__ in_byte_offsets,
+                            const size_type* __restrict__ in_point_bytes,
+                            const vertex_t* __restrict__ in_point_values,
+                            DISTBFS_BOTTOM_UP_PARAMS) {
+    const distbfs::VarintColumns varint{in_bytes, in_byte_offsets, in_point_bytes,
+                                        in_point_values};
+    bottom_up_rows<true>(in_offsets, nullptr, DISTBFS_BOTTOM_UP_ARGS, varint);
+}
