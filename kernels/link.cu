@@ -487,19 +487,16 @@ struct Larger {
 // sums by one atomic each (a resident grid: a few thousand). Where `edges` (the rows with
 // out-edges, the same layout) is given, the same pass appends the owned vertices whose bit
 // stays clear and that have edges to rows (global ids: local row * size + rank), at slots
-// taken from summary[2] by one block scan and one atomic a block a trip: after a search that
-// found a whole component, the only rows left to link (a few in a hundred vertices of a
-// Kronecker graph: an atomic a word that has any serialized a million of them on one counter).
+// taken from summary[2] (one atomic a word that has any): after a search that found a whole
+// component, the only rows left to link.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     reached_bits(const label_t* levels, long long count, unsigned int* bits,
                  const unsigned int* edges, int size, int rank, vertex_t* rows,
                  unsigned long long* summary) {
-  typedef distbfs::BlockCompact<kBlockThreads, 1> Compact;
-  __shared__ typename Compact::TempStorage compact;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x * kPassUnroll;
   const int lane = threadIdx.x % kWarpThreads;
   unsigned long long reached = 0, first = ~0ull;
-  // Block-uniform trip count: every lane reaches the ballots, every thread the block scan.
+  // Warp-uniform trip count: every lane reaches the ballots together.
   for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x * kPassUnroll;
        base < count; base += stride) {
     bool set[kPassUnroll];
@@ -510,30 +507,24 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
       set[k] = i < count && levels[i] != distbfs::kUnreached;
       with_edges[k] = lane == 0 && edges != nullptr && i < count ? edges[i / kWarpThreads] : 0u;
     }
-    unsigned int left[kPassUnroll];  // lane 0: its word's rows left
-    int listed = 0;
 #pragma unroll
     for (int k = 0; k < kPassUnroll; ++k) {
       const long long i = base + k * blockDim.x + threadIdx.x;
       const unsigned int word = __ballot_sync(kFullWarp, set[k]);
-      left[k] = with_edges[k] & ~word;
-      listed += __popc(left[k]);
       if (lane != 0 || i >= count) continue;
-      bits[i / kWarpThreads] = word;
+      const long long w = i / kWarpThreads;
+      bits[w] = word;
       if (word) {
         reached += __popc(word);
         const unsigned long long at = static_cast<unsigned long long>(i) + __ffs(word) - 1;
         first = at < first ? at : first;
       }
-    }
-    if (edges == nullptr) continue;
-    size_type slot =
-        Compact(compact).reserve_run(listed, reinterpret_cast<size_type*>(summary + 2));
-#pragma unroll
-    for (int k = 0; k < kPassUnroll; ++k) {
-      const long long w = (base + k * blockDim.x + threadIdx.x) / kWarpThreads;
-      for (unsigned int bit = left[k]; bit; bit &= bit - 1) {
-        const long long row = w * kWarpThreads + __ffs(bit) - 1;
+      unsigned int left = with_edges[k] & ~word;
+      if (left == 0) continue;
+      unsigned long long slot =
+          atomicAdd(summary + 2, static_cast<unsigned long long>(__popc(left)));
+      for (; left; left &= left - 1) {
+        const long long row = w * kWarpThreads + __ffs(left) - 1;
         rows[slot++] = static_cast<vertex_t>(row * size + rank);
       }
     }
