@@ -51,30 +51,6 @@ using distbfs::kUnreached;
 
 typedef distbfs::BlockCompact<kBlockThreads, kItemsPerThread> Compact;
 
-// The discovered items' local ids into the next frontier: their slots by one block scan and one
-// atomic a block (every thread of the block calls this; it ends with a barrier).
-__device__ __forceinline__ void append_frontier(typename Compact::TempStorage& storage,
-                                                int (&discovered)[kItemsPerThread],
-                                                const vertex_t (&local)[kItemsPerThread],
-                                                size_type* counters, vertex_t* next_frontier,
-                                                size_type frontier_capacity) {
-    size_type slot[kItemsPerThread];
-    Compact(storage).reserve(discovered, slot, counters + distbfs::kCounterFrontier);
-#pragma unroll
-    for (int i = 0; i < kItemsPerThread; ++i) {
-        if (discovered[i] && slot[i] < frontier_capacity) next_frontier[slot[i]] = local[i];
-    }
-}
-
-// A thread's discovered out-edges summed into counters[frontier_edges], one atomic a warp.
-__device__ __forceinline__ void add_frontier_edges(size_type degrees, int tid,
-                                                   size_type* counters) {
-    degrees = distbfs::warp_sum(degrees);
-    if ((tid & (distbfs::kWarpThreads - 1)) == 0 && degrees > 0) {
-        distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
-    }
-}
-
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
@@ -183,9 +159,18 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_kernel(
             }
         }
 
-        append_frontier(compact, discovered, local, counters, next_frontier, frontier_capacity);
+        size_type slot[kItemsPerThread];
+        Compact(compact).reserve(discovered, slot, counters + distbfs::kCounterFrontier);
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            if (discovered[i] && slot[i] < frontier_capacity) next_frontier[slot[i]] = local[i];
+        }
     }
-    if (out_offsets != nullptr) add_frontier_edges(degrees, tid, counters);
+    if (out_offsets == nullptr) return;
+    degrees = distbfs::warp_sum(degrees);
+    if ((tid & (distbfs::kWarpThreads - 1)) == 0 && degrees > 0) {
+        distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_row_kernel(
@@ -227,9 +212,17 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) contract_row_kernel(
             if (preds != nullptr) preds[local[i]] = parent;
             degrees += out_offsets[local[i] + 1] - out_offsets[local[i]];
         }
-        append_frontier(compact, discovered, local, counters, next_frontier, frontier_capacity);
+        size_type slot[kItemsPerThread];
+        Compact(compact).reserve(discovered, slot, counters + distbfs::kCounterFrontier);
+#pragma unroll
+        for (int i = 0; i < kItemsPerThread; ++i) {
+            if (discovered[i] && slot[i] < frontier_capacity) next_frontier[slot[i]] = local[i];
+        }
     }
-    add_frontier_edges(degrees, tid, counters);
+    degrees = distbfs::warp_sum(degrees);
+    if ((tid & (distbfs::kWarpThreads - 1)) == 0 && degrees > 0) {
+        distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
+    }
 }
 
 namespace {
