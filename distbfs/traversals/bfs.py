@@ -12,9 +12,9 @@ bytes: the global frontier); every unlabeled owned vertex scans its in-neighbour
 the first one in the frontier, which becomes its parent. Small top-down frontiers go to the
 plan's fused path (many levels per launch). A search from one vertex of a long row (a hub)
 starts with that row broadcast to every rank, which labels the neighbours it owns
-(``broadcast_level``). One all-reduce per level is the level barrier and
-the termination test (``distbfs.engine.direction``). The stages come from a backend, the
-exchanges from a communicator: this module imports neither cupy nor mpi4py.
+(``broadcast_level``). One all-reduce per level is the level barrier and the termination test
+(``distbfs.engine.direction``). The stages come from a backend, the exchanges from a
+communicator: this module imports neither cupy nor mpi4py.
 
 Several sources: all of them form level 0 (each labeled 0, its own parent), so every level is
 the distance to the nearest source. A depth limit D stops the search once level D is labeled:

@@ -207,7 +207,7 @@ def long_rows(
 ) -> dict[int, int]:
     """This rank's rows of more than ``limit`` out-edges: global vertex -> out-degree (host
     ints). From the resources' ``long_rows`` when ``limit`` is at least the fused levels' edge
-    budget (the hubs, known without a pass), else one pass over the degrees. None for columns
+    budget (the hubs, known without a pass), else one pass over the degrees. Empty for columns
     compressed or in host memory: ``source_row`` hands out plain device columns."""
     columns = graph.column_indices
     if graph.compressed or in_host_memory(columns):
