@@ -465,8 +465,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-// Vertices a thread of the passes over every owned vertex (reached_bits, seed_labels) takes a
-// trip, its loads issued together: one load in flight a thread leaves such a pass waiting on
+// Vertices a thread of seed_labels' pass over every owned vertex takes a trip, its loads
+// issued together: one load in flight a thread leaves such a pass waiting on
 // memory latency, not bandwidth, on a resident grid.
 constexpr int kPassUnroll = 4;
 
@@ -483,50 +483,72 @@ struct Larger {
 
 // summary[0] += the vertices of levels[0, count) reached, summary[1] = max(itself, ~(the first
 // one's index)): zeroed counts mean none yet; bits (zeroed beyond count by the caller) get a bit
-// per vertex. A warp packs 32 consecutive vertices into one word by a ballot; a block adds its
-// sums by one atomic each (a resident grid: a few thousand). Where `edges` (the rows with
-// out-edges, the same layout) is given, the same pass appends the owned vertices whose bit
-// stays clear and that have edges to rows (global ids: local row * size + rank), at slots
-// taken from summary[2] (one atomic a word that has any): after a search that found a whole
-// component, the only rows left to link.
+// per vertex. A warp takes 32 consecutive words (1,024 vertices) a trip: its step j packs word j
+// by a ballot over 32 consecutive levels (coalesced loads, kReachedLoads in flight a thread), and
+// lane j keeps that word, so the words are stored, and the rows with edges read, coalesced. A
+// block adds its sums by one atomic each (a resident grid: a few thousand). Where `edges` (the
+// rows with out-edges, the same layout) is given, the same pass appends the owned vertices whose
+// bit stays clear and that have edges to rows (global ids: local row * size + rank): after a
+// search that found a whole component, the only rows left to link: the warp's lanes rank their
+// rows by a shuffle scan, and one atomic on summary[2] a trip reserves them all. (Lane 0 alone
+// storing each word and reserving its rows, the other 31 idle, takes 2.2x as long at Kronecker
+// scale 27: benchmarks/RESULTS.md.)
+constexpr int kReachedLoads = 8;
+
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     reached_bits(const label_t* levels, long long count, unsigned int* bits,
                  const unsigned int* edges, int size, int rank, vertex_t* rows,
                  unsigned long long* summary) {
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x * kPassUnroll;
   const int lane = threadIdx.x % kWarpThreads;
+  const long long words = (count + kWarpThreads - 1) / kWarpThreads;
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / kWarpThreads);
+  const long long stride = warps * kWarpThreads;  // words a trip of the whole grid
   unsigned long long reached = 0, first = ~0ull;
-  // Warp-uniform trip count: every lane reaches the ballots together.
-  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x * kPassUnroll;
-       base < count; base += stride) {
-    bool set[kPassUnroll];
-    unsigned int with_edges[kPassUnroll];  // lane 0: its word of the rows with edges
+  // Warp-uniform trip count: every lane reaches the ballots and shuffles together.
+  for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x -
+                         lane);  // this warp's first word: warp index * 32
+       base < words; base += stride) {
+    const long long w = base + lane;  // the word this lane keeps
+    const unsigned int with_edges = edges != nullptr && w < words ? edges[w] : 0u;
+    unsigned int word = 0;
 #pragma unroll
-    for (int k = 0; k < kPassUnroll; ++k) {  // the loads first, all in flight at once
-      const long long i = base + k * blockDim.x + threadIdx.x;
-      set[k] = i < count && levels[i] != distbfs::kUnreached;
-      with_edges[k] = lane == 0 && edges != nullptr && i < count ? edges[i / kWarpThreads] : 0u;
+    for (int j0 = 0; j0 < kWarpThreads; j0 += kReachedLoads) {
+      bool set[kReachedLoads];
+#pragma unroll
+      for (int j = 0; j < kReachedLoads; ++j) {  // the loads first, all in flight at once
+        const long long i = (base + j0 + j) * kWarpThreads + lane;
+        set[j] = i < count && levels[i] != distbfs::kUnreached;
+      }
+#pragma unroll
+      for (int j = 0; j < kReachedLoads; ++j) {
+        const unsigned int ballot = __ballot_sync(kFullWarp, set[j]);
+        word = lane == j0 + j ? ballot : word;
+      }
     }
+    if (w < words) bits[w] = word;
+    if (word) {
+      reached += __popc(word);
+      const unsigned long long at = static_cast<unsigned long long>(w) * kWarpThreads +
+                                    __ffs(word) - 1;
+      first = at < first ? at : first;
+    }
+    unsigned int left = with_edges & ~word;
+    if (__ballot_sync(kFullWarp, left != 0) == 0) continue;
+    const unsigned int mine = __popc(left);
+    unsigned int before = mine;  // inclusive scan of the lanes' row counts
 #pragma unroll
-    for (int k = 0; k < kPassUnroll; ++k) {
-      const long long i = base + k * blockDim.x + threadIdx.x;
-      const unsigned int word = __ballot_sync(kFullWarp, set[k]);
-      if (lane != 0 || i >= count) continue;
-      const long long w = i / kWarpThreads;
-      bits[w] = word;
-      if (word) {
-        reached += __popc(word);
-        const unsigned long long at = static_cast<unsigned long long>(i) + __ffs(word) - 1;
-        first = at < first ? at : first;
-      }
-      unsigned int left = with_edges[k] & ~word;
-      if (left == 0) continue;
-      unsigned long long slot =
-          atomicAdd(summary + 2, static_cast<unsigned long long>(__popc(left)));
-      for (; left; left &= left - 1) {
-        const long long row = w * kWarpThreads + __ffs(left) - 1;
-        rows[slot++] = static_cast<vertex_t>(row * size + rank);
-      }
+    for (int d = 1; d < kWarpThreads; d *= 2) {
+      const unsigned int up = __shfl_up_sync(kFullWarp, before, d);
+      before += lane >= d ? up : 0u;
+    }
+    unsigned long long slot = 0;
+    if (lane == kWarpThreads - 1) {
+      slot = atomicAdd(summary + 2, static_cast<unsigned long long>(before));
+    }
+    slot = __shfl_sync(kFullWarp, slot, kWarpThreads - 1) + before - mine;
+    for (; left; left &= left - 1) {
+      const long long row = w * kWarpThreads + __ffs(left) - 1;
+      rows[slot++] = static_cast<vertex_t>(row * size + rank);
     }
   }
   typedef cub::BlockReduce<unsigned long long, kBlockThreads> Reduce;

@@ -285,6 +285,32 @@ def test_unreached_rows_are_the_rows_left_to_link(backend, size):
         np.testing.assert_array_equal(np.sort(rows), want)
 
 
+def test_unreached_rows_of_many_words(backend):
+    """The reached bits' pass over more vertices than one trip of a device's resident grid
+    takes (an H100's or H200's: about 8.6 M; a count that is no whole number of words), with
+    long runs of rows left in some words and none in others: the same bits, count, smallest and
+    rows as the definition."""
+    xp, rng, nlocal = backend.xp, np.random.default_rng(5), 9_000_037
+    degrees = rng.integers(0, 2, nlocal)
+    degrees[1_000_000:1_100_000] = 1  # every word's rows have edges
+    offsets = np.concatenate([[0], np.cumsum(degrees)])
+    columns = np.zeros(offsets[-1], dtype=np.int32)
+    graph = DistGraph(
+        nlocal, int(offsets[-1]), False, 0, 1, xp.asarray(offsets), xp.asarray(columns)
+    )
+    levels = np.where(rng.random(nlocal) < 0.7, 1, -1).astype(np.int32)
+    levels[:40], levels[40] = -1, 1  # the first reached vertex is not the first
+    levels[1_000_000:1_050_000] = -1  # words whose rows are all left
+    levels[1_050_000:1_100_000] = 2
+    reached = backend.reached_bits(graph, xp.asarray(levels), backend.prepare(graph))
+    flags = np.zeros(8 * reached.bits.shape[0], dtype=bool)
+    flags[:nlocal] = levels >= 0
+    np.testing.assert_array_equal(graphs.host(reached.bits), np.packbits(flags, bitorder="little"))
+    assert (reached.count, reached.smallest) == (int((levels >= 0).sum()), 40)
+    want = np.flatnonzero((levels < 0) & (degrees > 0))
+    np.testing.assert_array_equal(np.sort(graphs.host(reached.rows)), want)
+
+
 @pytest.mark.parametrize("replica", [False, True], ids=["owned", "replica"])
 @pytest.mark.parametrize("size", [1, 3])
 def test_rows_take_their_labels_from_another_run(backend, size, replica):

@@ -274,7 +274,8 @@ def reached_bits(
         kernel = get_kernel("link", "reached_bits", policy, 8 * dtype.itemsize)
         blocks = resident_grid(policy, grids[1], kernel)
         args = (levels, np.int64(count), bits, edges, np.int32(graph.size), np.int32(graph.rank))
-        _launch(policy, kernel, blocks, count, (*args, NO_ROWS if rows is None else rows, summary))
+        words = -(-count // 32)  # a block's trip takes a word a thread
+        _launch(policy, kernel, blocks, words, (*args, NO_ROWS if rows is None else rows, summary))
     reached, first, listed = (int(x) for x in summary.get())
     smallest = (~first & FIRST_MASK) * graph.size + graph.rank if reached else graph.n
     if rows is not None:
