@@ -29,11 +29,6 @@
  *                            bottom-up level skips whole words of labeled ones without reading
  *                            a label. bottom_up_varint_kernel: the same over compressed
  *                            rows, each decoded from its head (VarintColumns, common.cuh).
- *                            Where `publish` is given (several ranks of one node, every
- *                            rank's gathered-frontier buffer mapped through peer memory),
- *                            the next bitmap's words also go straight into this rank's row of
- *                            every rank's buffer, 32 words a warp at a time, so the next
- *                            bottom-up level gathers nothing.
  *
  * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
  * each found vertex enters the queue exactly once; every word of the next bitmap is written.
@@ -179,9 +174,6 @@ __device__ __forceinline__ void bottom_up_rows(
     size_type frontier_capacity,                // in: capacity of next_frontier
     size_type* __restrict__ counters,           // in/out: [frontier], [inspected],
                                                 //     [frontier_edges] +=
-    const long long* __restrict__ publish,      // in: every rank's gathered-frontier buffer
-                                                //     (device addresses, by rank), or null
-    size_type publish_offset,                   // in: word of this rank's row in each buffer
     const distbfs::VarintColumns& varint)       // in: compressed in-neighbours (kVarint)
 {
     // A warp takes a chunk of 32 bitmap words (1024 vertices), one word at a time; lane j
@@ -262,11 +254,6 @@ __device__ __forceinline__ void bottom_up_rows(
             }
             degrees += out_offsets[v + 1] - out_offsets[v];
         }
-        if (publish != nullptr && chunk + lane < words) {  // 128 bytes a warp, each rank
-            for (int r = 0; r < size; ++r) {
-                reinterpret_cast<mask_word_t*>(publish[r])[publish_offset + chunk + lane] = mine;
-            }
-        }
         // Queue slots for the chunk: exclusive warp scan of the popcounts, one reservation.
         const int count = __popc(mine);
         int below = count;
@@ -287,7 +274,6 @@ __device__ __forceinline__ void bottom_up_rows(
             if (slot < frontier_capacity) next_frontier[slot] = first_vertex + (__ffs(mine) - 1);
         }
     }
-    if (publish != nullptr) __threadfence_system();  // the peers' words, before the kernel ends
     inspected = warp_sum(inspected);
     degrees = warp_sum(degrees);
     if (lane == 0) {
@@ -304,12 +290,10 @@ __device__ __forceinline__ void bottom_up_rows(
         mask_word_t *__restrict__ visited_mask, mask_word_t *__restrict__ candidates,       \
         int candidates_valid, mask_word_t *__restrict__ next_bitmap,                        \
         vertex_t *__restrict__ next_frontier, size_type frontier_capacity,                  \
-        size_type *__restrict__ counters, const long long *__restrict__ publish,            \
-        size_type publish_offset
+        size_type *__restrict__ counters
 #define DISTBFS_BOTTOM_UP_ARGS                                                               \
     out_offsets, nlocal, rank, size, frontier, words, level, labels, preds, visited_mask,   \
-        candidates, candidates_valid, next_bitmap, next_frontier, frontier_capacity, counters, \
-        publish, publish_offset
+        candidates, candidates_valid, next_bitmap, next_frontier, frontier_capacity, counters
 
 // A bottom-up level over plain in-neighbour rows.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)

@@ -4,7 +4,6 @@ ranks; large frontiers are shared with every rank's visited mask."""
 
 from __future__ import annotations
 
-import math
 import os
 
 import numpy as np
@@ -149,40 +148,3 @@ def test_a_hub_row_is_broadcast_at_any_rank_count(backend, backend_comm, strateg
         if source == hub and comm.size > 1:
             assert result.levels[0].items_sent == 0
             assert result.levels[0].edges_expanded == degrees[hub]
-
-
-@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
-@pytest.mark.parametrize("mapped", [True, False], ids=["peer-memory", "all-gather"])
-def test_bottom_up_levels_hand_their_frontier_over_in_peer_memory(
-    backend, backend_comm, monkeypatch, directed, mapped
-):
-    """Direction-optimizing searches that stay bottom-up: where the ranks map each other's
-    memory (the CUDA backend's ranks on GPUs of one node, not ``mapped`` off), each bottom-up
-    level writes its frontier into every rank's peer frontiers and the next one all-gathers
-    nothing (one all-gather a search, that of the first bottom-up level); elsewhere each
-    all-gathers. Equal distances, valid trees, search after search (the halves alternate).
-    test_multi_gpu checks that GPUs of one node map them."""
-    comm = backend_comm
-    if not mapped:
-        monkeypatch.setattr(comm, "map_peer_memory", lambda array: None)
-    case = graphs.random_graph(800, 6000, 11, directed)
-    graph = graphs.build(case, comm, backend)
-    backend.small_frontier_limit = 0  # every level in two phases or bottom-up
-    plan = plan_module.SearchPlan.build(
-        graph, backend, comm, strategy="direction_optimizing", alpha=math.inf, beta=math.inf
-    )
-    peers = plan.peer_frontiers is not None  # CUDA ranks whose GPUs map each other's memory
-    assert not peers or (mapped and backend.name == "cuda" and comm.size > 1)
-    gathers = []
-    allgather_equal = comm.allgather_equal
-    monkeypatch.setattr(comm, "allgather_equal", lambda a: gathers.append(1) or allgather_equal(a))
-    for source in (0, 17, 799):
-        gathers.clear()
-        result = bfs_levels(plan, source, predecessors=True)
-        distances = graphs.gather_global(comm, result.distances, case[2])
-        preds = graphs.gather_global(comm, result.predecessors, case[2])
-        expected = graphs.check_bfs_tree(case, source, distances, preds)
-        graphs.check_level_rows(case, expected, result.levels)
-        bottom_up = [lv.direction == "bottom_up" for lv in result.levels]
-        assert bottom_up.count(True) >= 2 and bottom_up == sorted(bottom_up)  # then bottom-up
-        assert len(gathers) == (1 if peers else bottom_up.count(True))

@@ -280,33 +280,6 @@ def test_bfs_through_peer_copies(comm, cupy, nccl_comms, cuda_backend, family):
 
 
 @pytest.mark.mpi
-def test_bottom_up_frontiers_through_peer_memory(comm, cupy, nccl, cuda_backend):
-    """GPUs of one node: a direction-optimizing search's bottom-up levels write their frontier
-    into every rank's peer memory (``SearchPlan.peer_frontiers``), and the next bottom-up level
-    gathers nothing; searches that stay bottom-up equal the numpy ranks', trees validated."""
-    inf = float("inf")
-    on_gpus = distbfs.Graph.generate("kronecker", scale=12, backend=cuda_backend, comm=nccl)
-    on_cpus = distbfs.Graph.generate("kronecker", scale=12, backend="numpy", comm=comm)
-    for root in choose_roots(on_cpus.dist, comm, count=3):
-        expected = distbfs.bfs(on_cpus, root).distances
-        result = distbfs.bfs(
-            on_gpus,
-            root,
-            predecessors=True,
-            validate=True,
-            strategy="direction_optimizing",
-            alpha=inf,
-            beta=inf,
-        )
-        distances = cupy.asnumpy(result.distances)
-        np.testing.assert_array_equal(distances, expected)
-        check_tree(distances, cupy.asnumpy(result.predecessors), root)
-        assert sum(lv.direction == "bottom_up" for lv in result.levels) >= 2
-    plan = on_gpus.plan("direction_optimizing", alpha=inf, beta=inf)
-    assert (plan.peer_frontiers is not None) == (comm.size > 1)
-
-
-@pytest.mark.mpi
 @pytest.mark.parametrize("name", sorted(STRUCTURED))
 def test_bfs_structured_graphs(comm, cupy, nccl, cuda_backend, name):
     src, dst, n, directed = STRUCTURED[name]

@@ -278,7 +278,6 @@ class Backend(Protocol):
         state: SearchState,
         frontier: Any,
         level: int,
-        publish: Any = None,
     ) -> int:
         """One bottom-up level: label with ``level`` every unlabeled owned vertex that has an
         in-neighbour in ``frontier`` (the all-gathered ``(size, bytes)`` bitmaps), its parent
@@ -286,11 +285,8 @@ class Backend(Protocol):
         vertex frontier (a queue of local ids: no scan of all owned vertices to rebuild it) and
         enter the visited mask (the numpy backend also ORs the gathered frontier into it, so
         later top-down levels send fewer items). ``in_graph`` holds in-neighbours (``graph``
-        itself when undirected; same striping). ``publish``: where the backend makes peer
-        frontiers (``make_peer_frontiers``, optional: every rank's gathered frontiers in memory
-        every rank maps), that object: the found vertices' bitmap also goes into this rank's
-        row of every rank's, and its ``gathered()`` is the next level's frontier. Returns the
-        number of neighbour slots tested (edges inspected), a host int."""
+        itself when undirected; same striping). Returns the number of neighbour slots tested
+        (edges inspected), a host int."""
         ...
 
     def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:

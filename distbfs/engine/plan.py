@@ -27,7 +27,7 @@ from ..backends.base import Replica
 from ..comm.base import Communicator
 from ..comm.single import SingleRankCommunicator
 from ..constants import UNLIMITED
-from ..errors import DeviceError, InvalidArgumentValue
+from ..errors import InvalidArgumentValue
 from ..graph import DistGraph, build_graph, build_local_graph
 from ..memory import require
 from .buckets import WeightSummary, check_delta, choose_delta
@@ -113,7 +113,6 @@ class GraphResources:
         self._replica: Any = _UNSET
         self._replica_resources: Any = _UNSET
         self._mailbox: Any = _UNSET
-        self._peer_frontiers: Any = _UNSET
         self._long_rows: dict[int, int] | None = None
         self._weights: WeightSummary | None = None
 
@@ -257,26 +256,6 @@ class GraphResources:
                     self._mailbox = mailbox
         return self._mailbox
 
-    def peer_frontiers(self) -> Any | None:
-        """This rank's gathered frontiers in peer memory, with every rank's mapped here
-        (``backend.make_peer_frontiers``; collective on first use): a bottom-up level writes
-        its frontier into every rank's and the next one gathers nothing. None on one rank, for
-        a backend without them, or where the ranks cannot map each other's memory."""
-        if self._peer_frontiers is _UNSET:
-            self._peer_frontiers = None
-            make = getattr(self.backend, "make_peer_frontiers", None)
-            if self.comm.size > 1 and make is not None:
-                try:
-                    frontiers = make(self.graph)
-                except DeviceError:  # no room on this rank: no rank maps, the all-gather serves
-                    frontiers = None
-                addresses = self.comm.map_peer_memory(getattr(frontiers, "array", None))
-                if frontiers is not None and addresses is not None:
-                    xp = self.backend.xp
-                    frontiers.addresses = xp.asarray(np.array(addresses, dtype=np.int64))
-                    self._peer_frontiers = frontiers
-        return self._peer_frontiers
-
 
 class SearchPlan:
     """One strategy and its thresholds over the shared ``GraphResources`` of a graph.
@@ -298,10 +277,6 @@ class SearchPlan:
     broadcast_rows : dict
         Several ranks: the long rows (``GraphResources.long_rows``, global vertex ->
         out-degree) a search from one of whose vertices starts with the row on every rank.
-    peer_frontiers
-        Direction-optimizing searches on several ranks of one node: the gathered frontiers in
-        peer memory (``GraphResources.peer_frontiers``) into which a bottom-up level writes
-        its frontier for the next one; None elsewhere (every bottom-up level all-gathers).
     whole : SearchPlan or None
         Several ranks that each hold the graph's replica (``GraphResources.replica``: small
         graphs): the same strategy's plan over the replica on one rank. Every rank runs each
@@ -340,8 +315,6 @@ class SearchPlan:
             self.fused = choose_fused_path(resources, self._fused_limit())
         self.shares_frontier = self.comm.size > 1 and not self.optimizing
         self.broadcast_rows = resources.long_rows() if self.whole is None else {}
-        striped_bottom_up = self.optimizing and self.whole is None
-        self.peer_frontiers = resources.peer_frontiers() if striped_bottom_up else None
 
     @classmethod
     def build(

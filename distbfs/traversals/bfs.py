@@ -9,9 +9,7 @@ lookup against its own labels) into the next vertex frontier. The own bin never 
 backend may contract it before the exchange (``contract_local``) while the other bins move.
 Bottom-up level, every rank: packs its frontier into a bitmap; all-gathers the bitmaps (n/8
 bytes: the global frontier); every unlabeled owned vertex scans its in-neighbours and stops at
-the first one in the frontier, which becomes its parent (on several ranks of one node it also
-writes its frontier into every rank's peer memory, so the next bottom-up level gathers
-nothing: ``SearchPlan.peer_frontiers``). Small top-down frontiers go to the
+the first one in the frontier, which becomes its parent. Small top-down frontiers go to the
 plan's fused path (many levels per launch). A search from one vertex of a long row (a hub)
 starts with that row broadcast to every rank, which labels the neighbours it owns
 (``broadcast_level``). One all-reduce per level is the level barrier and the termination test
@@ -122,7 +120,6 @@ def run_levels(
     log = LevelLog()
     level, frontier_size, direction = 0, len(sources), TOP_DOWN
     row_edges = plan.broadcast_rows.get(int(sources[0]), 0) if len(sources) == 1 else 0
-    published = False  # the last level wrote its frontier into every rank's peer memory
     while frontier_size > 0 and level < limit:
         direction = termination.choose(direction)
         broadcast = level == 0 and row_edges > 0  # one source's long row, on every rank
@@ -134,15 +131,14 @@ def run_levels(
                     next_size = termination.after_fused(state)
                 log.fused(level, frontier_size, span)
                 timer.next_level()
-                level, frontier_size, published = level + span, next_size, False
+                level, frontier_size = level + span, next_size
                 continue
         if broadcast:
             counters = broadcast_level(plan, state, timer, int(sources[0]), row_edges)
         elif direction == BOTTOM_UP:
-            counters = bottom_up_level(plan, state, timer, level, published)
+            counters = bottom_up_level(plan, state, timer, level)
         else:
             counters = top_down_level(plan, state, timer, level)
-        published = direction == BOTTOM_UP and not broadcast and plan.peer_frontiers is not None
         with timer.phase("termination"):
             next_size = termination.end_level(state, direction, counters[-1])
         if plan.shares(frontier_size, next_size):
@@ -205,23 +201,15 @@ def top_down_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list
     return [expanded, int(sent.sum()), remote, received_count, state.frontier_size, expanded]
 
 
-def bottom_up_level(
-    plan: SearchPlan, state: Any, timer: Any, level: int, published: bool = False
-) -> list[int]:
-    """Frontier queue -> bitmap, all-gather of the bitmaps, bottom-up scan; this rank's
-    COUNTERS. Where the last level was bottom-up and wrote its frontier into every rank's peer
-    memory (``published``: ``SearchPlan.peer_frontiers``), the gathered frontier is already
-    here; a level with peer frontiers writes its own there for the next."""
-    graph, backend, peers = plan.graph, plan.backend, plan.peer_frontiers
-    if published:
-        frontier = peers.gathered()
-    else:
-        with timer.phase("bitmap"):
-            bitmap = backend.frontier_bitmap(graph, state)
-        with timer.phase("exchange"):
-            frontier = plan.comm.allgather_equal(bitmap)
+def bottom_up_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
+    """Frontier queue -> bitmap, all-gather of the bitmaps, bottom-up scan; this rank's COUNTERS."""
+    graph, backend = plan.graph, plan.backend
+    with timer.phase("bitmap"):
+        bitmap = backend.frontier_bitmap(graph, state)
+    with timer.phase("exchange"):
+        frontier = plan.comm.allgather_equal(bitmap)
     with timer.phase("bottom_up"):
-        inspected = backend.bottom_up(graph, plan.in_graph, state, frontier, level + 1, peers)
+        inspected = backend.bottom_up(graph, plan.in_graph, state, frontier, level + 1)
     return [0, 0, 0, 0, state.frontier_size, inspected]
 
 

@@ -178,14 +178,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         state: SearchState,
         frontier: Any,
         level: int,
-        publish: bottom_up.PeerFrontiers | None = None,
     ) -> int:
         return bottom_up.bottom_up(
-            self.policy, self._resident, graph, in_graph, state, frontier, level, publish
+            self.policy, self._resident, graph, in_graph, state, frontier, level
         )
-
-    def make_peer_frontiers(self, graph: DistGraph) -> bottom_up.PeerFrontiers:
-        return bottom_up.make_peer_frontiers(graph)
 
     def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:
         return bottom_up.unexplored(self.policy, graph, state)

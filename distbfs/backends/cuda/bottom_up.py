@@ -15,13 +15,6 @@ two H200s ``mark_visited`` (each mask word's bits gathered from the ranks' rows 
 took about 0.2 ms a level, and the searches' medians lost 4-10% (benchmarks/history,
 2026-11-27-steps-kernel).
 
-Several ranks of one node (``PeerFrontiers``): every rank holds a buffer of two gathered
-frontiers that every other rank maps through peer memory, and a bottom-up level writes its next
-bitmap's words into its row of every rank's buffer as it finds them; the next bottom-up level
-reads its own buffer and gathers nothing. A rank's writes are in every buffer once its kernel
-ended (a system-wide fence), which the level's all-reduce follows on every rank; the two halves
-alternate, so a level never writes the half a slower rank may still read.
-
 Invariants: a bottom-up level labels each found vertex once, with the first in-neighbour in
 row order that is in the frontier as its parent, and makes the found vertices the next frontier
 queue directly; it costs one launch and one read. ``frontier_edges`` and ``unexplored`` are
@@ -30,13 +23,11 @@ free while the frontier generation they were counted at is current.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import cupy
 import numpy as np
 
-from ...errors import DeviceError
 from ...graph import DistGraph
 from ..base import SearchState, frontier_bitmap_bytes
 from .buffers import (
@@ -45,7 +36,6 @@ from .buffers import (
     as_vertices,
     check_graph,
     ensure_bitmaps,
-    fill_bytes,
     queues_of,
     zeroed_tally,
 )
@@ -53,45 +43,6 @@ from .compressed import column_args
 from .kernels import Counter
 from .launch_policy import LaunchPolicy
 from .search import ResidentGrids, resident_grid
-
-
-@dataclass
-class PeerFrontiers:
-    """This rank's two gathered frontiers (``array``: uint32, shape ``(2, size, words)``, an
-    allocation of its own that the communicator maps on every rank), ``addresses`` (device
-    int64, by rank): every rank's as this process addresses it, ``turn``: the half the next
-    publishing level writes, ``written``: the half the last one wrote (-1: none)."""
-
-    array: Any
-    addresses: Any = None
-    turn: int = 0
-    written: int = -1
-
-    def gathered(self) -> Any:
-        """The frontier the last publishing level wrote, as ``(size, bytes)`` uint8 (the
-        all-gather's layout)."""
-        if self.written < 0:
-            raise RuntimeError("no bottom-up level has written a frontier into peer memory")
-        return self.array[self.written].view(np.uint8)
-
-
-def make_peer_frontiers(graph: DistGraph) -> PeerFrontiers:
-    """This rank's zeroed ``PeerFrontiers`` buffer (cudaMalloc, not the pool: IPC maps whole
-    allocations): twice every rank's frontier bitmap."""
-    words = frontier_bitmap_bytes(graph.n, graph.size) // MASK_DTYPE.itemsize
-    nbytes = 2 * graph.size * words * MASK_DTYPE.itemsize
-    try:
-        memory = cupy.cuda.Memory(nbytes)
-    except cupy.cuda.memory.OutOfMemoryError:
-        raise DeviceError(
-            f"out of GPU memory allocating the gathered frontiers in peer memory ({nbytes} "
-            f"bytes) on rank {graph.rank}: free GPU memory or use more ranks"
-        ) from None
-    pointer = cupy.cuda.MemoryPointer(memory, 0)
-    array = cupy.ndarray((2, graph.size, words), dtype=MASK_DTYPE, memptr=pointer)
-    fill_bytes(array.view(np.uint8).reshape(-1), 0)
-    cupy.cuda.get_current_stream().synchronize()  # zero before any peer writes into it
-    return PeerFrontiers(array)
 
 
 def frontier_edges(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> int:
@@ -174,13 +125,10 @@ def bottom_up(
     state: SearchState,
     frontier: Any,
     level: int,
-    publish: PeerFrontiers | None = None,
 ) -> int:
     """Every unlabeled owned vertex looks for a parent among its in-neighbours in the
     gathered ``frontier`` (``(size, bytes)`` uint8, on the device); returns the slots
-    tested. One launch, one read (``resident``: the backend's memo of ``resident_grid``).
-    ``publish``: the next frontier's words also go into this rank's row of every rank's
-    peer-mapped buffer, in the half ``publish.turn`` (then ``publish.gathered()``)."""
+    tested. One launch, one read (``resident``: the backend's memo of ``resident_grid``)."""
     queues = queues_of(state)
     if check_graph(in_graph) != queues.vertex_dtype:
         raise TypeError("the in-neighbour graph must have the graph's column dtype")
@@ -214,12 +162,8 @@ def bottom_up(
             queues.frontier,
             np.int64(queues.frontier.shape[0]),
             queues.counters,
-            NO_PEERS if publish is None else publish.addresses,
-            np.int64(0 if publish is None else (publish.turn * graph.size + graph.rank) * words),
         ),
     )
-    if publish is not None:
-        publish.written, publish.turn = publish.turn, 1 - publish.turn
     host = counts.read(int(Counter.BINS))
     bitmaps.reverse()  # the next frontier's bitmap becomes the current one
     size = int(host[Counter.FRONTIER])
@@ -251,10 +195,6 @@ def unexplored(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> tu
         )
     unlabeled, edges = tally.get().tolist()
     return int(unlabeled), int(edges)
-
-
-NO_PEERS = np.uintp(0)
-"""The null pointer ``bottom_up`` passes for the peers' buffers where it publishes nothing."""
 
 
 def _gathered_words(graph: DistGraph, frontier: Any) -> Any:

@@ -117,9 +117,7 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
         state: SearchState,
         frontier: np.ndarray,
         level: int,
-        publish: None = None,
     ) -> int:
-        # publish: always None (no peer memory here: the backend makes no peer frontiers)
         return bottom_up.bottom_up(graph, in_graph, state, frontier, level)
 
     def run_small_levels(
