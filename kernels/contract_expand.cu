@@ -1095,7 +1095,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, 1)
  *     barrier; every thread sums the posted counts: the stop rule of the one-rank kernel on
  *     the whole frontier (empty, over max_frontier vertices, over fused_max_edges or
  *     segment_capacity edges, trouble anywhere, max_levels levels run: every rank gets the same
- *     max_levels). The entry frontier's sums come from the host.
+ *     max_levels). The entry frontier's sums come from the host (its edges as a bound).
  *
  * Epochs: level k of a launch uses epoch + 2k + 1 (items) and epoch + 2k + 2 (counts); the host
  * adds 2 x levels run after each launch, the same on every rank. Why no slot is overwritten
@@ -1211,7 +1211,7 @@ extern "C" __global__ void __launch_bounds__(kFusedThreads, kFusedBlocksPerSm)
         size_type max_frontier,             // in: stop before a level with a larger frontier
         int max_levels,                     // in: stop after this many levels (depth limit)
         size_type entry_vertices,           // in: the entry frontier over all ranks: vertices
-        size_type entry_edges,              //     and out-edges (all-reduced by the host)
+        size_type entry_edges,              //     and at most this many out-edges (the host's)
         const size_type* __restrict__ row_offsets,    // in: CSR of this rank's rows
         const vertex_t* __restrict__ column_indices,  // in: its columns (global ids)
         int rank,                           // in: this rank

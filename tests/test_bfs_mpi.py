@@ -12,9 +12,10 @@ import pytest
 import distbfs.engine.plan as plan_module
 from distbfs.backends.numpy import NumpyBackend
 from distbfs.constants import UNREACHED
+from distbfs.engine.direction import TOP_DOWN
 from distbfs.graph import build_graph
 from distbfs.runtime import resolve_comm
-from distbfs.traversals.bfs import bfs_levels
+from distbfs.traversals.bfs import bfs_levels, top_down_level
 
 import graphs
 
@@ -148,3 +149,34 @@ def test_a_hub_row_is_broadcast_at_any_rank_count(backend, backend_comm, strateg
         if source == hub and comm.size > 1:
             assert result.levels[0].items_sent == 0
             assert result.levels[0].edges_expanded == degrees[hub]
+        if comm.size > 1:  # a bound on a source's row with no communication
+            bounds = [plan.resources.out_degree_bound(v) for v in range(n)]
+            assert bounds[hub] == degrees[hub]
+            assert all(
+                b == backend.broadcast_row_edges >= d
+                for v, (b, d) in enumerate(zip(bounds, degrees, strict=True))
+                if v != hub
+            )
+        else:
+            assert plan.resources.out_degree_bound(hub) is None
+
+
+def test_direction_counts_know_the_frontier_edges_after_a_level(backend, backend_comm):
+    """The direction-optimizing termination has the frontier's out-edges over all ranks after
+    each level's all-reduce (the fused peer path takes them from there), not before the first
+    level of a one-source search."""
+    comm = backend_comm
+    case = graphs.random_graph(500, 2500, 7, False)
+    graph = graphs.build(case, comm, backend)
+    plan = plan_module.SearchPlan.build(graph, backend, comm, strategy="direction_optimizing")
+    tails, _ = graphs.unique_edges(*case)
+    degrees = np.bincount(tails, minlength=case[2])
+    expected = graphs.reference_distances(*case, 0)
+    state = plan.start(np.array([0]), False)
+    termination = plan.termination(state, 1)
+    if not plan.fused.takes(0, 1):
+        assert termination.frontier_edges() is None
+    for level in range(3):
+        counters = top_down_level(plan, state, plan.backend.make_timer(False), level)
+        termination.end_level(state, TOP_DOWN, counters[-1])
+        assert termination.frontier_edges() == degrees[expected == level + 1].sum()

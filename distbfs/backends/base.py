@@ -336,8 +336,9 @@ class Backend(Protocol):
     ) -> int:
         """Several ranks of one node, collectively: run levels fused on every rank at once
         while the whole frontier is small, and at most ``max_levels`` levels (the same on every
-        rank), exchanging through the mailboxes; ``entry``: the current frontier's vertices and
-        out-edges over all ranks. Returns how many levels ran, the same on every rank (only
+        rank), exchanging through the mailboxes; ``entry``: the current frontier's vertices over
+        all ranks and at most how many out-edges they have (a bound: only the stop rule reads
+        it). Returns how many levels ran, the same on every rank (only
         when ``peer_levels``)."""
         ...
 

@@ -124,6 +124,10 @@ class TopDownOnly:
         """The global size of the frontier after fused levels."""
         return self.plan.comm.allreduce(state.frontier_size)
 
+    def frontier_edges(self) -> int | None:
+        """The current frontier's out-edges over all ranks where already summed: never here."""
+        return None
+
 
 class DirectionOptimizing:
     """Termination and heuristic input of the direction-optimizing strategy: each level's
@@ -139,6 +143,7 @@ class DirectionOptimizing:
         graph, backend = plan.graph, plan.backend
         self.counts = FrontierCounts(graph.n, unvisited=graph.n - sources, frontier=sources)
         self.unexplored: int | None = None  # this rank's m_u (None: recounted when needed)
+        self.summed = False  # counts.frontier_edges is the current frontier's m_f
         if sources == 1 and plan.fused.takes(0, sources):
             return
         edges = backend.frontier_edges(graph, state)
@@ -146,6 +151,7 @@ class DirectionOptimizing:
         if sources > 1:
             summed = plan.comm.allreduce(np.array([edges, self.unexplored], np.int64)).tolist()
             self.counts.frontier_edges, self.counts.unexplored_edges = summed
+            self.summed = True
 
     def choose(self, direction: Direction) -> Direction:
         return choose_direction(direction, self.counts, self.plan.alpha, self.plan.beta)
@@ -162,6 +168,7 @@ class DirectionOptimizing:
         mine = np.array([state.frontier_size, edges, self.unexplored, inspected], np.int64)
         next_size, *totals = self.plan.comm.allreduce(mine).tolist()
         self.counts.advance(next_size, *totals)
+        self.summed = True
         return next_size
 
     def after_fused(self, state: Any) -> int:
@@ -174,4 +181,10 @@ class DirectionOptimizing:
             edges = backend.frontier_edges(graph, state)
             mine = np.array([state.frontier_size, edges, self.unexplored, unvisited], np.int64)
             self.counts.recount(*self.plan.comm.allreduce(mine).tolist())
+            self.summed = True
         return next_size
+
+    def frontier_edges(self) -> int | None:
+        """The current frontier's out-edges over all ranks (m_f), summed by the last level's
+        all-reduce; None before any (one source whose level 0 the fused path takes)."""
+        return self.counts.frontier_edges if self.summed else None

@@ -11,10 +11,17 @@ a launch, an exchange and a reduction per level. The search plan chooses one per
   (the mailboxes the communicator maps: ``map_peer_memory``).
 
 Each ``run`` returns how many levels ran (0: none; the level runs in two phases), the same on
-every rank: the fused levels of several ranks are checked to agree (one all-reduce). A run never
+every rank: the peer kernel's stop rule reads the same all-rank sums on every GPU. A run never
 labels past the search's depth limit: ``run`` gets the level the search stops at (``limit``,
 ``UNLIMITED`` without one) and hands the backend ``max_levels = limit - level``, the levels it
-may still label.
+may still label. ``edges``: the frontier's out-edges over all ranks where the caller has them
+(the direction-optimizing counts), else None.
+
+The peer path needs, before its launch, at most how many out-edges the whole entry frontier has
+(its stop rule: no level of more edges than a mailbox segment holds). It takes them with no
+collective where it can: ``edges`` when given, and a bound for one source at level 0 (its row
+is not a long one, or the search would have broadcast it: ``out_degree_bound``); else one
+all-reduce of every rank's count.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ class NoFusedLevels:
         level: int,
         frontier_size: int,
         limit: int,
+        edges: int | None = None,
     ) -> int:
         return 0
 
@@ -61,6 +69,7 @@ class OneRankFusedLevels:
         level: int,
         frontier_size: int,
         limit: int,
+        edges: int | None = None,
     ) -> int:
         return plan.backend.run_small_levels(
             plan.graph, state, level, self.limit, max_levels=limit - level
@@ -86,22 +95,17 @@ class PeerFusedLevels:
         level: int,
         frontier_size: int,
         limit: int,
+        edges: int | None = None,
     ) -> int:
-        graph, backend, comm = plan.graph, plan.backend, plan.comm
-        edges = comm.allreduce(backend.frontier_edges(graph, state))  # m_f over all ranks
+        graph, backend = plan.graph, plan.backend
+        if edges is None and level == 0 and len(sources) == 1:
+            edges = plan.resources.out_degree_bound(int(sources[0]))
+        if edges is None:
+            edges = plan.comm.allreduce(backend.frontier_edges(graph, state))  # m_f, all ranks
         entry = (frontier_size, edges)
-        span = backend.run_peer_levels(
+        return backend.run_peer_levels(
             graph, state, level, self.whole, self.mailbox, entry, max_levels=limit - level
         )
-        return _agreed(comm, span)
-
-
-def _agreed(comm: Any, span: int) -> int:
-    """``span``, checked equal on every rank (each ran the same deterministic levels)."""
-    most, fewest = comm.allreduce(np.array([span, -span], np.int64), op="max").tolist()
-    if most != -fewest:
-        raise RuntimeError(f"fused levels differ between ranks: {-fewest} to {most}")
-    return span
 
 
 FusedPath = NoFusedLevels | OneRankFusedLevels | PeerFusedLevels

@@ -114,6 +114,7 @@ class GraphResources:
         self._replica_resources: Any = _UNSET
         self._mailbox: Any = _UNSET
         self._long_rows: dict[int, int] | None = None
+        self._long_row_limit = 0  # the out-degree past which a row is in _long_rows (0: none is)
         self._weights: WeightSummary | None = None
 
     def load_kernels(self) -> None:
@@ -238,7 +239,17 @@ class GraphResources:
                 mine = backend.long_rows(self.graph, self.backend_resources, limit)
                 for rows in comm.allgather_object(mine):
                     self._long_rows.update(rows)
+                self._long_row_limit = limit
         return self._long_rows
+
+    def out_degree_bound(self, vertex: int) -> int | None:
+        """At most how many out-edges ``vertex`` has, known on every rank with no
+        communication: its degree where its row is a long one (``long_rows``), else the limit
+        those were collected at; None where none were (one rank, no broadcast rows)."""
+        rows = self.long_rows()
+        if not self._long_row_limit:
+            return None
+        return rows.get(vertex, self._long_row_limit)
 
     def peer_mailbox(self) -> Any | None:
         """This rank's mailbox for fused levels through peer memory, with every rank's mapped

@@ -125,7 +125,8 @@ def run_levels(
         broadcast = level == 0 and row_edges > 0  # one source's long row, on every rank
         if direction == TOP_DOWN and not broadcast and plan.fused.takes(level, frontier_size):
             with timer.phase("contract_expand"):
-                span = plan.fused.run(plan, state, sources, level, frontier_size, limit)
+                edges = termination.frontier_edges()
+                span = plan.fused.run(plan, state, sources, level, frontier_size, limit, edges)
             if span:
                 with timer.phase("termination"):
                     next_size = termination.after_fused(state)

@@ -307,8 +307,8 @@ def run_peer_levels(
 ) -> int:
     """Several ranks of one node: levels in one cooperative grid per GPU while the whole
     frontier is small, exchanging through the peers' mailboxes (collective: every rank,
-    the same ``entry``: the current frontier's vertices and out-edges over all ranks, and
-    the same ``max_levels``).
+    the same ``entry``: the current frontier's vertices over all ranks and a bound on their
+    out-edges, which only the stop rule reads, and the same ``max_levels``).
 
     Stops as ``run_small_levels`` does, on the whole frontier (and before a level of more
     edges than a mailbox segment holds, or after ``max_levels`` levels); the state is then
