@@ -180,3 +180,23 @@ def test_direction_counts_know_the_frontier_edges_after_a_level(backend, backend
         counters = top_down_level(plan, state, plan.backend.make_timer(False), level)
         termination.end_level(state, TOP_DOWN, counters[-1])
         assert termination.frontier_edges() == degrees[expected == level + 1].sum()
+
+
+class _RowsUnknown(NumpyBackend):
+    """A backend that cannot hand rows out for this graph (as CUDA with compressed or
+    host-resident columns)."""
+
+    def long_rows(self, graph, resources, limit):
+        return None
+
+
+def test_no_row_bound_where_the_backend_lists_no_rows(comm):
+    """Where a backend lists no rows (None), no row is broadcast and no source's out-degree
+    is bounded: the fused peer path counts the entry's edges instead."""
+    backend = _RowsUnknown()
+    backend.broadcast_row_edges = 3
+    case = (np.zeros(20, np.int64), np.arange(1, 21), 21, False)  # a star: vertex 0's row is long
+    graph = graphs.build(case, comm, backend)
+    resources = plan_module.GraphResources(graph, backend, comm)
+    assert resources.long_rows() == {}
+    assert resources.out_degree_bound(0) is None

@@ -235,9 +235,10 @@ class Backend(Protocol):
         """Label the received vertices not yet labeled with ``level``; make them the frontier."""
         ...
 
-    def long_rows(self, graph: DistGraph, resources: Any, limit: int) -> dict[int, int]:
+    def long_rows(self, graph: DistGraph, resources: Any, limit: int) -> dict[int, int] | None:
         """This rank's rows of more than ``limit`` out-edges: global vertex -> out-degree (host
-        ints; a handful, the hubs; empty where ``source_row`` cannot hand them out)."""
+        ints; a handful, the hubs); None where ``source_row`` cannot hand them out (nothing is
+        known of the rows' lengths then)."""
         ...
 
     def source_row(self, graph: DistGraph, state: SearchState, edges: int) -> Any:

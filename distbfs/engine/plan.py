@@ -229,17 +229,21 @@ class GraphResources:
     def long_rows(self) -> dict[int, int]:
         """Every rank's rows of more than ``backend.broadcast_row_edges`` out-edges: global
         vertex -> out-degree, the same on every rank (collective on first use: one
-        all-gather); empty on one rank or where the backend broadcasts no row. A search from
-        one of them starts with its row on every rank (``SearchPlan.broadcast_rows``)."""
+        all-gather); empty on one rank or where the backend broadcasts no row of this graph.
+        A search from one of them starts with its row on every rank
+        (``SearchPlan.broadcast_rows``)."""
         if self._long_rows is None:
             self._long_rows = {}
             backend, comm = self.backend, self.comm
             limit = getattr(backend, "broadcast_row_edges", 0)
             if comm.size > 1 and limit:
-                mine = backend.long_rows(self.graph, self.backend_resources, limit)
-                for rows in comm.allgather_object(mine):
-                    self._long_rows.update(rows)
-                self._long_row_limit = limit
+                every = comm.allgather_object(
+                    backend.long_rows(self.graph, self.backend_resources, limit)
+                )
+                if all(rows is not None for rows in every):
+                    for rows in every:
+                        self._long_rows.update(rows)
+                    self._long_row_limit = limit
         return self._long_rows
 
     def out_degree_bound(self, vertex: int) -> int | None:

@@ -149,7 +149,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     def long_rows(
         self, graph: DistGraph, resources: CudaGraphResources, limit: int
-    ) -> dict[int, int]:
+    ) -> dict[int, int] | None:
         return expand.long_rows(self.policy, graph, resources, limit)
 
     def source_row(self, graph: DistGraph, state: SearchState, edges: int) -> Any:

@@ -204,14 +204,14 @@ def scan_frontier_ends(
 
 def long_rows(
     policy: LaunchPolicy, graph: DistGraph, resources: CudaGraphResources, limit: int
-) -> dict[int, int]:
+) -> dict[int, int] | None:
     """This rank's rows of more than ``limit`` out-edges: global vertex -> out-degree (host
     ints). From the resources' ``long_rows`` when ``limit`` is at least the fused levels' edge
-    budget (the hubs, known without a pass), else one pass over the degrees. Empty for columns
+    budget (the hubs, known without a pass), else one pass over the degrees. None for columns
     compressed or in host memory: ``source_row`` hands out plain device columns."""
     columns = graph.column_indices
     if graph.compressed or in_host_memory(columns):
-        return {}
+        return None
     if limit >= policy.fused_max_edges:
         known = resources.long_rows.items()
         rows = {row: degree for row, (_, degree) in known if degree > limit}
