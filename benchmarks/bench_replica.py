@@ -11,8 +11,13 @@ search of the first round is validated (Graph500 rules, BFS trees), outside the 
 ``--algorithm sssp`` pairs shortest-path searches the same way (with the tree, on the graphs
 weighted as ``bench_sssp.py`` weighs them: 1..255, Graph500's SSSP rules).
 
+Graphs too large for a replica are striped over the ranks as usual and paired the same way,
+as long as one GPU holds them whole (kron27 on H200s): separately launched one-GPU processes
+of one machine spread by up to a fifth there (benchmarks/RESULTS.md, "kron27, 2 GPUs, DO").
+
     mpirun -n 2 python benchmarks/bench_replica.py --graphs luxembourg grid2d --json out.json
     mpirun -n 2 python benchmarks/bench_replica.py --algorithm sssp --graphs luxembourg
+    mpirun -n 2 python benchmarks/bench_replica.py --graphs kron27 --roots 64 --rounds 2
 
 Per graph and strategy: the mean and median search of each side, the ratio of the means (one GPU
 / P GPUs: above 1, P GPUs are faster), its spread over the rounds, the share of the pairs in
