@@ -10,7 +10,9 @@
  *                            one atomicOr per frontier vertex.
  *   mark_visited_kernel      the gathered frontier bitmaps -> the visited bitmask (global
  *                            ids): a top-down level on several ranks then culls what the other
- *                            ranks labeled before it is sent (distbfs.bfs, SHARE_FRONTIER).
+ *                            ranks labeled before it is sent (every bottom-up level's frontier,
+ *                            and distbfs.bfs's SHARE_FRONTIER). With a power-of-two rank count
+ *                            a mask word interleaves one bit field of each row (spread_bits).
  *   frontier_degrees_kernel  out-edges of the frontier's vertices (m_f of the direction
  *                            heuristic), summed into one counter.
  *   unexplored_kernel        unlabeled owned vertices and their out-edges (n_u, m_u), summed
@@ -53,6 +55,31 @@ __device__ __forceinline__ bool in_frontier(const mask_word_t* __restrict__ fron
     return (frontier[row * words + (bit >> 5)] >> (bit & 31)) & 1u;
 }
 
+// The low 32 / size bits of `bits` spread to stride `size` (bit i to bit i * size), for a
+// power-of-two size <= 32: the shift-and-mask steps of a Morton code's bit interleave.
+__device__ __forceinline__ mask_word_t spread_bits(mask_word_t bits, int size) {
+    switch (size) {
+        case 1:
+            return bits;
+        case 2:
+            bits = (bits | (bits << 8)) & 0x00FF00FFu;
+            bits = (bits | (bits << 4)) & 0x0F0F0F0Fu;
+            bits = (bits | (bits << 2)) & 0x33333333u;
+            return (bits | (bits << 1)) & 0x55555555u;
+        case 4:
+            bits = (bits | (bits << 12)) & 0x000F000Fu;
+            bits = (bits | (bits << 6)) & 0x03030303u;
+            return (bits | (bits << 3)) & 0x11111111u;
+        case 8:
+            bits = (bits | (bits << 14)) & 0x00030003u;
+            return (bits | (bits << 7)) & 0x01010101u;
+        case 16:
+            return (bits | (bits << 15)) & 0x00010001u;
+        default:
+            return bits & 1u;
+    }
+}
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_bitmap_kernel(
@@ -77,6 +104,26 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
     size_type mask_words)                      // in: its length in words
 {
     const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    if ((size & (size - 1)) == 0 && size <= 32) {
+        // Mask word w holds global ids 32w + j, j < 32: rank j % size's local ids from
+        // w * (32 / size) on, one bit field of one word of each row, spread to stride size.
+        const int field = 32 / size;
+        const mask_word_t low = field == 32 ? ~0u : (1u << field) - 1u;
+        for (size_type w = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+             w < mask_words && w * 32 < n; w += stride) {
+            const size_type local = w * field;
+            const int offset = static_cast<int>(local & 31);
+            mask_word_t bits = 0;
+            for (int r = 0; r < size; ++r) {
+                const mask_word_t word = frontier[static_cast<size_type>(r) * words + (local >> 5)];
+                bits |= spread_bits((word >> offset) & low, size) << r;
+            }
+            const size_type left = n - w * 32;  // ids past n: none in a row, masked anyway
+            if (left < 32) bits &= (1u << left) - 1u;
+            if (bits != 0) visited_mask[w] |= bits;  // this kernel is the mask's only writer
+        }
+        return;
+    }
     for (size_type w = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
          w < mask_words; w += stride) {
         // Global ids [first, last) of this word: rank r owns u = l * size + r, so each row

@@ -11,9 +11,10 @@ Bitmap layout: ``distbfs.backends.base`` (bit k of rank r's words is its local v
 On several ranks a bottom-up level does not OR the gathered frontier into the visited mask (the
 numpy backend does), so a top-down level after bottom-up ones sends other ranks' labeled
 vertices to their owners again, who drop them. Marking costs more than those items: at kron27 on
-two H200s ``mark_visited`` (each mask word's bits gathered from the ranks' rows one at a time)
-took about 0.2 ms a level, and the searches' medians lost 4-10% (benchmarks/history,
-2026-11-27-steps-kernel).
+two H200s the searches' medians lost 4-10% with a mark that took about 0.2 ms a level
+(benchmarks/history, 2026-11-27-steps-kernel), and 3% with one pass a bit field a rank's row
+(``mark_visited_kernel``): the items it saves are few (3.68 -> 3.33 M remote a search), since
+most searches end in fused levels (benchmarks/history, 2026-11-27-level-walls).
 
 Invariants: a bottom-up level labels each found vertex once, with the first in-neighbour in
 row order that is in the frontier as its parent, and makes the found vertices the next frontier
