@@ -10,9 +10,9 @@
  *                            one atomicOr per frontier vertex.
  *   mark_visited_kernel      the gathered frontier bitmaps -> the visited bitmask (global
  *                            ids): a top-down level on several ranks then culls what the other
- *                            ranks labeled before it is sent (every bottom-up level's frontier,
- *                            and distbfs.bfs's SHARE_FRONTIER). With a power-of-two rank count
- *                            a mask word interleaves one bit field of each row (spread_bits).
+ *                            ranks labeled before it is sent (distbfs.bfs, SHARE_FRONTIER).
+ *                            With a power-of-two rank count a mask word interleaves one bit
+ *                            field of each row (spread_bits).
  *   frontier_degrees_kernel  out-edges of the frontier's vertices (m_f of the direction
  *                            heuristic), summed into one counter.
  *   unexplored_kernel        unlabeled owned vertices and their out-edges (n_u, m_u), summed

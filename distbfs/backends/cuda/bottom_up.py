@@ -13,8 +13,8 @@ numpy backend does), so a top-down level after bottom-up ones sends other ranks'
 vertices to their owners again, who drop them. Marking costs more than those items: at kron27 on
 two H200s the searches' medians lost 4-10% with a mark that took about 0.2 ms a level
 (benchmarks/history, 2026-11-27-steps-kernel), and 3% with one pass a bit field a rank's row
-(``mark_visited_kernel``): the items it saves are few (3.68 -> 3.33 M remote a search), since
-most searches end in fused levels (benchmarks/history, 2026-11-27-level-walls).
+(``mark_visited_kernel``): it saved a tenth of a search's remote items (3.68 -> 3.33 M) and
+cost a launch a level (benchmarks/history, 2026-11-27-level-walls).
 
 Invariants: a bottom-up level labels each found vertex once, with the first in-neighbour in
 row order that is in the frontier as its parent, and makes the found vertices the next frontier
