@@ -1189,9 +1189,9 @@ def _gathered(case, size, frontier):
     "rank,size", [(0, 1), (1, 2), (1, 3), (3, 4), (5, 6), (5, 8), (9, 16), (31, 32)]
 )
 def test_mark_visited_matches_numpy(rank, size):
-    """The gathered frontier bitmaps OR-ed into the visited mask (SHARE_FRONTIER, bottom-up
-    levels): bit by bit for any rank count, a bit field a row for powers of two; n = 3000 ends
-    inside a mask word."""
+    """The gathered frontier bitmaps OR-ed into the visited mask (SHARE_FRONTIER): bit by bit
+    for any rank count, a bit field a row for powers of two; n = 3000 ends inside a mask
+    word."""
     case = SEARCH_CASES["random-directed"][0]
     g_np, g_cu, s_np, s_cu, cuda = _states(case, rank, size, False)
     rng = np.random.default_rng(size)
