@@ -8,7 +8,10 @@
  *   grid: lists of more than heavy_degree neighbours (hubs) are cut into pieces of
  *         heavy_degree edges that go to a heavy queue, and expand_heavy_kernel, launched next,
  *         hands the pieces to the blocks of the grid: a hub never serialises a level on one
- *         block (a Kronecker frontier of 200 vertices can hold 2 M edges);
+ *         block (a Kronecker frontier of 200 vertices can hold 2 M edges). A frontier of few
+ *         tiles (fewer than the grid's blocks) sends its shorter lists there too, one piece
+ *         each (piece_above): else its few blocks strip-mine hundreds of thousands of edges
+ *         while the rest of the device idles;
  *   CTA:  lists of >= block_threads neighbours: threads vie for the block and strip-mine them;
  *   warp: lists of >= 32 neighbours: threads vie for their warp and strip-mine them;
  *   scan: the rest (< 32 each) are packed into a shared gather buffer by a second prefix sum
@@ -186,6 +189,7 @@ __device__ __forceinline__ void expand_tiles(
     size_type* __restrict__ heavy_columns,         //   its first column-indices position,
     size_type* __restrict__ heavy_slots,           //   and its first edge-queue slot
     size_type heavy_capacity,                      // in: capacity of the heavy queue (pieces)
+    size_type piece_above,                         // in: lists longer than this go to it
     size_type* __restrict__ counters,              // in/out: level counters; [edges] += items,
                                                    // [heavy] += hub pieces
     const distbfs::VarintColumns& varint)          // in: compressed columns (kVarint)
@@ -242,11 +246,12 @@ __device__ __forceinline__ void expand_tiles(
             slot += smem.base;
         }
 
-        // Grid gathering, deferred: a hub's list goes to expand_heavy_kernel in pieces of
-        // heavy_degree edges (rare: one atomic per hub). A heavy queue too short for them (a
-        // stale capacity) leaves the list to CTA gathering below, and its pieces that did fit
-        // are written empty (expand_heavy_kernel reads every piece below the capacity).
-        if (length > kHeavyDegree) {
+        // Grid gathering, deferred: a list longer than piece_above (heavy_degree, or less for
+        // a frontier of few tiles) goes to expand_heavy_kernel in pieces of at most
+        // heavy_degree edges (one atomic per list). A heavy queue too short for them leaves the
+        // list to the gathering below, and its pieces that did fit are written empty
+        // (expand_heavy_kernel reads every piece below the capacity).
+        if (length > piece_above) {
             const size_type pieces = (length + kHeavyDegree - 1) / kHeavyDegree;
             const size_type entry =
                 distbfs::reserve_slots(counters + distbfs::kCounterHeavy, pieces);
@@ -367,13 +372,13 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_kernel(
     int rank, int size, vertex_t* __restrict__ edge_vertices,
     vertex_t* __restrict__ edge_parents, size_type edge_capacity,
     vertex_t* __restrict__ heavy_vertices, size_type* __restrict__ heavy_columns,
-    size_type* __restrict__ heavy_slots, size_type heavy_capacity,
+    size_type* __restrict__ heavy_slots, size_type heavy_capacity, size_type piece_above,
     size_type* __restrict__ counters) {
     const distbfs::VarintColumns none{nullptr, nullptr, nullptr, nullptr};
     expand_tiles<false>(vertex_frontier, frontier_size, frontier_ends, window_begin, window_end,
                         row_offsets, column_indices, rank, size, edge_vertices, edge_parents,
                         edge_capacity, heavy_vertices, heavy_columns, heavy_slots, heavy_capacity,
-                        counters, none);
+                        piece_above, counters, none);
 }
 
 // The expansion of compressed rows (distbfs::VarintColumns): piece gathering.
@@ -386,12 +391,12 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) expand_varint_kernel
     vertex_t* __restrict__ edge_vertices, vertex_t* __restrict__ edge_parents,
     size_type edge_capacity, vertex_t* __restrict__ heavy_vertices,
     size_type* __restrict__ heavy_columns, size_type* __restrict__ heavy_slots,
-    size_type heavy_capacity, size_type* __restrict__ counters) {
+    size_type heavy_capacity, size_type piece_above, size_type* __restrict__ counters) {
     const distbfs::VarintColumns varint{bytes, byte_offsets, point_bytes, point_values};
     expand_tiles<true>(vertex_frontier, frontier_size, frontier_ends, window_begin, window_end,
                        row_offsets, nullptr, rank, size, edge_vertices, edge_parents,
                        edge_capacity, heavy_vertices, heavy_columns, heavy_slots, heavy_capacity,
-                       counters, varint);
+                       piece_above, counters, varint);
 }
 
 // Grid gathering of the hubs expand_kernel queued: each block takes one piece of heavy_degree

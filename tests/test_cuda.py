@@ -217,13 +217,18 @@ def test_start_matches_numpy(rank, size, predecessors, sources, kernel, monkeypa
             assert cupy.asnumpy(queues_of(state).counters).any()
 
 
-# Grid gathering of hubs (lists over heavy_degree): the default policy sends the "hubs" case's
-# lists of 3000 to it; a heavy_degree of 8 with tiles of 64 sends hundreds of lists through it
-# in several windows; a huge one sends none (CTA gathering takes every long list).
+# Grid gathering of hubs (lists over heavy_degree) and of a small frontier's lists over
+# spread_degree: the default policy sends the "hubs" case's lists of 3000 to it in pieces and,
+# the frontier being small, every list over 128 in one piece; "hubs-only" only the lists over
+# heavy_degree; a heavy_degree of 8 with tiles of 64 sends hundreds of lists through it in
+# several windows; "every-list" all lists of two or more; "no-hubs" none (CTA gathering takes
+# every long list).
 EXPAND_POLICIES = {
     "default": DEFAULT_POLICY,
+    "hubs-only": LaunchPolicy(spread_frontier=0),
     "many-hubs": LaunchPolicy(block_threads=64, items_per_thread=1, heavy_degree=8),
-    "no-hubs": LaunchPolicy(heavy_degree=1 << 30),
+    "every-list": LaunchPolicy(spread_degree=1),
+    "no-hubs": LaunchPolicy(heavy_degree=1 << 30, spread_frontier=0),
 }
 
 
@@ -806,7 +811,7 @@ SMALL_GRID = LaunchPolicy(fused_threads=64, fused_blocks_per_sm=1, heavy_degree=
 """Small blocks: a block's share of a frontier takes several chunks, lists > 8 go grid-wide."""
 GRID_GATHERING = LaunchPolicy(heavy_degree=1)
 """Almost every list is gathered by the whole grid (degree 1 stays in its block)."""
-NO_GRID_GATHERING = LaunchPolicy(heavy_degree=1 << 30)
+NO_GRID_GATHERING = LaunchPolicy(heavy_degree=1 << 30, spread_frontier=0)
 """Every list is gathered inside its block, hubs included."""
 TIGHT_LIMITS = LaunchPolicy(fused_max_frontier=64, fused_max_edges=300, heavy_degree=4)
 """The grid stops often: hybrid alternates fused runs and two-phase levels."""
@@ -997,6 +1002,10 @@ def test_launch_policy_refuses_a_fused_grid_that_cannot_be_resident():
         LaunchPolicy(fused_threads=1024, fused_blocks_per_sm=3)
     with pytest.raises(ValueError, match="heavy_degree"):
         LaunchPolicy(heavy_degree=0)
+    with pytest.raises(ValueError, match="spread_degree=0"):
+        LaunchPolicy(spread_degree=0)
+    with pytest.raises(ValueError, match="spread_frontier=-1"):
+        LaunchPolicy(spread_frontier=-1)
 
 
 # ----------------------------------------------------------------------------- errors, timer

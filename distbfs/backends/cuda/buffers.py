@@ -530,13 +530,15 @@ def allocate_fused_log(resources: CudaGraphResources, rows: int) -> None:
     resources.fused_log, resources.fused_log_host = log, view
 
 
-def ensure_heavy_pieces(queues: SearchQueues) -> int:
+def ensure_heavy_pieces(queues: SearchQueues, spread: int) -> int:
     """Allocate, once per search, ``expand``'s queue of hub pieces; returns its capacity:
     the rank's lists of more than ``heavy_degree`` neighbours cut into pieces of that many
-    (``CudaGraphResources.hub_pieces``; each list enters a level's frontier at most once)."""
+    (``CudaGraphResources.hub_pieces``; each list enters a level's frontier at most once), and
+    one piece for each vertex of a frontier of at most ``spread`` vertices
+    (``LaunchPolicy.spread_frontier``)."""
     if queues.piece_vertices is None:
         graph, dtype = queues.graph, queues.vertex_dtype
-        pieces = queues.resources.hub_pieces
+        pieces = queues.resources.hub_pieces + spread
         length = max(1, pieces)
         nbytes = length * (dtype.itemsize + 2 * COUNTER_DTYPE.itemsize)
         queues.piece_vertices = allocate(graph, "hub pieces", length, dtype, nbytes)

@@ -130,8 +130,9 @@ def _launch(
     length: int,
 ) -> None:
     """The expand kernel over the frontier (``window``: the strip's edges, None: all; ``first``:
-    the level's first strip), then, if the strip has more than ``heavy_degree`` edges and the
-    rank has hubs, the hub pieces it queued, over the whole grid."""
+    the level's first strip), then, if the strip has lists for grid gathering (more than
+    ``heavy_degree`` edges, or ``spread_degree`` in a frontier of at most ``spread_frontier``
+    vertices), their pieces, over the whole grid."""
     size = int(state.frontier_size)
     frontier = as_vertices(state.vertex_frontier, queues)
     threads = policy.block_threads
@@ -139,7 +140,9 @@ def _launch(
     if window is not None and first:  # the level's list ends, for every strip
         scan_frontier_ends(policy, queues, frontier, size, graph)
     ends = None if window is None else queues.frontier_ends
-    hubs = length > policy.heavy_degree and ensure_heavy_pieces(queues) > 0
+    spread = size <= policy.spread_frontier
+    piece_above = min(policy.spread_degree, policy.heavy_degree) if spread else policy.heavy_degree
+    hubs = length > piece_above and ensure_heavy_pieces(queues, policy.spread_frontier) > 0
     heavy = (
         (queues.piece_vertices, queues.heavy_columns, queues.heavy_slots)
         if hubs
@@ -163,6 +166,7 @@ def _launch(
             *edge_queue,
             *heavy,
             np.int64(queues.heavy_pieces if hubs else 0),
+            np.int64(piece_above),
             queues.counters,
         ),
     )

@@ -72,6 +72,16 @@ class LaunchPolicy:
         block that owns their vertex. A block strip-mines at most this many edges of one list
         (8 rounds of 256 threads by default), so no single hub serialises a level on one
         multiprocessor: a Kronecker frontier of 200 vertices can hold 2 M edges.
+    spread_frontier : int
+        A two-phase frontier of at most this many vertices (fewer tiles of ``block_threads``
+        than the grid has blocks) also sends its lists of more than ``spread_degree``
+        neighbours to grid gathering, one piece each; larger frontiers keep ``heavy_degree``.
+        A Kronecker search's level from its first hubs (hundreds of vertices, lists of hundreds
+        to thousands of edges besides the hubs) otherwise expands in a few blocks, the same
+        time on one GPU as on each of two. 0: never.
+    spread_degree : int
+        The list length above which such a frontier's lists go to grid gathering (a piece
+        fills at least half a block's threads).
     decode_point_edges : int
         Compressed columns (``distbfs.backends.cuda.compressed``) keep a decode point every
         this many edge slots (the byte where a slot's code starts and the neighbour before it,
@@ -244,6 +254,8 @@ class LaunchPolicy:
     fused_threads: int = 256
     fused_blocks_per_sm: int = 3
     heavy_degree: int = 2048
+    spread_frontier: int = 1 << 14
+    spread_degree: int = 128
     decode_point_edges: int = 128
     fused_max_edges: int = 1 << 20
     fused_max_frontier: int = 1 << 17
@@ -287,6 +299,7 @@ class LaunchPolicy:
             "max_bins",
             "fused_blocks_per_sm",
             "heavy_degree",
+            "spread_degree",
             "decode_point_edges",
             "fused_max_edges",
             "fused_max_frontier",
@@ -311,6 +324,7 @@ class LaunchPolicy:
                 "tile's survivors per meeting bin in 16 bits, so a tile holds at most 65535"
             )
         for name in (
+            "spread_frontier",
             "fused_block_edges",
             "fused_small_grid_edges",
             "fused_block_degree",
