@@ -29,12 +29,7 @@
  *                            all vertices to rebuild either. Each level also leaves the bits
  *                            of the vertices still unlabeled (with in-neighbours), so the next
  *                            bottom-up level skips whole words of labeled ones without reading
- *                            a label. The found vertices' bits of the visited mask (global
- *                            ids) are set from the ballot too: the word itself on one rank,
- *                            one atomicOr a mask word (its bit field spread, spread_bits) with
- *                            a power-of-two rank count, one a vertex otherwise; a power-of-two
- *                            count also finds a neighbour's row and bit by shift and mask.
- *                            bottom_up_varint_kernel: the same over compressed
+ *                            a label. bottom_up_varint_kernel: the same over compressed
  *                            rows, each decoded from its head (VarintColumns, common.cuh).
  *
  * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
@@ -51,18 +46,12 @@ using distbfs::kFullWarp;
 using distbfs::kWarpThreads;
 using distbfs::warp_sum;
 
-// log2(size) for a power-of-two rank count, else -1 (rows and local ids by division).
-__device__ __forceinline__ int size_shift(int size) {
-    return (size & (size - 1)) == 0 ? __ffs(size) - 1 : -1;
-}
-
-// Whether global vertex u is in the gathered frontier (rows of `words` words, one per rank;
-// shift: size_shift(size)).
+// Whether global vertex u is in the gathered frontier (rows of `words` words, one per rank).
 __device__ __forceinline__ bool in_frontier(const mask_word_t* __restrict__ frontier,
-                                            size_type words, int size, int shift, vertex_t u) {
+                                            size_type words, int size, vertex_t u) {
     if (size == 1) return (frontier[u >> 5] >> (u & 31)) & 1u;
-    const vertex_t row = shift >= 0 ? u & (size - 1) : u % size;
-    const vertex_t bit = shift >= 0 ? u >> shift : u / size;
+    const vertex_t row = u % size;
+    const vertex_t bit = u / size;
     return (frontier[row * words + (bit >> 5)] >> (bit & 31)) & 1u;
 }
 
@@ -238,7 +227,6 @@ __device__ __forceinline__ void bottom_up_rows(
     // keeps the ballot of word j, and the chunk's found vertices get their queue slots with
     // ONE atomicAdd (a warp scan of the ballots' popcounts), lane j writing word j's.
     const int lane = threadIdx.x & (kWarpThreads - 1);
-    const int shift = size_shift(size);
     const size_type warps = static_cast<size_type>(gridDim.x) * (blockDim.x / kWarpThreads);
     const size_type first_warp = static_cast<size_type>(blockIdx.x) * (blockDim.x / kWarpThreads) +
                                  threadIdx.x / kWarpThreads;
@@ -278,7 +266,7 @@ __device__ __forceinline__ void bottom_up_rows(
                     do {
                         const vertex_t u = cursor.next();
                         ++inspected;
-                        if (in_frontier(frontier, words, size, shift, u)) {
+                        if (in_frontier(frontier, words, size, u)) {
                             found = true;
                             parent = u;
                             break;
@@ -289,7 +277,7 @@ __device__ __forceinline__ void bottom_up_rows(
                 for (size_type e = begin; candidate && e < end; ++e) {
                     const vertex_t u = in_columns[e];
                     ++inspected;
-                    if (in_frontier(frontier, words, size, shift, u)) {
+                    if (in_frontier(frontier, words, size, u)) {
                         found = true;
                         parent = u;
                         break;
@@ -304,19 +292,10 @@ __device__ __forceinline__ void bottom_up_rows(
                 candidates[word] = open;
                 if (size == 1 && ballot != 0) visited_mask[word] |= ballot;  // local == global
             }
-            if (size > 1 && shift >= 0 && ballot != 0 && lane < size) {
-                // A power-of-two size: the word's vertices are bit `rank` of each size-th bit
-                // of mask words word * size ..., 32 / size vertices each; lane k ORs word k's.
-                const int width = kWarpThreads >> shift;
-                const mask_word_t field = (ballot >> (lane * width)) & ((1u << width) - 1u);
-                if (field != 0) {
-                    atomicOr(visited_mask + word * size + lane, spread_bits(field, size) << rank);
-                }
-            }
             if (!found) continue;
             labels[v] = level;
             if (preds != nullptr) preds[v] = static_cast<pred_t>(parent);
-            if (size > 1 && shift < 0) {
+            if (size > 1) {
                 distbfs::mask_claim(visited_mask,
                                     static_cast<vertex_t>(v) * static_cast<vertex_t>(size) + rank);
             }
