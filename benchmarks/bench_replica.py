@@ -6,8 +6,11 @@ tens of microseconds in a 1.6-1.9 ms search, less than separately launched proce
 machine differ (benchmarks/RESULTS.md, "road network, 2 GPUs"). So this benchmark measures both in
 one job at the same moments: every rank also holds the graph as a one-GPU graph of its own
 (``SingleRankCommunicator``), and the searches alternate root by root, a one-GPU search (on each
-rank's GPU in turn, the others waiting) and the search of all ranks, in turn first. Every
-search of the first round is validated (Graph500 rules, BFS trees), outside the timing.
+rank's GPU in turn, the others waiting) and the search of all ranks, in turn first. Each timed
+search comes right after an untimed one of the same side and root: a search that follows
+another graph's on the same GPU pays for the switch, kron27 DO on two GPUs about 5%
+(benchmarks/RESULTS.md, "paired searches"). The first round's searches (``--validate-roots K``:
+those of the first K roots) are validated (Graph500 rules, BFS trees), outside the timing.
 ``--algorithm sssp`` pairs shortest-path searches the same way (with the tree, on the graphs
 weighted as ``bench_sssp.py`` weighs them: 1..255, Graph500's SSSP rules).
 
@@ -71,22 +74,32 @@ def search(graph: Any, root: int, strategy: str, validate: bool) -> float:
 
 
 def pairs(
-    one: Any, every: Any, roots: list[int], strategy: str, rounds: int, comm: Any
+    one: Any,
+    every: Any,
+    roots: list[int],
+    strategy: str,
+    rounds: int,
+    comm: Any,
+    validated: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Seconds of the one-GPU searches and of the all-rank searches, a row per round and a
-    column per root, the two alternating (in turn first), with the rank that ran each one-GPU
-    search (in turn), on every rank."""
+    column per root, the two alternating (in turn first), each right after an untimed search
+    of its own side, with the rank that ran each one-GPU search (in turn), on every rank. The
+    first round's searches from the first ``validated`` roots are validated."""
     solo = np.zeros((rounds, len(roots)))
     joint = np.zeros((rounds, len(roots)))
     where = np.zeros((rounds, len(roots)), dtype=np.int64)
     for r in range(rounds):
         for i, root in enumerate(roots):
             where[r, i] = (r * len(roots) + i) % comm.size
+            validate = r == 0 and i < validated
             for side in (0, 1) if (r + i) % 2 == 0 else (1, 0):
                 if side == 0 and where[r, i] == comm.rank:
-                    solo[r, i] = search(one, root, strategy, r == 0)
+                    search(one, root, strategy, False)
+                    solo[r, i] = search(one, root, strategy, validate)
                 elif side == 1:
-                    joint[r, i] = search(every, root, strategy, r == 0)
+                    search(every, root, strategy, False)
+                    joint[r, i] = search(every, root, strategy, validate)
     return comm.allreduce(solo, op="max"), joint, where
 
 
@@ -141,8 +154,9 @@ def run_on(comm: Any, args: argparse.Namespace) -> int:
         roots = choose_roots(every.dist, comm, count=count)
         for strategy in strategies:
             started = time.perf_counter()
-            pairs(one, every, roots[: comm.size], strategy, 1, comm)  # warm: kernels built
-            solo, joint, where = pairs(one, every, roots, strategy, args.rounds, comm)
+            pairs(one, every, roots[: comm.size], strategy, 1, comm, 0)  # kernels built
+            validated = len(roots) if args.validate_roots is None else args.validate_roots
+            solo, joint, where = pairs(one, every, roots, strategy, args.rounds, comm, validated)
             if comm.rank == 0:
                 row = summary(name, strategy, solo, joint, where)
                 row["seconds"] = time.perf_counter() - started
@@ -179,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         "--grid-roots", type=int, default=16, help="roots of grids and road networks"
     )
     parser.add_argument("--rounds", type=int, default=4, help="passes over the roots")
+    parser.add_argument(
+        "--validate-roots", type=int, default=None, help="validate the first K roots' searches"
+    )
     parser.add_argument("--backend", default="cuda", choices=("cuda", "numpy"))
     parser.add_argument("--shrink", type=int, default=0, help="graphs 2**K times smaller")
     parser.add_argument("--json", type=Path, default=None)

@@ -30,3 +30,25 @@ def test_pairs_run_one_gpu_searches_on_every_rank_in_turn(comm, tmp_path, algori
     assert all(ms > 0 for ms in row["one_mean_ms_by_gpu"])  # every GPU ran one-GPU searches
     ratio = row["one_mean_ms"] / row["all_mean_ms"]
     assert np.isclose(row["ratio"], ratio) and len(row["ratio_rounds"]) == 2
+
+
+def test_each_timed_search_follows_an_untimed_one_of_its_side(monkeypatch):
+    """A timed search comes right after an untimed search of the same graph and root (what
+    the GPU ran last is that side's), and only the first round's first K roots validate."""
+    from distbfs.comm.single import SingleRankCommunicator
+
+    calls = []
+
+    def search(graph, root, strategy, validate):
+        calls.append((graph, root, validate))
+        return 1.0
+
+    monkeypatch.setattr(bench_replica, "search", search)
+    comm = SingleRankCommunicator()
+    solo, joint, where = bench_replica.pairs("one", "all", [5, 7, 9], "hybrid", 2, comm, 2)
+    assert solo.shape == joint.shape == where.shape == (2, 3)
+    assert len(calls) == 2 * 3 * 2 * 2
+    for untimed, timed in zip(calls[::2], calls[1::2], strict=True):
+        assert untimed[:2] == timed[:2] and not untimed[2]
+    validated = [(graph, root) for graph, root, validate in calls if validate]
+    assert sorted(validated) == [("all", 5), ("all", 7), ("one", 5), ("one", 7)]
