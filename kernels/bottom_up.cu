@@ -47,11 +47,15 @@ using distbfs::kWarpThreads;
 using distbfs::warp_sum;
 
 // Whether global vertex u is in the gathered frontier (rows of `words` words, one per rank).
+// kShift: size is 1 << shift, so u's row and bit come by mask and shift; else by division, a
+// sequence of some twenty instructions at every neighbour tested (the bottom-up kernel of two
+// ranks executed 1.7x the one rank's instructions a bitmap word: benchmarks/RESULTS.md).
+template <bool kShift>
 __device__ __forceinline__ bool in_frontier(const mask_word_t* __restrict__ frontier,
-                                            size_type words, int size, vertex_t u) {
+                                            size_type words, int size, int shift, vertex_t u) {
     if (size == 1) return (frontier[u >> 5] >> (u & 31)) & 1u;
-    const vertex_t row = u % size;
-    const vertex_t bit = u / size;
+    const vertex_t row = kShift ? u & (size - 1) : u % size;
+    const vertex_t bit = kShift ? u >> shift : u / size;
     return (frontier[row * words + (bit >> 5)] >> (bit & 31)) & 1u;
 }
 
@@ -198,7 +202,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) unexplored_kernel(
     }
 }
 
-template <bool kVarint>
+template <bool kVarint, bool kShift>  // kShift: a power-of-two rank count (in_frontier)
 __device__ __forceinline__ void bottom_up_rows(
     const size_type* __restrict__ in_offsets,   // in: row offsets of the in-neighbour CSR
     const vertex_t* __restrict__ in_columns,    // in: in-neighbours (global ids)
@@ -227,6 +231,7 @@ __device__ __forceinline__ void bottom_up_rows(
     // keeps the ballot of word j, and the chunk's found vertices get their queue slots with
     // ONE atomicAdd (a warp scan of the ballots' popcounts), lane j writing word j's.
     const int lane = threadIdx.x & (kWarpThreads - 1);
+    const int shift = kShift ? __ffs(size) - 1 : 0;
     const size_type warps = static_cast<size_type>(gridDim.x) * (blockDim.x / kWarpThreads);
     const size_type first_warp = static_cast<size_type>(blockIdx.x) * (blockDim.x / kWarpThreads) +
                                  threadIdx.x / kWarpThreads;
@@ -266,7 +271,7 @@ __device__ __forceinline__ void bottom_up_rows(
                     do {
                         const vertex_t u = cursor.next();
                         ++inspected;
-                        if (in_frontier(frontier, words, size, u)) {
+                        if (in_frontier<kShift>(frontier, words, size, shift, u)) {
                             found = true;
                             parent = u;
                             break;
@@ -277,7 +282,7 @@ __device__ __forceinline__ void bottom_up_rows(
                 for (size_type e = begin; candidate && e < end; ++e) {
                     const vertex_t u = in_columns[e];
                     ++inspected;
-                    if (in_frontier(frontier, words, size, u)) {
+                    if (in_frontier<kShift>(frontier, words, size, shift, u)) {
                         found = true;
                         parent = u;
                         break;
@@ -347,7 +352,11 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     bottom_up_kernel(const size_type* __restrict__ in_offsets,
                      const vertex_t* __restrict__ in_columns, DISTBFS_BOTTOM_UP_PARAMS) {
     const distbfs::VarintColumns none{nullptr, nullptr, nullptr, nullptr};
-    bottom_up_rows<false>(in_offsets, in_columns, DISTBFS_BOTTOM_UP_ARGS, none);
+    if ((size & (size - 1)) == 0) {
+        bottom_up_rows<false, true>(in_offsets, in_columns, DISTBFS_BOTTOM_UP_ARGS, none);
+    } else {
+        bottom_up_rows<false, false>(in_offsets, in_columns, DISTBFS_BOTTOM_UP_ARGS, none);
+    }
 }
 
 // A bottom-up level over compressed in-neighbour rows (distbfs::VarintColumns), each decoded
@@ -361,5 +370,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                             DISTBFS_BOTTOM_UP_PARAMS) {
     const distbfs::VarintColumns varint{in_bytes, in_byte_offsets, in_point_bytes,
                                         in_point_values};
-    bottom_up_rows<true>(in_offsets, nullptr, DISTBFS_BOTTOM_UP_ARGS, varint);
+    if ((size & (size - 1)) == 0) {
+        bottom_up_rows<true, true>(in_offsets, nullptr, DISTBFS_BOTTOM_UP_ARGS, varint);
+    } else {
+        bottom_up_rows<true, false>(in_offsets, nullptr, DISTBFS_BOTTOM_UP_ARGS, varint);
+    }
 }
