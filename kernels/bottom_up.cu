@@ -48,8 +48,9 @@ using distbfs::warp_sum;
 
 // Whether global vertex u is in the gathered frontier (rows of `words` words, one per rank).
 // kShift: size is 1 << shift, so u's row and bit come by mask and shift; else by division, a
-// sequence of some twenty instructions at every neighbour tested (the bottom-up kernel of two
-// ranks executed 1.7x the one rank's instructions a bitmap word: benchmarks/RESULTS.md).
+// sequence of some twenty instructions at every neighbour tested (with it, the bottom-up kernel
+// of two ranks executed 1.7x one rank's instructions a bitmap word: benchmarks/RESULTS.md, "the
+// bottom-up kernel at power-of-two rank counts").
 template <bool kShift>
 __device__ __forceinline__ bool in_frontier(const mask_word_t* __restrict__ frontier,
                                             size_type words, int size, int shift, vertex_t u) {
