@@ -46,6 +46,9 @@ using distbfs::kFullWarp;
 using distbfs::kWarpThreads;
 using distbfs::warp_sum;
 
+// Whether the rank count is a power of two: rows and bits of a stripe by mask and shift.
+__device__ __forceinline__ bool power_of_two(int size) { return (size & (size - 1)) == 0; }
+
 // Whether global vertex u is in the gathered frontier (rows of `words` words, one per rank).
 // kShift: size is 1 << shift, so u's row and bit come by mask and shift; else by division, a
 // sequence of some twenty instructions at every neighbour tested (with it, the bottom-up kernel
@@ -109,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
     size_type mask_words)                      // in: its length in words
 {
     const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
-    if ((size & (size - 1)) == 0 && size <= 32) {
+    if (power_of_two(size) && size <= 32) {
         // Mask word w holds global ids 32w + j, j < 32: rank j % size's local ids from
         // w * (32 / size) on, one bit field of one word of each row, spread to stride size.
         const int field = 32 / size;
@@ -353,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     bottom_up_kernel(const size_type* __restrict__ in_offsets,
                      const vertex_t* __restrict__ in_columns, DISTBFS_BOTTOM_UP_PARAMS) {
     const distbfs::VarintColumns none{nullptr, nullptr, nullptr, nullptr};
-    if ((size & (size - 1)) == 0) {
+    if (power_of_two(size)) {
         bottom_up_rows<false, true>(in_offsets, in_columns, DISTBFS_BOTTOM_UP_ARGS, none);
     } else {
         bottom_up_rows<false, false>(in_offsets, in_columns, DISTBFS_BOTTOM_UP_ARGS, none);
@@ -371,7 +374,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
                             DISTBFS_BOTTOM_UP_PARAMS) {
     const distbfs::VarintColumns varint{in_bytes, in_byte_offsets, in_point_bytes,
                                         in_point_values};
-    if ((size & (size - 1)) == 0) {
+    if (power_of_two(size)) {
         bottom_up_rows<true, true>(in_offsets, nullptr, DISTBFS_BOTTOM_UP_ARGS, varint);
     } else {
         bottom_up_rows<true, false>(in_offsets, nullptr, DISTBFS_BOTTOM_UP_ARGS, varint);
