@@ -12,7 +12,9 @@ another graph's on the same GPU pays for the switch, kron27 DO on two GPUs about
 (benchmarks/RESULTS.md, "paired searches"). The first round's searches (``--validate-roots K``:
 those of the first K roots) are validated (Graph500 rules, BFS trees), outside the timing.
 ``--algorithm sssp`` pairs shortest-path searches the same way (with the tree, on the graphs
-weighted as ``bench_sssp.py`` weighs them: 1..255, Graph500's SSSP rules).
+weighted as ``bench_sssp.py`` weighs them: 1..255, Graph500's SSSP rules), ``--algorithm cc``
+connected-components runs (validated by ``distbfs.validate.validate_components``; a run has no
+root, the roots only count the runs).
 
 Graphs too large for a replica are striped over the ranks as usual and paired the same way,
 as long as one GPU holds them whole (kron27 on H200s): separately launched one-GPU processes
@@ -20,6 +22,7 @@ of one machine spread by up to a fifth there (benchmarks/RESULTS.md, "kron27, 2 
 
     mpirun -n 2 python benchmarks/bench_replica.py --graphs luxembourg grid2d --json out.json
     mpirun -n 2 python benchmarks/bench_replica.py --algorithm sssp --graphs luxembourg
+    mpirun -n 4 python benchmarks/bench_replica.py --algorithm cc --graphs kron28 --roots 16
     mpirun -n 2 python benchmarks/bench_replica.py --graphs kron27 --roots 64 --rounds 2
 
 Per graph and strategy: the mean and median search of each side, the ratio of the means (one GPU
@@ -43,6 +46,8 @@ from bench_sssp import WEIGHTS, with_generated_weights
 
 SSSP = "sssp"
 """The strategy column of shortest-path searches (``--algorithm sssp``)."""
+CC = "cc"
+"""The strategy column of connected-components runs (``--algorithm cc``)."""
 
 
 def build(name: str, comm: Any, backend: str, shrink: int, weighted: bool) -> Any:
@@ -64,9 +69,11 @@ def build(name: str, comm: Any, backend: str, shrink: int, weighted: bool) -> An
 
 def search(graph: Any, root: int, strategy: str, validate: bool) -> float:
     """Seconds of one search from ``root``: a BFS of ``strategy``, or shortest paths
-    (``SSSP``), with its tree."""
+    (``SSSP``), with its tree; or of one connected-components run (``CC``, no root)."""
     import distbfs
 
+    if strategy == CC:
+        return distbfs.connected_components(graph, gather=False, validate=validate).seconds
     options = {"predecessors": True, "gather": False, "validate": validate}
     if strategy == SSSP:
         return distbfs.sssp(graph, root, **options).seconds
@@ -146,7 +153,7 @@ def run_on(comm: Any, args: argparse.Namespace) -> int:
         print("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |", flush=True)
     rows = []
     weighted = args.algorithm == SSSP
-    strategies = [SSSP] if weighted else args.strategies
+    strategies = {SSSP: [SSSP], CC: [CC]}.get(args.algorithm, args.strategies)
     for name in args.graphs:
         every = build(name, comm, args.backend, args.shrink, weighted)
         one = build(name, SingleRankCommunicator(), args.backend, args.shrink, weighted)
@@ -181,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--graphs", nargs="+", default=["luxembourg", "grid2d"], choices=list(GRAPHS)
     )
-    parser.add_argument("--algorithm", default="bfs", choices=("bfs", SSSP))
+    parser.add_argument("--algorithm", default="bfs", choices=("bfs", SSSP, CC))
     parser.add_argument(
         "--strategies",
         nargs="+",

@@ -15,7 +15,7 @@ import bench_replica
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("algorithm", ["bfs", "sssp"])
+@pytest.mark.parametrize("algorithm", ["bfs", "sssp", "cc"])
 def test_pairs_run_one_gpu_searches_on_every_rank_in_turn(comm, tmp_path, algorithm):
     out = Path(comm.bcast_object(str(tmp_path / "replica.json")))  # rank 0 writes it
     args = ["--backend", "numpy", "--shrink", "16", "--graphs", "grid2d", "--rounds", "2"]
@@ -24,7 +24,7 @@ def test_pairs_run_one_gpu_searches_on_every_rank_in_turn(comm, tmp_path, algori
     if comm.rank != 0:
         return
     (row,) = json.loads(out.read_text())
-    assert row["strategy"] == ("sssp" if algorithm == "sssp" else "hybrid")
+    assert row["strategy"] == {"sssp": "sssp", "cc": "cc"}.get(algorithm, "hybrid")
     assert row["ranks"] == comm.size and row["searches"] == 2 * 3
     assert len(row["one_mean_ms_by_gpu"]) == comm.size
     assert all(ms > 0 for ms in row["one_mean_ms_by_gpu"])  # every GPU ran one-GPU searches
