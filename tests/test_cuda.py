@@ -1214,7 +1214,7 @@ def test_mark_visited_matches_numpy(rank, size):
     assert s_np.visited_mask.sum() > before.sum()
 
 
-# a power-of-two rank count marks the found vertices a mask word at a time, others one by one
+# power-of-two rank counts test a neighbour's frontier bit by mask and shift, others by division
 @pytest.mark.parametrize("rank,size", [*STAGE_LAYOUTS, (1, 2), (3, 4), (5, 8)])
 @pytest.mark.parametrize("name", ["mixed-degrees", "hubs", "random-directed", "grid-40x50"])
 def test_frontier_bitmap_and_bottom_up_match_numpy(name, rank, size):
