@@ -29,8 +29,13 @@
  *                            all vertices to rebuild either. Each level also leaves the bits
  *                            of the vertices still unlabeled (with in-neighbours), so the next
  *                            bottom-up level skips whole words of labeled ones without reading
- *                            a label. bottom_up_varint_kernel: the same over compressed
- *                            rows, each decoded from its head (VarintColumns, common.cuh).
+ *                            a label. With next_areas (ranks of one node, their memory mapped
+ *                            into each other's), the warp also stores its 32 words into row
+ *                            `rank` of every rank's gathered area: the next bottom-up level
+ *                            reads the gathered frontier in place, with no all-gather, and a
+ *                            top-down level after it marks the areas in the visited mask.
+ *                            bottom_up_varint_kernel: the same over compressed rows, each
+ *                            decoded from its head (VarintColumns, common.cuh).
  *
  * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
  * each found vertex enters the queue exactly once; every word of the next bitmap is written.
@@ -225,6 +230,9 @@ __device__ __forceinline__ void bottom_up_rows(
     int candidates_valid,                       // in: 1 if `candidates` is current (the last
                                                 //     level was bottom-up), 0: rebuild it
     mask_word_t* __restrict__ next_bitmap,      // out: this rank's next frontier bitmap
+    const size_type* __restrict__ next_areas,   // in: every rank's gathered area for the next
+                                                //     frontier, as this process addresses it
+                                                //     (null: the bitmaps are all-gathered)
     vertex_t* __restrict__ next_frontier,       // out: local ids of the found vertices
     size_type frontier_capacity,                // in: capacity of next_frontier
     size_type* __restrict__ counters,           // in/out: [frontier], [inspected],
@@ -310,6 +318,12 @@ __device__ __forceinline__ void bottom_up_rows(
             }
             degrees += out_offsets[v + 1] - out_offsets[v];
         }
+        if (next_areas != nullptr && chunk + lane < words) {  // row `rank` of every area
+            const size_type at = static_cast<size_type>(rank) * words + chunk + lane;
+            for (int r = 0; r < size; ++r) {
+                reinterpret_cast<mask_word_t*>(next_areas[r])[at] = mine;
+            }
+        }
         // Queue slots for the chunk: exclusive warp scan of the popcounts, one reservation.
         const int count = __popc(mine);
         int below = count;
@@ -330,6 +344,7 @@ __device__ __forceinline__ void bottom_up_rows(
             if (slot < frontier_capacity) next_frontier[slot] = first_vertex + (__ffs(mine) - 1);
         }
     }
+    if (next_areas != nullptr) __threadfence_system();  // the peers' words land before the end
     inspected = warp_sum(inspected);
     degrees = warp_sum(degrees);
     if (lane == 0) {
@@ -345,11 +360,12 @@ __device__ __forceinline__ void bottom_up_rows(
         label_t *__restrict__ labels, pred_t *__restrict__ preds,                           \
         mask_word_t *__restrict__ visited_mask, mask_word_t *__restrict__ candidates,       \
         int candidates_valid, mask_word_t *__restrict__ next_bitmap,                        \
-        vertex_t *__restrict__ next_frontier, size_type frontier_capacity,                  \
-        size_type *__restrict__ counters
+        const size_type *__restrict__ next_areas, vertex_t *__restrict__ next_frontier,     \
+        size_type frontier_capacity, size_type *__restrict__ counters
 #define DISTBFS_BOTTOM_UP_ARGS                                                               \
     out_offsets, nlocal, rank, size, frontier, words, level, labels, preds, visited_mask,   \
-        candidates, candidates_valid, next_bitmap, next_frontier, frontier_capacity, counters
+        candidates, candidates_valid, next_bitmap, next_areas, next_frontier, frontier_capacity, \
+        counters
 
 // A bottom-up level over plain in-neighbour rows.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)

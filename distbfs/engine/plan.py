@@ -113,6 +113,7 @@ class GraphResources:
         self._replica: Any = _UNSET
         self._replica_resources: Any = _UNSET
         self._mailbox: Any = _UNSET
+        self._frontiers: Any = _UNSET
         self._long_rows: dict[int, int] | None = None
         self._long_row_limit = 0  # the out-degree past which a row is in _long_rows (0: none is)
         self._weights: WeightSummary | None = None
@@ -270,6 +271,22 @@ class GraphResources:
                     mailbox.addresses = backend.xp.asarray(np.array(addresses, dtype=np.int64))
                     self._mailbox = mailbox
         return self._mailbox
+
+    def peer_frontiers(self) -> Any | None:
+        """This rank's gathered frontier areas for bottom-up levels through peer memory, with
+        every rank's mapped here (collective on first use); None on one rank, for a backend
+        without the path or with it off, where a rank has no room for them or where the ranks
+        cannot map each other's memory."""
+        if self._frontiers is _UNSET:
+            self._frontiers = None
+            backend, comm = self.backend, self.comm
+            if comm.size > 1 and getattr(backend, "peer_frontiers", False):
+                frontiers = backend.make_peer_frontiers(self.graph)
+                addresses = comm.map_peer_memory(None if frontiers is None else frontiers.array)
+                if addresses is not None:
+                    frontiers.map(addresses)
+                    self._frontiers = frontiers
+        return self._frontiers
 
 
 class SearchPlan:
