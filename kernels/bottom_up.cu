@@ -8,9 +8,11 @@
  *
  *   frontier_bitmap_kernel   vertex queue -> this rank's frontier bitmap (zeroed beforehand):
  *                            one atomicOr per frontier vertex.
- *   mark_visited_kernel      the gathered frontier bitmaps -> the visited bitmask (global
- *                            ids): a top-down level on several ranks then culls what the other
- *                            ranks labeled before it is sent (distbfs.bfs, SHARE_FRONTIER).
+ *   mark_visited_kernel      the gathered frontier bitmaps (one set, or two in one pass) ->
+ *                            the visited bitmask (global ids): a top-down level on several
+ *                            ranks then culls what the other ranks labeled before it is sent
+ *                            (distbfs.bfs: SHARE_FRONTIER, the gathered areas of bottom-up
+ *                            levels through peer memory).
  *                            With a power-of-two rank count a mask word interleaves one bit
  *                            field of each row (spread_bits).
  *   frontier_degrees_kernel  out-edges of the frontier's vertices (m_f of the direction
@@ -110,6 +112,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_bitmap_kern
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
     const mask_word_t* __restrict__ frontier,  // in: the gathered frontier bitmaps (rows)
+    const mask_word_t* __restrict__ also,      // in: more gathered bitmaps, the same layout
+                                               //     (null: none), OR-ed in the same pass
     size_type words,                           // in: words per rank's row
     int size,                                  // in: number of ranks
     size_type n,                               // in: number of vertices
@@ -128,7 +132,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
             const int offset = static_cast<int>(local & 31);
             mask_word_t bits = 0;
             for (int r = 0; r < size; ++r) {
-                const mask_word_t word = frontier[static_cast<size_type>(r) * words + (local >> 5)];
+                const size_type at = static_cast<size_type>(r) * words + (local >> 5);
+                const mask_word_t word = frontier[at] | (also != nullptr ? also[at] : 0u);
                 bits |= spread_bits((word >> offset) & low, size) << r;
             }
             const size_type left = n - w * 32;  // ids past n: none in a row, masked anyway
@@ -147,13 +152,14 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
         mask_word_t bits = 0;
         for (int r = 0; r < size; ++r) {
             const mask_word_t* row = frontier + static_cast<size_type>(r) * words;
+            const mask_word_t* also_row = also + static_cast<size_type>(r) * words;
             size_type l = (first + size - 1 - r) / size;
             size_type loaded = ~static_cast<size_type>(0);
             mask_word_t word = 0;
             for (size_type u = l * size + r; u < last; u += size, ++l) {
                 if ((l >> 5) != loaded) {
                     loaded = l >> 5;
-                    word = row[loaded];
+                    word = row[loaded] | (also != nullptr ? also_row[loaded] : 0u);
                 }
                 bits |= ((word >> (l & 31)) & 1u) << (u - first);
             }

@@ -54,6 +54,8 @@ from .launch_policy import LaunchPolicy
 from .search import ResidentGrids, resident_grid
 
 TURNS = 2  # gathered areas: the one a bottom-up level reads and the one it writes
+IPC_GRANULE = 2 << 20  # cudaMalloc carves smaller allocations out of shared 2 MiB pages, and a
+# peer cannot map two allocations of one page (CUDA IPC maps pages)
 
 
 @dataclass
@@ -84,7 +86,7 @@ def make_peer_frontiers(graph: DistGraph) -> PeerFrontiers | None:
     """This rank's ``PeerFrontiers`` for ``graph``; None where the device has no room for them
     (the levels then all-gather)."""
     words = frontier_bitmap_bytes(graph.n, graph.size) // MASK_DTYPE.itemsize
-    nbytes = TURNS * graph.size * words * MASK_DTYPE.itemsize
+    nbytes = max(TURNS * graph.size * words * MASK_DTYPE.itemsize, IPC_GRANULE)
     try:
         memory = cupy.cuda.Memory(nbytes)  # cudaMalloc, not the pool: IPC maps it whole
     except cupy.cuda.memory.OutOfMemoryError:
@@ -155,17 +157,20 @@ def gathered_frontier(state: SearchState) -> Any | None:
 
 def mark_gathered(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> None:
     """Mark in the visited mask the vertices of the gathered areas this search's bottom-up
-    levels wrote since the last mark (at most the last ``TURNS`` levels): a launch an area."""
+    levels wrote since the last mark (at most the last ``TURNS`` levels), in one launch."""
     queues = queues_of(state)
-    for turn in range(TURNS):
-        if queues.unmarked_turns >> turn & 1:
-            mark_visited(policy, graph, state, queues.peer_areas.area(turn))
+    areas = [queues.peer_areas.area(t) for t in range(TURNS) if queues.unmarked_turns >> t & 1]
+    if areas:
+        mark_visited(policy, graph, state, *areas)
     queues.unmarked_turns = 0
 
 
-def mark_visited(policy: LaunchPolicy, graph: DistGraph, state: SearchState, frontier: Any) -> None:
+def mark_visited(
+    policy: LaunchPolicy, graph: DistGraph, state: SearchState, frontier: Any, also: Any = None
+) -> None:
     """Set the visited-mask bits of every vertex of the gathered ``frontier`` (``(size,
-    bytes)`` uint8 bitmaps, on the device). One launch, no read."""
+    bytes)`` uint8 bitmaps, on the device) and of ``also`` (more such bitmaps, or None). One
+    launch, no read."""
     queues = queues_of(state)
     gathered = _gathered_words(graph, frontier)
     mask_words = int(state.visited_mask.shape[0])
@@ -175,6 +180,7 @@ def mark_visited(policy: LaunchPolicy, graph: DistGraph, state: SearchState, fro
         (threads,),
         (
             gathered,
+            None if also is None else _gathered_words(graph, also),
             np.int64(gathered.shape[0] // graph.size),
             np.int32(graph.size),
             np.int64(graph.n),
