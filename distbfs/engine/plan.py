@@ -18,6 +18,7 @@ one per graph) and drops with the graph.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -269,7 +270,7 @@ class GraphResources:
                 addresses = comm.map_peer_memory(mailbox.array)
                 if addresses is not None:
                     mailbox.addresses = backend.xp.asarray(np.array(addresses, dtype=np.int64))
-                    self._mailbox = mailbox
+                    self._mailbox = _unmapped_with(mailbox, comm, addresses)
         return self._mailbox
 
     def peer_frontiers(self) -> Any | None:
@@ -285,8 +286,16 @@ class GraphResources:
                 addresses = comm.map_peer_memory(None if frontiers is None else frontiers.array)
                 if addresses is not None:
                     frontiers.map(addresses)
-                    self._frontiers = frontiers
+                    self._frontiers = _unmapped_with(frontiers, comm, addresses)
         return self._frontiers
+
+
+def _unmapped_with(owner: Any, comm: Communicator, addresses: list[int]) -> Any:
+    """``owner``, the peers' memory mapped for it (``addresses``) unmapped when it goes (so a
+    long process that builds graph after graph does not keep every peer's allocations alive;
+    at exit the process's end frees them)."""
+    weakref.finalize(owner, comm.unmap_peer_memory, addresses).atexit = False
+    return owner
 
 
 class SearchPlan:

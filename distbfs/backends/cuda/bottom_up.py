@@ -8,20 +8,16 @@ per 32 words), and the heuristic's inputs m_f, n_u and m_u (``frontier_edges``,
 
 Bitmap layout: ``distbfs.backends.base`` (bit k of rank r's words is its local vertex k).
 
-On several ranks a bottom-up level does not OR the gathered frontier into the visited mask (the
-numpy backend does), so a top-down level after bottom-up ones sends other ranks' labeled
-vertices to their owners again, who drop them. Marking costs more than those items: at kron27 on
-two H200s the searches' medians lost 4-10% with a mark that took about 0.2 ms a level
-(benchmarks/history, 2026-11-27-steps-kernel), and 3% with one pass a bit field a rank's row
-(``mark_visited_kernel``): it saved a tenth of a search's remote items (3.68 -> 3.33 M) and
-cost a launch a level (benchmarks/history, 2026-11-27-level-walls).
-
 Ranks of one node whose memory maps into each other's (CUDA IPC) skip the all-gather after a
 bottom-up level: the kernel stores each warp's 32 words of the next frontier into row ``rank``
 of every rank's gathered area (``PeerFrontiers``; one turn written while the other is read), so
-the next bottom-up level reads the gathered frontier where it lies. The areas of a run of such
-levels also hold what the other ranks labeled: a top-down level after them marks them in the
-visited mask first (``mark_gathered``), so it does not send those vertices to their owners.
+the next bottom-up level reads the gathered frontier where it lies. Those areas hold what the
+other ranks labeled in the last two bottom-up levels: a top-down level after them first marks
+both in the visited mask in one pass (``mark_gathered``), so it does not send those vertices
+to their owners again (a tenth of a kron27 search's remote items on two GPUs). Elsewhere (no
+peer memory) a bottom-up level marks nothing (the numpy backend marks every level): an
+all-gather and a mark at every level cost kron27's searches on two H200s 3% more than the
+items they spare (benchmarks/history, 2026-11-27-level-walls).
 
 Invariants: a bottom-up level labels each found vertex once, with the first in-neighbour in
 row order that is in the frontier as its parent, and makes the found vertices the next frontier
@@ -54,8 +50,8 @@ from .launch_policy import LaunchPolicy
 from .search import ResidentGrids, resident_grid
 
 TURNS = 2  # gathered areas: the one a bottom-up level reads and the one it writes
-IPC_GRANULE = 2 << 20  # cudaMalloc carves smaller allocations out of shared 2 MiB pages, and a
-# peer cannot map two allocations of one page (CUDA IPC maps pages)
+IPC_GRANULE = 2 << 20  # smaller cudaMalloc allocations share 2 MiB pages with others; areas of
+# a few bytes failed to map in the multi-GPU tests once earlier graphs' areas had come and gone
 
 
 @dataclass
