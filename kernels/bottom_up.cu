@@ -8,11 +8,9 @@
  *
  *   frontier_bitmap_kernel   vertex queue -> this rank's frontier bitmap (zeroed beforehand):
  *                            one atomicOr per frontier vertex.
- *   mark_visited_kernel      the gathered frontier bitmaps (one set, or two in one pass) ->
- *                            the visited bitmask (global ids): a top-down level on several
- *                            ranks then culls what the other ranks labeled before it is sent
- *                            (distbfs.bfs: SHARE_FRONTIER, the gathered areas of bottom-up
- *                            levels through peer memory).
+ *   mark_visited_kernel      the gathered frontier bitmaps -> the visited bitmask (global
+ *                            ids): a top-down level on several ranks then culls what the other
+ *                            ranks labeled before it is sent (distbfs.bfs, SHARE_FRONTIER).
  *                            With a power-of-two rank count a mask word interleaves one bit
  *                            field of each row (spread_bits).
  *   frontier_degrees_kernel  out-edges of the frontier's vertices (m_f of the direction
@@ -31,13 +29,8 @@
  *                            all vertices to rebuild either. Each level also leaves the bits
  *                            of the vertices still unlabeled (with in-neighbours), so the next
  *                            bottom-up level skips whole words of labeled ones without reading
- *                            a label. With next_areas (ranks of one node, their memory mapped
- *                            into each other's), the warp also stores its 32 words into row
- *                            `rank` of every rank's gathered area: the next bottom-up level
- *                            reads the gathered frontier in place, with no all-gather, and a
- *                            top-down level after it marks the areas in the visited mask.
- *                            bottom_up_varint_kernel: the same over compressed rows, each
- *                            decoded from its head (VarintColumns, common.cuh).
+ *                            a label. bottom_up_varint_kernel: the same over compressed
+ *                            rows, each decoded from its head (VarintColumns, common.cuh).
  *
  * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
  * each found vertex enters the queue exactly once; every word of the next bitmap is written.
@@ -112,8 +105,6 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_bitmap_kern
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
     const mask_word_t* __restrict__ frontier,  // in: the gathered frontier bitmaps (rows)
-    const mask_word_t* __restrict__ also,      // in: more gathered bitmaps, the same layout
-                                               //     (null: none), OR-ed in the same pass
     size_type words,                           // in: words per rank's row
     int size,                                  // in: number of ranks
     size_type n,                               // in: number of vertices
@@ -132,8 +123,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
             const int offset = static_cast<int>(local & 31);
             mask_word_t bits = 0;
             for (int r = 0; r < size; ++r) {
-                const size_type at = static_cast<size_type>(r) * words + (local >> 5);
-                const mask_word_t word = frontier[at] | (also != nullptr ? also[at] : 0u);
+                const mask_word_t word = frontier[static_cast<size_type>(r) * words + (local >> 5)];
                 bits |= spread_bits((word >> offset) & low, size) << r;
             }
             const size_type left = n - w * 32;  // ids past n: none in a row, masked anyway
@@ -152,14 +142,13 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) mark_visited_kernel(
         mask_word_t bits = 0;
         for (int r = 0; r < size; ++r) {
             const mask_word_t* row = frontier + static_cast<size_type>(r) * words;
-            const mask_word_t* also_row = also + static_cast<size_type>(r) * words;
             size_type l = (first + size - 1 - r) / size;
             size_type loaded = ~static_cast<size_type>(0);
             mask_word_t word = 0;
             for (size_type u = l * size + r; u < last; u += size, ++l) {
                 if ((l >> 5) != loaded) {
                     loaded = l >> 5;
-                    word = row[loaded] | (also != nullptr ? also_row[loaded] : 0u);
+                    word = row[loaded];
                 }
                 bits |= ((word >> (l & 31)) & 1u) << (u - first);
             }
@@ -236,9 +225,6 @@ __device__ __forceinline__ void bottom_up_rows(
     int candidates_valid,                       // in: 1 if `candidates` is current (the last
                                                 //     level was bottom-up), 0: rebuild it
     mask_word_t* __restrict__ next_bitmap,      // out: this rank's next frontier bitmap
-    const size_type* __restrict__ next_areas,   // in: every rank's gathered area for the next
-                                                //     frontier, as this process addresses it
-                                                //     (null: the bitmaps are all-gathered)
     vertex_t* __restrict__ next_frontier,       // out: local ids of the found vertices
     size_type frontier_capacity,                // in: capacity of next_frontier
     size_type* __restrict__ counters,           // in/out: [frontier], [inspected],
@@ -324,12 +310,6 @@ __device__ __forceinline__ void bottom_up_rows(
             }
             degrees += out_offsets[v + 1] - out_offsets[v];
         }
-        if (next_areas != nullptr && chunk + lane < words) {  // row `rank` of every area
-            const size_type at = static_cast<size_type>(rank) * words + chunk + lane;
-            for (int r = 0; r < size; ++r) {
-                reinterpret_cast<mask_word_t*>(next_areas[r])[at] = mine;
-            }
-        }
         // Queue slots for the chunk: exclusive warp scan of the popcounts, one reservation.
         const int count = __popc(mine);
         int below = count;
@@ -350,7 +330,6 @@ __device__ __forceinline__ void bottom_up_rows(
             if (slot < frontier_capacity) next_frontier[slot] = first_vertex + (__ffs(mine) - 1);
         }
     }
-    if (next_areas != nullptr) __threadfence_system();  // the peers' words land before the end
     inspected = warp_sum(inspected);
     degrees = warp_sum(degrees);
     if (lane == 0) {
@@ -366,12 +345,11 @@ __device__ __forceinline__ void bottom_up_rows(
         label_t *__restrict__ labels, pred_t *__restrict__ preds,                           \
         mask_word_t *__restrict__ visited_mask, mask_word_t *__restrict__ candidates,       \
         int candidates_valid, mask_word_t *__restrict__ next_bitmap,                        \
-        const size_type *__restrict__ next_areas, vertex_t *__restrict__ next_frontier,     \
-        size_type frontier_capacity, size_type *__restrict__ counters
+        vertex_t *__restrict__ next_frontier, size_type frontier_capacity,                  \
+        size_type *__restrict__ counters
 #define DISTBFS_BOTTOM_UP_ARGS                                                               \
     out_offsets, nlocal, rank, size, frontier, words, level, labels, preds, visited_mask,   \
-        candidates, candidates_valid, next_bitmap, next_areas, next_frontier, frontier_capacity, \
-        counters
+        candidates, candidates_valid, next_bitmap, next_frontier, frontier_capacity, counters
 
 // A bottom-up level over plain in-neighbour rows.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)

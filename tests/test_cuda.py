@@ -26,7 +26,6 @@ from conftest import cupy_module_or_skip
 cupy = cupy_module_or_skip()
 
 from distbfs.backends.base import EdgeFrontier  # noqa: E402
-from distbfs.backends.cuda import bottom_up as cuda_bottom_up  # noqa: E402
 from distbfs.backends.cuda import buffers as cuda_buffers  # noqa: E402
 from distbfs.backends.cuda import contract as cuda_contract  # noqa: E402
 from distbfs.backends.cuda import fused as cuda_fused  # noqa: E402
@@ -1213,12 +1212,6 @@ def test_mark_visited_matches_numpy(rank, size):
     cuda.mark_visited(g_cu, s_cu, cupy.asarray(gathered))
     np.testing.assert_array_equal(unpack_mask(s_cu.visited_mask, g_np.n), s_np.visited_mask)
     assert s_np.visited_mask.sum() > before.sum()
-    # two gathered sets in one pass (the areas of two bottom-up levels through peer memory)
-    first, second = (_gathered(case, size, rng.random(g_np.n) < 0.1) for _ in range(2))
-    HOST.mark_visited(g_np, s_np, first)
-    HOST.mark_visited(g_np, s_np, second)
-    cuda_bottom_up.mark_visited(cuda.policy, g_cu, s_cu, cupy.asarray(first), cupy.asarray(second))
-    np.testing.assert_array_equal(unpack_mask(s_cu.visited_mask, g_np.n), s_np.visited_mask)
 
 
 # power-of-two rank counts test a neighbour's frontier bit by mask and shift, others by division
@@ -1266,39 +1259,6 @@ def test_frontier_bitmap_and_bottom_up_match_numpy(name, rank, size):
     np.testing.assert_array_equal(np.sort(cupy.asnumpy(s_cu.vertex_frontier)), found)
     assert found.shape[0] <= tested <= tested_np
     assert cuda.frontier_edges(g_cu, s_cu) == HOST.frontier_edges(g_np, s_np)
-
-
-@pytest.mark.parametrize("rank,size", [(0, 2), (3, 4), (1, 3)])
-def test_bottom_up_writes_every_ranks_gathered_area(rank, size):
-    """Through peer memory (``PeerFrontiers``) the bottom-up kernel stores the next frontier's
-    words into row ``rank`` of every rank's area of the next turn (here ``size`` areas of this
-    process), and the level after reads its own area in place; marking the areas sets the
-    found vertices' bits, as a mark of the all-gathered bitmaps would."""
-    case = SEARCH_CASES["hubs"][0]
-    g_np, g_cu, s_np, s_cu, cuda, gathered = _bottom_up_states(case, rank, size, seed=5)
-    owners = [cuda_bottom_up.make_peer_frontiers(g_cu) for _ in range(size)]
-    for area in owners:
-        area.array.fill(0xFF)  # stale words: the kernel must write every word of its row
-    peers = owners[rank]
-    peers.map([int(area.array.data.ptr) for area in owners])
-    assert cuda.gathered_frontier(s_cu) is None  # nothing written at this frontier yet
-    HOST.bottom_up(g_np, g_np, s_np, gathered, 2)
-    cuda.bottom_up(g_cu, g_cu, s_cu, cupy.asarray(gathered), 2, peers)
-    state = HOST.start(g_np, 0, False, HOST.prepare(g_np))
-    state.vertex_frontier = s_np.vertex_frontier
-    row = HOST.frontier_bitmap(g_np, state).view(np.uint32)
-    words = row.shape[0]
-    for area in owners:  # turn 0 of every rank: row `rank` written, the other rows untouched
-        written = cupy.asnumpy(area.area(0)).reshape(size, words)
-        np.testing.assert_array_equal(written[rank], row)
-        assert (np.delete(written, rank, axis=0) == 0xFFFFFFFF).all()
-    own = cuda.gathered_frontier(s_cu)
-    assert own is not None and own.data.ptr == peers.area(0).data.ptr
-    want = unpack_mask(s_cu.visited_mask, g_np.n)
-    want[np.arange(g_np.n) % size != rank] = True  # the other rows are all ones here
-    assert not want.all()
-    cuda.mark_gathered(g_cu, s_cu)
-    np.testing.assert_array_equal(unpack_mask(s_cu.visited_mask, g_np.n), want)
 
 
 def test_frontier_edges_after_contract_and_from_scratch():

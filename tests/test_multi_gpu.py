@@ -308,52 +308,6 @@ def test_bfs_structured_graphs(comm, cupy, nccl, cuda_backend, name):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("name", sorted(STRUCTURED))
-def test_bottom_up_levels_through_peer_frontiers(comm, cupy, nccl, name):
-    """Bottom-up levels through peer memory (``peer_frontiers``): each writes the next frontier
-    into every rank's gathered area, the next reads it there, and a top-down level after them
-    marks the areas in the visited mask. Under forced switch points the search equals the
-    reference, and the marks only ever spare remote items against all-gathered levels."""
-    from distbfs.backends.cuda.backend import CudaBackend
-
-    src, dst, n, directed = STRUCTURED[name]
-    mine = graphs.share(src, dst, comm.rank, comm.size)
-    by_path = {
-        on: distbfs.Graph.from_edges(
-            *mine,
-            num_vertices=n,
-            directed=directed,
-            backend=CudaBackend(replica_limit_bytes=0, peer_levels=False, peer_frontiers=on),
-            comm=nccl,
-        )
-        for on in (True, False)
-    }
-    for source in sorted({0, n // 3, n - 1}):
-        expected = graphs.reference_distances(src, dst, n, directed, source)
-        for forcing in ("stay_bottom_up", "oscillate"):
-            alpha, beta = graphs.FORCINGS[forcing]
-            remote = {}
-            for on, graph in by_path.items():
-                result = distbfs.bfs(
-                    graph,
-                    source,
-                    predecessors=True,
-                    validate=True,
-                    strategy="direction_optimizing",
-                    alpha=alpha,
-                    beta=beta,
-                )
-                distances = cupy.asnumpy(result.distances)
-                np.testing.assert_array_equal(distances, expected)
-                check_tree(distances, cupy.asnumpy(result.predecessors), source)
-                remote[on] = sum(level.items_sent_remote for level in result.levels)
-            assert remote[True] <= remote[False], (source, forcing, remote)
-    mapped = by_path[True].resources.peer_frontiers()
-    assert (mapped is not None) == (comm.size > 1)
-    assert by_path[False].resources.peer_frontiers() is None
-
-
-@pytest.mark.mpi
 def test_bfs_over_the_gpu_mpi_transport(comm, cupy, cuda_backend):
     if comm.size == 1:
         pytest.skip("the GPU MPI transport wraps an MPI job of several ranks")

@@ -189,10 +189,6 @@ class Backend(Protocol):
     peer_levels: bool
     """Several ranks of one node: whether small frontiers may run fused through peer memory
     (``make_peer_mailbox``, ``run_peer_levels``; ``distbfs.engine.fused``)."""
-    peer_frontiers: bool
-    """Several ranks of one node: whether a bottom-up level writes its frontier into every
-    rank's gathered area through peer memory (``make_peer_frontiers``, ``gathered_frontier``,
-    ``mark_gathered``), so the next bottom-up level needs no all-gather."""
     broadcast_row_edges: int
     """Several ranks: a search from one vertex of more out-edges than this starts with that
     row on every rank (``long_rows``, ``source_row``, ``contract_row``; 0: never)."""
@@ -283,34 +279,15 @@ class Backend(Protocol):
         state: SearchState,
         frontier: Any,
         level: int,
-        peers: Any = None,
     ) -> int:
         """One bottom-up level: label with ``level`` every unlabeled owned vertex that has an
-        in-neighbour in ``frontier`` (the all-gathered ``(size, bytes)`` bitmaps, or the area
-        ``gathered_frontier`` gave), its parent
+        in-neighbour in ``frontier`` (the all-gathered ``(size, bytes)`` bitmaps), its parent
         the first such neighbour in ``in_graph``'s row order; the found vertices become the
         vertex frontier (a queue of local ids: no scan of all owned vertices to rebuild it) and
         enter the visited mask (the numpy backend also ORs the gathered frontier into it, so
         later top-down levels send fewer items). ``in_graph`` holds in-neighbours (``graph``
-        itself when undirected; same striping). ``peers`` (``make_peer_frontiers``, mapped;
-        every rank alike): the found vertices also go to every rank's gathered area. Returns
-        the number of neighbour slots tested (edges inspected), a host int."""
-        ...
-
-    def make_peer_frontiers(self, graph: DistGraph) -> Any:
-        """This rank's gathered areas for ``bottom_up``'s ``peers``, or None where there is no
-        room: an object whose ``array`` the communicator maps on every rank and whose
-        ``map(addresses)`` takes the mapped addresses (only when ``peer_frontiers``)."""
-        ...
-
-    def gathered_frontier(self, state: SearchState) -> Any:
-        """The gathered frontier the last level wrote through ``peers`` while it is the
-        current frontier (in place of an all-gather), else None."""
-        ...
-
-    def mark_gathered(self, graph: DistGraph, state: SearchState) -> None:
-        """Mark in the visited mask what this search's levels wrote through ``peers`` since
-        the last mark (``mark_visited``), before a top-down level."""
+        itself when undirected; same striping). Returns the number of neighbour slots tested
+        (edges inspected), a host int."""
         ...
 
     def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:

@@ -18,7 +18,6 @@ one per graph) and drops with the graph.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -114,7 +113,6 @@ class GraphResources:
         self._replica: Any = _UNSET
         self._replica_resources: Any = _UNSET
         self._mailbox: Any = _UNSET
-        self._frontiers: Any = _UNSET
         self._long_rows: dict[int, int] | None = None
         self._long_row_limit = 0  # the out-degree past which a row is in _long_rows (0: none is)
         self._weights: WeightSummary | None = None
@@ -270,32 +268,8 @@ class GraphResources:
                 addresses = comm.map_peer_memory(mailbox.array)
                 if addresses is not None:
                     mailbox.addresses = backend.xp.asarray(np.array(addresses, dtype=np.int64))
-                    self._mailbox = _unmapped_with(mailbox, comm, addresses)
+                    self._mailbox = mailbox
         return self._mailbox
-
-    def peer_frontiers(self) -> Any | None:
-        """This rank's gathered frontier areas for bottom-up levels through peer memory, with
-        every rank's mapped here (collective on first use); None on one rank, for a backend
-        without the path or with it off, where a rank has no room for them or where the ranks
-        cannot map each other's memory."""
-        if self._frontiers is _UNSET:
-            self._frontiers = None
-            backend, comm = self.backend, self.comm
-            if comm.size > 1 and getattr(backend, "peer_frontiers", False):
-                frontiers = backend.make_peer_frontiers(self.graph)
-                addresses = comm.map_peer_memory(None if frontiers is None else frontiers.array)
-                if addresses is not None:
-                    frontiers.map(addresses)
-                    self._frontiers = _unmapped_with(frontiers, comm, addresses)
-        return self._frontiers
-
-
-def _unmapped_with(owner: Any, comm: Communicator, addresses: list[int]) -> Any:
-    """``owner``, the peers' memory mapped for it (``addresses``) unmapped when it goes (so a
-    long process that builds graph after graph does not keep every peer's allocations alive;
-    at exit the process's end frees them)."""
-    weakref.finalize(owner, comm.unmap_peer_memory, addresses).atexit = False
-    return owner
 
 
 class SearchPlan:

@@ -121,9 +121,7 @@ def run_levels(
     level, frontier_size, direction = 0, len(sources), TOP_DOWN
     row_edges = plan.broadcast_rows.get(int(sources[0]), 0) if len(sources) == 1 else 0
     while frontier_size > 0 and level < limit:
-        previous, direction = direction, termination.choose(direction)
-        if previous == BOTTOM_UP and direction == TOP_DOWN:
-            mark_gathered(plan, state, timer)
+        direction = termination.choose(direction)
         broadcast = level == 0 and row_edges > 0  # one source's long row, on every rank
         if direction == TOP_DOWN and not broadcast and plan.fused.takes(level, frontier_size):
             with timer.phase("contract_expand"):
@@ -205,28 +203,15 @@ def top_down_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list
 
 
 def bottom_up_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
-    """Frontier queue -> bitmap, all-gather of the bitmaps, bottom-up scan; this rank's COUNTERS.
-    Through peer memory the scan also writes the next frontier into every rank's gathered area
-    (``GraphResources.peer_frontiers``), and the next bottom-up level reads it there."""
+    """Frontier queue -> bitmap, all-gather of the bitmaps, bottom-up scan; this rank's COUNTERS."""
     graph, backend = plan.graph, plan.backend
-    frontier = backend.gathered_frontier(state)
-    if frontier is None:
-        with timer.phase("bitmap"):
-            bitmap = backend.frontier_bitmap(graph, state)
-        with timer.phase("exchange"):
-            frontier = plan.comm.allgather_equal(bitmap)
-    peers = plan.resources.peer_frontiers()
-    with timer.phase("bottom_up"):
-        inspected = backend.bottom_up(graph, plan.in_graph, state, frontier, level + 1, peers)
-    return [0, 0, 0, 0, state.frontier_size, inspected]
-
-
-def mark_gathered(plan: SearchPlan, state: Any, timer: Any) -> None:
-    """Before a top-down level after bottom-up ones: what the other ranks labeled bottom-up
-    enters the visited mask from the gathered areas (no all-gather), so the top-down filter
-    culls it instead of sending it to its owners again."""
+    with timer.phase("bitmap"):
+        bitmap = backend.frontier_bitmap(graph, state)
     with timer.phase("exchange"):
-        plan.backend.mark_gathered(plan.graph, state)
+        frontier = plan.comm.allgather_equal(bitmap)
+    with timer.phase("bottom_up"):
+        inspected = backend.bottom_up(graph, plan.in_graph, state, frontier, level + 1)
+    return [0, 0, 0, 0, state.frontier_size, inspected]
 
 
 def broadcast_level(plan: SearchPlan, state: Any, timer: Any, source: int, edges: int) -> list[int]:

@@ -69,10 +69,6 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         at once, the items and level barriers going through peer memory
         (``run_peer_levels``; ``distbfs.engine.fused``). False: such levels are striped
         levels with host exchanges.
-    peer_frontiers : bool
-        Several ranks on one node: a bottom-up level writes its frontier words into every
-        rank's gathered area (``bottom_up.PeerFrontiers``), so the next one needs no
-        all-gather. False: every bottom-up level all-gathers the bitmaps.
     """
 
     name = "cuda"
@@ -85,7 +81,6 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         queue_sizing: float = DEFAULT_QUEUE_SIZING,
         replica_limit_bytes: int = 1 << 30,
         peer_levels: bool = True,
-        peer_frontiers: bool = True,
     ) -> None:
         if not queue_sizing > 0:
             raise ValueError(f"queue_sizing={queue_sizing}: need a positive fraction")
@@ -95,7 +90,6 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         self.queue_sizing = float(queue_sizing)
         self.replica_limit_bytes = int(replica_limit_bytes)
         self.peer_levels = bool(peer_levels)
-        self.peer_frontiers = bool(peer_frontiers)
         self.small_frontier_limit = policy.fused_max_frontier
         self.broadcast_row_edges = policy.fused_max_edges  # the rows no fused level takes
         # Launch grids by device (and kernel): memos of search.persistent_grid, of
@@ -184,20 +178,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         state: SearchState,
         frontier: Any,
         level: int,
-        peers: bottom_up.PeerFrontiers | None = None,
     ) -> int:
         return bottom_up.bottom_up(
-            self.policy, self._resident, graph, in_graph, state, frontier, level, peers
+            self.policy, self._resident, graph, in_graph, state, frontier, level
         )
-
-    def make_peer_frontiers(self, graph: DistGraph) -> bottom_up.PeerFrontiers | None:
-        return bottom_up.make_peer_frontiers(graph)
-
-    def gathered_frontier(self, state: SearchState) -> Any | None:
-        return bottom_up.gathered_frontier(state)
-
-    def mark_gathered(self, graph: DistGraph, state: SearchState) -> None:
-        bottom_up.mark_gathered(self.policy, graph, state)
 
     def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:
         return bottom_up.unexplored(self.policy, graph, state)

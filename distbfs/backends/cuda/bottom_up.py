@@ -8,16 +8,13 @@ per 32 words), and the heuristic's inputs m_f, n_u and m_u (``frontier_edges``,
 
 Bitmap layout: ``distbfs.backends.base`` (bit k of rank r's words is its local vertex k).
 
-Ranks of one node whose memory maps into each other's (CUDA IPC) skip the all-gather after a
-bottom-up level: the kernel stores each warp's 32 words of the next frontier into row ``rank``
-of every rank's gathered area (``PeerFrontiers``; one turn written while the other is read), so
-the next bottom-up level reads the gathered frontier where it lies. Those areas hold what the
-other ranks labeled in the last two bottom-up levels: a top-down level after them first marks
-both in the visited mask in one pass (``mark_gathered``), so it does not send those vertices
-to their owners again (a tenth of a kron27 search's remote items on two GPUs). Elsewhere (no
-peer memory) a bottom-up level marks nothing (the numpy backend marks every level): an
-all-gather and a mark at every level cost kron27's searches on two H200s 3% more than the
-items they spare (benchmarks/history, 2026-11-27-level-walls).
+On several ranks a bottom-up level does not OR the gathered frontier into the visited mask (the
+numpy backend does), so a top-down level after bottom-up ones sends other ranks' labeled
+vertices to their owners again, who drop them. Marking costs more than those items: at kron27 on
+two H200s the searches' medians lost 4-10% with a mark that took about 0.2 ms a level
+(benchmarks/history, 2026-11-27-steps-kernel), and 3% with one pass a bit field a rank's row
+(``mark_visited_kernel``): it saved a tenth of a search's remote items (3.68 -> 3.33 M) and
+cost a launch a level (benchmarks/history, 2026-11-27-level-walls).
 
 Invariants: a bottom-up level labels each found vertex once, with the first in-neighbour in
 row order that is in the frontier as its parent, and makes the found vertices the next frontier
@@ -27,7 +24,6 @@ free while the frontier generation they were counted at is current.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import cupy
@@ -48,47 +44,6 @@ from .compressed import column_args
 from .kernels import Counter
 from .launch_policy import LaunchPolicy
 from .search import ResidentGrids, resident_grid
-
-TURNS = 2  # gathered areas: the one a bottom-up level reads and the one it writes
-IPC_GRANULE = 2 << 20  # smaller cudaMalloc allocations share 2 MiB pages with others; areas of
-# a few bytes failed to map in the multi-GPU tests once earlier graphs' areas had come and gone
-
-
-@dataclass
-class PeerFrontiers:
-    """One rank's gathered frontier areas for bottom-up levels through peer memory: ``TURNS``
-    areas of ``size`` rows of ``words`` bitmap words (the all-gather's layout), one allocation
-    of its own (a CUDA IPC handle maps whole allocations). ``addresses`` (device int64, turn by
-    rank): every rank's area of each turn as this process addresses it (``map``)."""
-
-    array: Any
-    words: int
-    size: int
-    addresses: Any = None
-
-    def area(self, turn: int) -> Any:
-        """This rank's area of ``turn`` (uint32 words, rank r's row at ``r * words``)."""
-        span = self.size * self.words
-        return self.array.view(MASK_DTYPE)[turn * span : (turn + 1) * span]
-
-    def map(self, bases: list[int]) -> None:
-        """Take every rank's allocation as mapped here (``Communicator.map_peer_memory``)."""
-        step = self.size * self.words * MASK_DTYPE.itemsize
-        table = [[base + turn * step for base in bases] for turn in range(TURNS)]
-        self.addresses = cupy.asarray(np.array(table, dtype=np.int64))
-
-
-def make_peer_frontiers(graph: DistGraph) -> PeerFrontiers | None:
-    """This rank's ``PeerFrontiers`` for ``graph``; None where the device has no room for them
-    (the levels then all-gather)."""
-    words = frontier_bitmap_bytes(graph.n, graph.size) // MASK_DTYPE.itemsize
-    nbytes = max(TURNS * graph.size * words * MASK_DTYPE.itemsize, IPC_GRANULE)
-    try:
-        memory = cupy.cuda.Memory(nbytes)  # cudaMalloc, not the pool: IPC maps it whole
-    except cupy.cuda.memory.OutOfMemoryError:
-        return None
-    array = cupy.ndarray((nbytes,), dtype=np.uint8, memptr=cupy.cuda.MemoryPointer(memory, 0))
-    return PeerFrontiers(array, words, graph.size)
 
 
 def frontier_edges(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> int:
@@ -142,31 +97,9 @@ def frontier_bitmap(policy: LaunchPolicy, graph: DistGraph, state: SearchState) 
     return current.view(np.uint8)
 
 
-def gathered_frontier(state: SearchState) -> Any | None:
-    """The gathered frontier the last bottom-up level wrote into this rank's area
-    (``PeerFrontiers``) while it is the current frontier; None otherwise."""
-    queues = queues_of(state)
-    if queues.peer_areas is None or queues.area_generation != queues.generation:
-        return None
-    return queues.peer_areas.area(queues.area_turn)
-
-
-def mark_gathered(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> None:
-    """Mark in the visited mask the vertices of the gathered areas this search's bottom-up
-    levels wrote since the last mark (at most the last ``TURNS`` levels), in one launch."""
-    queues = queues_of(state)
-    areas = [queues.peer_areas.area(t) for t in range(TURNS) if queues.unmarked_turns >> t & 1]
-    if areas:
-        mark_visited(policy, graph, state, *areas)
-    queues.unmarked_turns = 0
-
-
-def mark_visited(
-    policy: LaunchPolicy, graph: DistGraph, state: SearchState, frontier: Any, also: Any = None
-) -> None:
+def mark_visited(policy: LaunchPolicy, graph: DistGraph, state: SearchState, frontier: Any) -> None:
     """Set the visited-mask bits of every vertex of the gathered ``frontier`` (``(size,
-    bytes)`` uint8 bitmaps, on the device) and of ``also`` (more such bitmaps, or None). One
-    launch, no read."""
+    bytes)`` uint8 bitmaps, on the device). One launch, no read."""
     queues = queues_of(state)
     gathered = _gathered_words(graph, frontier)
     mask_words = int(state.visited_mask.shape[0])
@@ -176,7 +109,6 @@ def mark_visited(
         (threads,),
         (
             gathered,
-            None if also is None else _gathered_words(graph, also),
             np.int64(gathered.shape[0] // graph.size),
             np.int32(graph.size),
             np.int64(graph.n),
@@ -194,13 +126,10 @@ def bottom_up(
     state: SearchState,
     frontier: Any,
     level: int,
-    peers: PeerFrontiers | None = None,
 ) -> int:
     """Every unlabeled owned vertex looks for a parent among its in-neighbours in the
-    gathered ``frontier`` (``(size, bytes)`` uint8, or an area of ``peers``, on the device);
-    returns the slots tested. One launch, one read (``resident``: the backend's memo of
-    ``resident_grid``). With ``peers`` (mapped, collective: every rank alike) the found
-    vertices' words also go to every rank's area of the next turn (``gathered_frontier``)."""
+    gathered ``frontier`` (``(size, bytes)`` uint8, on the device); returns the slots
+    tested. One launch, one read (``resident``: the backend's memo of ``resident_grid``)."""
     queues = queues_of(state)
     if check_graph(in_graph) != queues.vertex_dtype:
         raise TypeError("the in-neighbour graph must have the graph's column dtype")
@@ -212,7 +141,6 @@ def bottom_up(
     words_per_block = MASK_WORD_BITS * (policy.block_threads // MASK_WORD_BITS)
     blocks = min(-(-words // words_per_block), resident_grid(policy, resident, kernel))
     current = int(queues.candidates_generation == queues.generation)
-    turn = (queues.area_turn + 1) % TURNS
     kernel(
         (max(1, blocks),),  # a warp takes 32 words at a time; as many as fit at once
         (policy.block_threads,),
@@ -232,7 +160,6 @@ def bottom_up(
             queues.candidates,
             np.int32(current),
             bitmaps[1],
-            None if peers is None else peers.addresses[turn],
             queues.frontier,
             np.int64(queues.frontier.shape[0]),
             queues.counters,
@@ -247,10 +174,6 @@ def bottom_up(
     queues.advance(size, edges)
     queues.bitmap_generation = queues.candidates_generation = queues.generation
     queues.frontier_edges = (queues.generation, edges)
-    if peers is not None:
-        queues.peer_areas, queues.area_turn = peers, turn
-        queues.area_generation = queues.generation
-        queues.unmarked_turns |= 1 << turn
     return int(host[Counter.INSPECTED])
 
 

@@ -317,11 +317,6 @@ class SearchQueues:
     frontier_edges: tuple[int, int] = (-1, 0)  # (generation, m_f of that frontier)
     unexplored: tuple[int, int, int] | None = None  # (generation, n_u, m_u) of this rank
     side: Any | None = None  # a stream for reads that must not wait for the current stream
-    # Bottom-up levels through peer memory (bottom_up.PeerFrontiers), on several ranks:
-    peer_areas: Any | None = None  # the graph's gathered areas this search's levels wrote
-    area_turn: int = 1  # the turn of the areas the last bottom-up level wrote
-    area_generation: int = -1  # the frontier generation that turn holds
-    unmarked_turns: int = 0  # bit t: turn t holds a level of this search not in the visited mask
     source_row: int = -1  # local row of the search's one source when this rank owns it
 
     def advance(self, discovered: int, discovered_edges: int | None) -> None:

@@ -51,7 +51,6 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     small_frontier_limit = 0  # the host stages have no launch cost to save
     replica_limit_bytes = 0  # CPU ranks split a search: its striped levels are the reference
     peer_levels = False  # nor fused levels through peer memory
-    peer_frontiers = False  # every bottom-up level all-gathers (and marks) the bitmaps
     broadcast_row_edges = BROADCAST_ROW_EDGES
 
     def search_bytes(self, graph: DistGraph, traversal: str) -> int:
@@ -118,15 +117,8 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
         state: SearchState,
         frontier: np.ndarray,
         level: int,
-        peers: None = None,
     ) -> int:
         return bottom_up.bottom_up(graph, in_graph, state, frontier, level)
-
-    def gathered_frontier(self, state: SearchState) -> None:
-        return None  # no peer areas: the bitmaps are all-gathered
-
-    def mark_gathered(self, graph: DistGraph, state: SearchState) -> None:
-        """Nothing: ``bottom_up`` marks the gathered frontier at every level."""
 
     def run_small_levels(
         self,
