@@ -435,6 +435,30 @@ def test_peer_small_frontier_path(comm, cupy, nccl, name, strategy):
 
 
 @pytest.mark.mpi
+def test_peer_mailboxes_unmapped_with_their_graph(comm, cupy, nccl, monkeypatch):
+    """The peers' mailboxes a graph's fused peer levels mapped are unmapped when the graph
+    goes, so a process that builds graph after graph keeps no peer's old mailbox alive."""
+    import gc
+
+    from distbfs.backends.cuda.backend import CudaBackend
+
+    closed = []
+    close = nccl.ops.ipc_close
+    monkeypatch.setattr(
+        nccl.ops, "ipc_close", lambda address: (closed.append(address), close(address))
+    )
+    graph = distbfs.Graph.generate(
+        "kronecker", scale=12, backend=CudaBackend(replica_limit_bytes=0), comm=nccl
+    )
+    distbfs.bfs(graph, choose_roots(graph.dist, nccl, count=1)[0])
+    mapped = graph.resources.peer_mailbox() is not None
+    assert mapped == (comm.size > 1)
+    del graph
+    gc.collect()
+    assert len(closed) == (comm.size - 1 if mapped else 0)
+
+
+@pytest.mark.mpi
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_peer_small_frontier_path_every_family(comm, cupy, nccl, family):
     """The generated families (Kronecker hubs in the first levels, grids' long tails) with

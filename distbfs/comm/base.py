@@ -139,3 +139,8 @@ class Communicator(ABC):
         own, the same size on every rank), by rank; None where ranks cannot reach each other's
         device memory (the default: host communicators, several nodes). Collective."""
         return None
+
+    def unmap_peer_memory(self, addresses: list[int]) -> None:
+        """End the mappings of other ranks' memory that ``map_peer_memory`` returned (the
+        default maps none)."""
+        del addresses

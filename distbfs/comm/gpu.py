@@ -444,6 +444,11 @@ class GPUCommunicator(Communicator):
         self.path["peer_memory"] = "cuda-ipc"
         return addresses
 
+    def unmap_peer_memory(self, addresses: list[int]) -> None:
+        for rank, address in enumerate(addresses):
+            if rank != self.rank:
+                self.ops.ipc_close(address)
+
     # -- host collectives -------------------------------------------------------------------
 
     def allgather_object(self, obj: Any) -> list[Any]:

@@ -18,6 +18,7 @@ one per graph) and drops with the graph.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -268,6 +269,10 @@ class GraphResources:
                 addresses = comm.map_peer_memory(mailbox.array)
                 if addresses is not None:
                     mailbox.addresses = backend.xp.asarray(np.array(addresses, dtype=np.int64))
+                    # the peers' mailboxes unmapped when this one goes, so a process that
+                    # builds graph after graph does not keep every peer's old ones alive (at
+                    # exit the process's end frees them)
+                    weakref.finalize(mailbox, comm.unmap_peer_memory, addresses).atexit = False
                     self._mailbox = mailbox
         return self._mailbox
 
