@@ -418,15 +418,18 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   }
 }
 
-// count pairs (vertex, parent), interleaved, that other ranks hooked; nothing is marked: every
-// rank links them.
+// count pairs (vertex, parent), interleaved, that other ranks hooked, or a whole search's
+// remainder (listed_pairs'); nothing is marked: every rank links them. A pair (u, u) links
+// nothing and is not counted: a vertex listed alone, or the zeros padding listed_pairs' output.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     link_pairs(const vertex_t* pairs, long long count, comp_t* comp, unsigned long long* counts) {
   Tally tally{nullptr};
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += stride) {
-    tally.add(pairs[2 * i], pairs[2 * i + 1], comp);
+    const comp_t u = pairs[2 * i];
+    const comp_t v = pairs[2 * i + 1];
+    if (u != v) tally.add(u, v, comp);  // (u, u): a vertex listed alone, or listed_pairs' padding
   }
   tally.flush(counts);
 }
@@ -488,8 +491,9 @@ struct Larger {
 // lane j keeps that word, so the words are stored, and the rows with edges read, coalesced. A
 // block adds its sums by one atomic each (a resident grid: a few thousand). Where `edges` (the
 // rows with out-edges, the same layout) is given, the same pass appends the owned vertices whose
-// bit stays clear and that have edges to rows (global ids: local row * size + rank): after a
-// search that found a whole component, the only rows left to link: the warp's lanes rank their
+// bit stays clear and that have edges to rows (global ids: local row * size + rank), and their
+// out-edges (`offsets`: the rows' offsets) to summary[3]: after a search that found a whole
+// component, the only rows left to link, and a bound on listed_pairs' pairs of them: the warp's lanes rank their
 // rows by a shuffle scan, and one atomic on summary[2] a trip reserves them all. (Lane 0 alone
 // storing each word and reserving its rows, the other 31 idle, takes 2.2x as long at Kronecker
 // scale 27: benchmarks/RESULTS.md.)
@@ -497,13 +501,13 @@ constexpr int kReachedLoads = 8;
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     reached_bits(const label_t* levels, long long count, unsigned int* bits,
-                 const unsigned int* edges, int size, int rank, vertex_t* rows,
-                 unsigned long long* summary) {
+                 const unsigned int* edges, const size_type* offsets, int size, int rank,
+                 vertex_t* rows, unsigned long long* summary) {
   const int lane = threadIdx.x % kWarpThreads;
   const long long words = (count + kWarpThreads - 1) / kWarpThreads;
   const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / kWarpThreads);
   const long long stride = warps * kWarpThreads;  // words a trip of the whole grid
-  unsigned long long reached = 0, first = ~0ull;
+  unsigned long long reached = 0, first = ~0ull, listed_edges = 0;
   // Warp-uniform trip count: every lane reaches the ballots and shuffles together.
   for (long long base = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x -
                          lane);  // this warp's first word: warp index * 32
@@ -549,6 +553,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     for (; left; left &= left - 1) {
       const long long row = w * kWarpThreads + __ffs(left) - 1;
       rows[slot++] = static_cast<vertex_t>(row * size + rank);
+      listed_edges += static_cast<unsigned long long>(offsets[row + 1] - offsets[row]);
     }
   }
   typedef cub::BlockReduce<unsigned long long, kBlockThreads> Reduce;
@@ -556,10 +561,13 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   const unsigned long long total = Reduce(storage).Sum(reached);
   __syncthreads();  // storage is reused
   const unsigned long long latest = Reduce(storage).Reduce(~first, Larger());
+  __syncthreads();
+  const unsigned long long out_edges = Reduce(storage).Sum(listed_edges);
   if (threadIdx.x == 0 && total) {
     atomicAdd(summary, total);
     atomicMax(summary + 1, latest);
   }
+  if (threadIdx.x == 0 && out_edges) atomicAdd(summary + 3, out_edges);
 }
 
 // comp[i] for i < count: `label` where bit i is set, else i's own id. One row of bits (rows

@@ -236,8 +236,8 @@ def test_reached_bits_seed_the_labels(backend, size):
         mine = levels[rank::size]
         offsets = xp.zeros(mine.shape[0] + 1, dtype=xp.int64)
         graph = DistGraph(n, 0, False, rank, size, offsets, xp.zeros(0, dtype=xp.int32))
-        bits, count, smallest, rows = backend.reached_bits(graph, xp.asarray(mine))
-        assert rows is None  # rows listed only where asked for
+        bits, count, smallest, rows, edges = backend.reached_bits(graph, xp.asarray(mine))
+        assert rows is None and edges == 0  # rows listed only where asked for
         flags = np.zeros(8 * bits.shape[0], dtype=bool)
         flags[: mine.shape[0]] = mine >= 0
         np.testing.assert_array_equal(graphs.host(bits), np.packbits(flags, bitorder="little"))
@@ -257,7 +257,7 @@ def test_reached_bits_seed_the_labels(backend, size):
 def test_unreached_rows_are_the_rows_left_to_link(backend, size):
     """The owned vertices (global ids) a search did not reach that have edges: after a whole
     search, the only rows its finish links, listed by the pass that packs the reached bits
-    (whose bits and counts are those of a pass that lists none)."""
+    (whose bits and counts are those of a pass that lists none), with their out-edges."""
     xp, rng = backend.xp, np.random.default_rng(size)
     for rank in range(size):
         nlocal = 3000
@@ -283,6 +283,7 @@ def test_unreached_rows_are_the_rows_left_to_link(backend, size):
         want = np.flatnonzero((levels < 0) & (degrees > 0)) * size + rank
         assert rows.dtype == (np.int32 if search_in_place(backend) else np.int64)
         np.testing.assert_array_equal(np.sort(rows), want)
+        assert reached.edges == int(degrees[levels < 0].sum())
 
 
 def test_unreached_rows_of_many_words(backend):
@@ -309,6 +310,7 @@ def test_unreached_rows_of_many_words(backend):
     assert (reached.count, reached.smallest) == (int((levels >= 0).sum()), 40)
     want = np.flatnonzero((levels < 0) & (degrees > 0))
     np.testing.assert_array_equal(np.sort(graphs.host(reached.rows)), want)
+    assert reached.edges == int(degrees[levels < 0].sum())
 
 
 @pytest.mark.parametrize("replica", [False, True], ids=["owned", "replica"])
@@ -338,8 +340,8 @@ def test_rows_take_their_labels_from_another_run(backend, size, replica):
 def test_listed_pairs_are_the_rows_edges(backend, size, compressed):
     """The edges (u, v), v >= u, of the listed owned rows as pairs, self loops included (a
     backend with replicas: every rank's, all-gathered, are a whole search's remainder, linked
-    whole on each); rows of more edges than the first launch makes room for are taken in a
-    second."""
+    whole on each), first, then (0, 0) pairs to the capacity asked for: the rows' out-edges
+    (``Reached.edges``, which bound their pairs) or more."""
     if not callable(getattr(backend, "listed_pairs", None)):
         pytest.skip(f"the {backend.name} backend keeps no replicas")
     xp, rng = backend.xp, np.random.default_rng(size)
@@ -356,11 +358,15 @@ def test_listed_pairs_are_the_rows_edges(backend, size, compressed):
             graph = backend.compress_graph(graph)
         local = np.union1d(np.flatnonzero([r.shape[0] > 0 for r in rows])[::2], [7])
         listed = (local * size + rank).astype(np.int32)
-        pairs = graphs.host(backend.listed_pairs(graph, xp.asarray(listed)))
-        got = sorted(zip(pairs[0::2].tolist(), pairs[1::2].tolist(), strict=True))
         ends = zip(local, listed, strict=True)
         want = sorted((int(u), int(v)) for i, u in ends for v in rows[i] if v >= u)
-        assert got == want and (7 * size + rank, 7 * size + rank) in got
+        edges = sum(rows[i].shape[0] for i in local)
+        for capacity in (edges, edges + 5):
+            pairs = graphs.host(backend.listed_pairs(graph, xp.asarray(listed), capacity))
+            assert pairs.shape[0] == 2 * capacity
+            got = list(zip(pairs[0::2].tolist(), pairs[1::2].tolist(), strict=True))
+            assert sorted(got[: len(want)]) == want and (7 * size + rank,) * 2 in want
+            assert not pairs[2 * len(want) :].any()  # the padding: (0, 0) pairs
 
 
 def test_the_hub_is_the_smallest_of_the_highest_degree():

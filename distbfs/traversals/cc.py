@@ -87,7 +87,7 @@ def run_rounds(plan: ComponentPlan, *, timer: Any = None) -> RoundRun:
     log = RoundLog()
     rows = None  # where the search was whole: this rank's rows left to link
     if plan.search is not None:  # the giant component by a BFS from the hub
-        state, giant, whole, rows = search_giant(plan, log, timer)
+        state, giant, whole, rows, pairs = search_giant(plan, log, timer)
     else:
         state, giant, whole = plan.start(), -1, False
     if not whole:
@@ -99,7 +99,7 @@ def run_rounds(plan: ComponentPlan, *, timer: Any = None) -> RoundRun:
             giant = plan.largest_label(state)
     direct = plan.in_place and plan.comm.size == 1  # one rank links in its labels in place
     if rows is not None and not direct:  # the owned labels seeded; the remainder's own run
-        link_remainder(plan, state, rows, log, timer)
+        link_remainder(plan, state, rows, pairs, log, timer)
     else:
         replica = plan.replicated
         link_edges(plan, state, "finish", log, timer, skip=giant, rows=rows, compress=not replica)
@@ -109,24 +109,27 @@ def run_rounds(plan: ComponentPlan, *, timer: Any = None) -> RoundRun:
     return RoundRun(plan, state.labels, giant, log, state)
 
 
-def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, int, bool, Any]:
+def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, int, bool, Any, int]:
     """A BFS from ``plan.hub`` of at most ``plan.search_levels`` levels (collective): every
     vertex it reaches joins one tree, a star under the smallest of them, in a new run's state
     (a replica's from every rank's reached bits, one all-gather, where the search stopped at
     its level limit and the plan is ``replicated``; else this rank's). Returns the state, that
     label, whether the search ran to its end (then the tree is a whole component) and, where it
     did, this rank's vertices it did not reach that have edges (global ids; else None): the
-    only rows left to link, since no edge leaves a whole component."""
+    only rows left to link, since no edge leaves a whole component; and where the plan is
+    ``replicated``, the most out-edges any rank's rows left have (a bound on their pairs:
+    ``link_remainder``; else 0)."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
     with timer.phase("search"):
         run = run_levels(plan.search, plan.hub, depth_limit=plan.search_levels)
     with timer.phase("seed"):
         whole = not run.at_limit  # then its rows left are the only ones to link
         listing = plan.resources.backend_resources if whole else None
-        bits, count, smallest, rows = backend.reached_bits(graph, run.distances, listing)
+        bits, count, smallest, rows, edges = backend.reached_bits(graph, run.distances, listing)
         release_queues(run.plan, run.state)
         del run  # its labels, before the run's state is made
         label = int(comm.allreduce(smallest, op="min"))
+        pairs = int(comm.allreduce(edges, op="max")) if whole and plan.replicated else 0
         replica = plan.replicated and not whole
         if replica:
             bits = comm.allgather_equal(bits)
@@ -135,25 +138,29 @@ def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, i
     joined = count - int(label % comm.size == comm.rank)  # all but the root
     log.round("search", 0, 0, [0, 0, 0, 0, joined, 0])
     timer.next_level()
-    return state, label, whole, rows
+    return state, label, whole, rows, pairs
 
 
-def link_remainder(plan: ComponentPlan, state: Any, rows: Any, log: RoundLog, timer: Any) -> None:
+def link_remainder(
+    plan: ComponentPlan, state: Any, rows: Any, pairs: int, log: RoundLog, timer: Any
+) -> None:
     """The finish of a whole search on replicas or in rounds (collective): the rows left (a few per
     thousand vertices on a Kronecker graph, whose edges join rows left only) are linked in a
     run of their own, and their labels go into ``state``, whose other labels the seed wrote.
-    On replicas the edges of every rank's rows go to every rank (one all-gather), and each
-    rank links them all into a replica of their ends' labels alone: every rank holds the same
-    labels after one pass, with no merge (the remainder's edges are few: a few per thousand
-    vertices). In the striped rounds the remainder's run starts with every owned vertex its
-    own label, so its compress moves only the trees its hooks made, not the search's star.
-    Either way no pass over every vertex's labels follows the seed."""
+    On replicas the edges of every rank's rows go to every rank (one all-gather of ``pairs``
+    pairs a rank, the most out-edges any rank's rows have: padded, so that no rank reads a
+    count from its device or sends one), and each rank links them all into a replica of their
+    ends' labels alone: every rank holds the same labels after one pass, with no merge (the
+    remainder's edges are few: a few per thousand vertices), and no host waits between the
+    seed and the run's end. In the striped rounds the remainder's run starts with every owned
+    vertex its own label, so its compress moves only the trees its hooks made, not the
+    search's star. Either way no pass over every vertex's labels follows the seed."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
     if plan.replicated:
         with timer.phase("links"):
-            pairs = backend.listed_pairs(graph, rows)
+            listed = backend.listed_pairs(graph, rows, pairs)
         with timer.phase("exchange"):
-            remainder_edges = comm.allgather_array(pairs)
+            remainder_edges = comm.allgather_equal(listed).reshape(-1)
         with timer.phase("seed"):
             remainder = plan.remainder(remainder_edges)
         with timer.phase("link"):

@@ -102,13 +102,15 @@ class Reached(NamedTuple):
     """What a search reached on this rank (``reached_bits``): the owned vertices' packed bits
     (the frontier bitmap layout, ``distbfs.backends.base``), how many, the smallest global id
     among them (n where none) and, where asked for, the owned vertices it did not reach that
-    have out-edges (global ids, in no particular order; else None): after a search that found
-    a whole component of an undirected graph, the only rows left to link."""
+    have out-edges (global ids, in no particular order; else None) and their out-edges: after
+    a search that found a whole component of an undirected graph, the only rows left to link,
+    and a bound on their pairs (``listed_pairs``)."""
 
     bits: Any
     count: int
     smallest: int
     rows: Any = None
+    edges: int = 0
 
 
 def reached_bits(xp: Any, graph: DistGraph, distances: Any, rows: bool = False) -> Reached:
@@ -120,11 +122,13 @@ def reached_bits(xp: Any, graph: DistGraph, distances: Any, rows: bool = False) 
     bits = xp.zeros(frontier_bitmap_bytes(graph.n, graph.size), dtype=xp.uint8)
     packed = xp.packbits(flags, bitorder="little")
     bits[: packed.shape[0]] = packed
-    left = None
+    left, edges = None, 0
     if rows:
         degrees = graph.row_offsets[1:] - graph.row_offsets[:-1]
-        left = global_id(xp.flatnonzero(~flags & (degrees > 0)), graph.rank, graph.size)
-    return Reached(bits, count, smallest, left)
+        listed = ~flags & (degrees > 0)
+        left = global_id(xp.flatnonzero(listed), graph.rank, graph.size)
+        edges = int(degrees[listed].sum())
+    return Reached(bits, count, smallest, left, edges)
 
 
 def seed_labels(xp: Any, state: ComponentState, bits: Any, label: int) -> None:

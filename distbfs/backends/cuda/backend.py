@@ -361,9 +361,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         width = check_graph(graph).itemsize
         return graph.n * (8 + 1 + 2 * width * (1 + 2 * graph.size))
 
-    def listed_pairs(self, graph: DistGraph, rows: Any) -> Any:
+    def listed_pairs(self, graph: DistGraph, rows: Any, capacity: int) -> Any:
         grids = (self._persistent, self._resident)
-        return link.listed_pairs(self.policy, grids, graph, rows)
+        return link.listed_pairs(self.policy, grids, graph, rows, capacity)
 
     def hooked_pairs(self, graph: DistGraph, state: ComponentState) -> Any:
         grids = (self._persistent, self._resident)

@@ -178,38 +178,31 @@ def hooked_pairs(
     return pairs
 
 
-PAIRS_PER_ROW = 4
-"""Pairs ``listed_pairs`` first makes room for per listed row (a whole search's rows left are
-short: isolated edges and small trees); a longer list is taken in a second launch."""
-
-
 def listed_pairs(
     policy: LaunchPolicy,
     grids: tuple[dict[int, int], ResidentGrids],
     graph: DistGraph,
     rows: Any,
+    capacity: int,
 ) -> Any:
     """The edges (u, v), v >= u, of the owned vertices ``rows`` (global ids: a whole search's
     rows left), interleaved (u, v, u, v, ...) in the width of the graph's ids, in no particular
-    order (``listed_pairs`` of ``kernels/link.cu``): every rank's, all-gathered, are the
-    search's remainder whole, each of its edges once and each of its vertices in some pair."""
+    order (``listed_pairs`` of ``kernels/link.cu``), then (0, 0) pairs to ``capacity`` pairs
+    (at least the rows' out-edges, ``Reached.edges``; every rank's largest): every rank's, all
+    gathered with no counts, are the search's remainder whole, each of its edges once and each
+    of its vertices in some pair, and the padding links nothing (``link_pairs``). One launch
+    and no read: the finish of a whole search waits for no host."""
     dtype = check_graph(graph)
     count = int(rows.shape[0])
-    capacity = PAIRS_PER_ROW * count
-    taken = cupy.zeros(1, dtype=np.uint64)
-    kernel = get_kernel("link", kernel_name("listed_pairs", graph), policy, 8 * dtype.itemsize)
-    stripe = (np.int64(graph.nlocal), np.int32(graph.size), np.int32(graph.rank))
-    while True:
-        pairs = cupy.empty(2 * capacity, dtype=dtype)
-        if count:
-            blocks = resident_grid(policy, grids[1], kernel)
-            args = (graph.row_offsets, *column_args(graph), *stripe, rows, np.int64(count))
-            _launch(policy, kernel, blocks, count, (*args, pairs, np.uint64(capacity), taken))
-        total = int(taken.get()[0])
-        if total <= capacity:
-            return pairs[: 2 * total]
-        capacity = total
-        taken.fill(0)
+    pairs = cupy.zeros(2 * capacity, dtype=dtype)
+    if count:
+        taken = cupy.zeros(1, dtype=np.uint64)
+        kernel = get_kernel("link", kernel_name("listed_pairs", graph), policy, 8 * dtype.itemsize)
+        stripe = (np.int64(graph.nlocal), np.int32(graph.size), np.int32(graph.rank))
+        blocks = resident_grid(policy, grids[1], kernel)
+        args = (graph.row_offsets, *column_args(graph), *stripe, rows, np.int64(count))
+        _launch(policy, kernel, blocks, count, (*args, pairs, np.uint64(capacity), taken))
+    return pairs
 
 
 def link_pairs(
@@ -259,28 +252,31 @@ def reached_bits(
     """``distbfs.backends.arrays.components.reached_bits`` in one pass (``reached_bits`` of
     ``kernels/link.cu``: a warp's ballot packs 32 vertices) on the resident grid, one read of
     its counts. Where ``resources`` is given the same pass lists the rows left to link, in the
-    width of the graph's ids: the owned vertices whose bit stays clear and that have out-edges,
-    from a bitmap of the rows with edges worked out once per graph (``resources.edge_bits``)."""
+    width of the graph's ids, and counts their out-edges: the owned vertices whose bit stays
+    clear and that have out-edges, from a bitmap of the rows with edges worked out once per
+    graph (``resources.edge_bits``)."""
     dtype = check_graph(graph)
     count = int(levels.shape[0])
     if not levels.flags.c_contiguous:
         levels = cupy.ascontiguousarray(levels)
     bits = cupy.zeros(frontier_bitmap_bytes(graph.n, graph.size) // 4, dtype=np.uint32)
-    summary = cupy.zeros(3, dtype=np.uint64)  # reached, ~(first reached), rows listed
-    edges, rows = NO_ROWS, None
+    summary = cupy.zeros(4, dtype=np.uint64)  # reached, ~(first reached), rows listed, edges
+    edges, offsets, rows = NO_ROWS, NO_ROWS, None
     if resources is not None:
         edges, rows = _edge_bits(graph, resources), cupy.empty(graph.nlocal, dtype=dtype)
+        offsets = graph.row_offsets
     if count:
         kernel = get_kernel("link", "reached_bits", policy, 8 * dtype.itemsize)
         blocks = resident_grid(policy, grids[1], kernel)
-        args = (levels, np.int64(count), bits, edges, np.int32(graph.size), np.int32(graph.rank))
+        args = (levels, np.int64(count), bits, edges, offsets)
+        args += (np.int32(graph.size), np.int32(graph.rank), NO_ROWS if rows is None else rows)
         words = -(-count // 32)  # a block's trip takes a word a thread
-        _launch(policy, kernel, blocks, words, (*args, NO_ROWS if rows is None else rows, summary))
-    reached, first, listed = (int(x) for x in summary.get())
+        _launch(policy, kernel, blocks, words, (*args, summary))
+    reached, first, listed, listed_edges = (int(x) for x in summary.get())
     smallest = (~first & FIRST_MASK) * graph.size + graph.rank if reached else graph.n
     if rows is not None:
-        rows = rows[:listed].copy()  # not the whole allocation's worth
-    return Reached(bits.view(np.uint8), reached, smallest, rows)
+        rows = rows[:listed]  # a view: a copy would cost a launch and an allocation
+    return Reached(bits.view(np.uint8), reached, smallest, rows, listed_edges)
 
 
 NO_ROWS = np.uintp(0)
