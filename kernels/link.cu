@@ -493,10 +493,10 @@ struct Larger {
 // rows with out-edges, the same layout) is given, the same pass appends the owned vertices whose
 // bit stays clear and that have edges to rows (global ids: local row * size + rank), and their
 // out-edges (`offsets`: the rows' offsets) to summary[3]: after a search that found a whole
-// component, the only rows left to link, and a bound on listed_pairs' pairs of them: the warp's lanes rank their
-// rows by a shuffle scan, and one atomic on summary[2] a trip reserves them all. (Lane 0 alone
-// storing each word and reserving its rows, the other 31 idle, takes 2.2x as long at Kronecker
-// scale 27: benchmarks/RESULTS.md.)
+// component, the only rows left to link, and a bound on listed_pairs' pairs of them: the warp's
+// lanes rank their rows by a shuffle scan, and one atomic on summary[2] a trip reserves them
+// all. (Lane 0 alone storing each word and reserving its rows, the other 31 idle, takes 2.2x as
+// long at Kronecker scale 27: benchmarks/RESULTS.md.)
 constexpr int kReachedLoads = 8;
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
