@@ -57,6 +57,8 @@ __device__ __forceinline__ bool power_of_two(int size) { return (size & (size - 
 template <bool kShift>
 __device__ __forceinline__ bool in_frontier(const mask_word_t* __restrict__ frontier,
                                             size_type words, int size, int shift, vertex_t u) {
+    // One rank: its row is the bitmap by global id. The mask-and-shift lines below give the same
+    // bit; this one skips the row's start (a 64-bit multiply-add) at every neighbour tested.
     if (size == 1) return (frontier[u >> 5] >> (u & 31)) & 1u;
     const vertex_t row = kShift ? u & (size - 1) : u % size;
     const vertex_t bit = kShift ? u >> shift : u / size;
