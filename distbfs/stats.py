@@ -44,12 +44,16 @@ STATISTIC_KEYS = (
 """Keys of ``graph500_statistics`` in the order ``format_statistics`` prints them."""
 
 SUM_CHUNK = 1 << 21
-"""Vertices per step of ``traversed_edges``: its temporaries (17 bytes a vertex) stay small beside
-the graph, which still holds the search's labels and predecessors then."""
+"""Vertices per step of ``search_sums`` in an array module (no backend's count): its
+temporaries (17 bytes a vertex) stay small beside the graph, which still holds the search's
+labels and predecessors then."""
 
 
-def traversed_edges(graph: DistGraph, comm: Communicator, distances: Any) -> int:
-    """Graph500 ``nedge`` of one search (collective).
+def search_sums(
+    graph: DistGraph, comm: Communicator, distances: Any, backend: Any = None
+) -> tuple[int, int]:
+    """Graph500 ``nedge`` of one search and the vertices it reached, over all ranks
+    (collective: one all-reduce).
 
     Parameters
     ----------
@@ -60,38 +64,59 @@ def traversed_edges(graph: DistGraph, comm: Communicator, distances: Any) -> int
     distances : array
         Levels of this rank's owned vertices in local order (UNREACHED where not reached), numpy
         or cupy (moved to the array module of the graph's arrays when it is the other one).
+    backend : Backend, optional
+        The backend that searched; one with ``unlabeled`` (the CUDA backend's: one kernel, one
+        read) counts where the graph lives. Otherwise the counts are summed in the graph's array
+        module, ``SUM_CHUNK`` vertices a step, each step read back (a step's few launches and
+        read cost tens of microseconds on a GPU: kron27 on one GPU takes 64 of them).
 
     Returns
     -------
-    int
-        Undirected graphs: sum of the degrees of the reached vertices // 2 (each edge of the
-        searched component once). Directed: sum of the out-degrees of the reached vertices.
+    tuple of int
+        (nedge, reached). nedge: undirected graphs: sum of the degrees of the reached vertices
+        // 2 (each edge of the searched component once); directed: sum of their out-degrees.
     """
-    xp = array_module(graph.row_offsets)  # summed where the graph lives; one scalar comes back
+    xp = array_module(graph.row_offsets)  # summed where the graph lives; two counts come back
     distances = to_module(xp, distances)
+    count = getattr(backend, "unlabeled", None)
+    if count is not None and xp is getattr(backend, "xp", None):
+        unlabeled, unlabeled_edges = count(graph, distances)
+        local = [graph.num_local_edges - unlabeled_edges, graph.nlocal - unlabeled]
+    else:
+        local = _summed_in_steps(xp, graph, distances)
+    edges, reached = comm.allreduce(np.asarray(local, dtype=np.int64)).tolist()
+    return (int(edges) if graph.directed else int(edges) // 2), int(reached)
+
+
+def _summed_in_steps(xp: Any, graph: DistGraph, distances: Any) -> list[int]:
+    """[out-edges of the reached owned vertices, how many] in ``xp``, ``SUM_CHUNK`` at a time.
+    The reached are counted as int64 ones: CuPy sums int64 with CUB's reduction compiled into
+    CuPy, while a boolean sum compiles a reduction kernel with CUB's headers on first use (about
+    3 s with an empty kernel cache)."""
     offsets = graph.row_offsets
-    total = 0
+    edges = reached = 0
     for start in range(0, graph.nlocal, SUM_CHUNK):  # temporaries of one chunk at a time
         stop = min(start + SUM_CHUNK, graph.nlocal)
-        degrees = offsets[start + 1 : stop + 1] - offsets[start:stop]
-        degrees *= distances[start:stop] != UNREACHED  # (no boolean selection: no scan)
-        total += int(degrees.sum())
-    total = comm.allreduce(total)
-    return total if graph.directed else total // 2
+        flags = (distances[start:stop] != UNREACHED).astype(np.int64)
+        reached += int(flags.sum())
+        flags *= offsets[start + 1 : stop + 1] - offsets[start:stop]  # (no boolean selection)
+        edges += int(flags.sum())
+    return [edges, reached]
 
 
-def reached_vertices(graph: DistGraph, comm: Communicator, distances: Any) -> int:
-    """Vertices of ``distances`` (this rank's labels, as ``traversed_edges`` takes them) that
-    were reached, over all ranks (collective). Counted as int64 ones a chunk at a time: CuPy
-    sums int64 with CUB's reduction compiled into CuPy, while a boolean sum compiles a
-    reduction kernel with CUB's headers on first use (about 3 s with an empty kernel cache)."""
-    xp = array_module(graph.row_offsets)
-    distances = to_module(xp, distances)
-    total = 0
-    for start in range(0, distances.shape[0], SUM_CHUNK):
-        reached = distances[start : start + SUM_CHUNK] != UNREACHED
-        total += int(reached.astype(np.int64).sum())
-    return comm.allreduce(total)
+def traversed_edges(
+    graph: DistGraph, comm: Communicator, distances: Any, backend: Any = None
+) -> int:
+    """Graph500 ``nedge`` of one search (collective): ``search_sums``'s first count."""
+    return search_sums(graph, comm, distances, backend)[0]
+
+
+def reached_vertices(
+    graph: DistGraph, comm: Communicator, distances: Any, backend: Any = None
+) -> int:
+    """Vertices of ``distances`` that were reached, over all ranks (collective):
+    ``search_sums``'s second count."""
+    return search_sums(graph, comm, distances, backend)[1]
 
 
 def _summary(x: np.ndarray) -> dict[str, float]:

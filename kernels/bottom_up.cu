@@ -15,9 +15,6 @@
  *                            field of each row (spread_bits).
  *   frontier_degrees_kernel  out-edges of the frontier's vertices (m_f of the direction
  *                            heuristic), summed into one counter.
- *   unexplored_kernel        unlabeled owned vertices and their out-edges (n_u, m_u), summed
- *                            into two counters (when the counts carried from level to level
- *                            are lost: after the replicated levels of several ranks).
  *   bottom_up_kernel         a warp per 32 bitmap words, a thread per vertex: an unlabeled
  *                            vertex scans its in-neighbours and stops at the first one in the
  *                            global frontier, which becomes its parent. The warp's ballot of
@@ -179,32 +176,6 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_degrees_ker
     degrees = warp_sum(degrees);
     if ((threadIdx.x & (kWarpThreads - 1)) == 0 && degrees > 0) {
         distbfs::reserve_slots(total, degrees);
-    }
-}
-
-extern "C" __global__ void __launch_bounds__(kBlockThreads) unexplored_kernel(
-    const label_t* __restrict__ labels,         // in: label of each owned vertex
-    const size_type* __restrict__ row_offsets,  // in: CSR row offsets (out-edges)
-    size_type nlocal,                           // in: owned vertices
-    size_type* __restrict__ totals)             // in/out: [0] += unlabeled vertices,
-                                                //     [1] += their out-edges
-{
-    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
-    size_type unlabeled = 0;
-    size_type degrees = 0;
-    for (size_type base = static_cast<size_type>(blockIdx.x) * blockDim.x; base < nlocal;
-         base += stride) {
-        const size_type v = base + threadIdx.x;
-        if (v < nlocal && labels[v] == distbfs::kUnreached) {
-            ++unlabeled;
-            degrees += row_offsets[v + 1] - row_offsets[v];
-        }
-    }
-    unlabeled = warp_sum(unlabeled);
-    degrees = warp_sum(degrees);
-    if ((threadIdx.x & (kWarpThreads - 1)) == 0) {
-        if (unlabeled > 0) distbfs::reserve_slots(totals, unlabeled);
-        if (degrees > 0) distbfs::reserve_slots(totals + 1, degrees);
     }
 }
 

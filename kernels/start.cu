@@ -1,16 +1,26 @@
 /*
- * start.cu: the start of a BFS (Merrill, Garland & Grimshaw 2012, section 6.1: every rank holds
- * the labels of its owned vertices and a visited bitmask over all n) in ONE launch, in place of
- * two or three fills and four small copies from the host (each a driver call of several
- * microseconds, which a road network's two-millisecond search notices):
- *   - every owned vertex's label (and parent, where the search keeps them) UNREACHED;
- *   - the visited bitmask cleared, but for the source's bit (every rank);
- *   - the level counters cleared;
- *   - on the source's owner (row >= 0): its label 0, its parent itself, the frontier's first
- *     slot its row.
- * A search from several sources passes source = row = -1 and marks them afterwards.
+ * start.cu: the two ends of a BFS over the labels (Merrill, Garland & Grimshaw 2012, section 6.1:
+ * every rank holds the labels of its owned vertices and a visited bitmask over all n).
  *
- * Each element is written once, with its final value, so no ordering is needed within the grid.
+ *   search_start       the start in ONE launch, in place of two or three fills and four small
+ *                      copies from the host (each a driver call of several microseconds, which
+ *                      a road network's two-millisecond search notices):
+ *                        - every owned vertex's label (and parent, where the search keeps
+ *                          them) UNREACHED;
+ *                        - the visited bitmask cleared, but for the source's bit (every rank);
+ *                        - the level counters cleared;
+ *                        - on the source's owner (row >= 0): its label 0, its parent itself,
+ *                          the frontier's first slot its row.
+ *                      A search from several sources passes source = row = -1 and marks them
+ *                      afterwards. Each element is written once, with its final value, so no
+ *                      ordering is needed within the grid.
+ *   unexplored_kernel  the owned vertices still unlabeled and their out-edges (n_u, m_u),
+ *                      summed into two counters: the direction heuristic's inputs where the
+ *                      counts carried from level to level are lost (after the replicated
+ *                      levels of several ranks), and at a search's end what Graph500's
+ *                      statistics take (the reached vertices and their edges: the rest), in
+ *                      one pass and one read. In this module, which every search builds
+ *                      first, so that a first run's statistics compile nothing more.
  */
 #include "common.cuh"
 
@@ -30,4 +40,30 @@ extern "C" __global__ void __launch_bounds__(DISTBFS_BLOCK_THREADS)
   }
   for (long long i = first; i < counter_slots; i += threads) counters[i] = 0;
   if (first == 0 && row >= 0) frontier[0] = static_cast<vertex_t>(row);
+}
+
+extern "C" __global__ void __launch_bounds__(DISTBFS_BLOCK_THREADS) unexplored_kernel(
+    const label_t* __restrict__ labels,         // in: label of each owned vertex
+    const size_type* __restrict__ row_offsets,  // in: CSR row offsets (out-edges)
+    size_type nlocal,                           // in: owned vertices
+    size_type* __restrict__ totals)             // in/out: [0] += unlabeled vertices,
+                                                //     [1] += their out-edges
+{
+  const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+  size_type unlabeled = 0;
+  size_type degrees = 0;
+  for (size_type base = static_cast<size_type>(blockIdx.x) * blockDim.x; base < nlocal;
+       base += stride) {
+    const size_type v = base + threadIdx.x;
+    if (v < nlocal && labels[v] == distbfs::kUnreached) {
+      ++unlabeled;
+      degrees += row_offsets[v + 1] - row_offsets[v];
+    }
+  }
+  unlabeled = distbfs::warp_sum(unlabeled);
+  degrees = distbfs::warp_sum(degrees);
+  if ((threadIdx.x & (distbfs::kWarpThreads - 1)) == 0) {
+    if (unlabeled > 0) distbfs::reserve_slots(totals, unlabeled);
+    if (degrees > 0) distbfs::reserve_slots(totals + 1, degrees);
+  }
 }

@@ -24,6 +24,7 @@ from distbfs.stats import (
     format_statistics,
     graph500_statistics,
     reached_vertices,
+    search_sums,
     traversed_edges,
 )
 
@@ -142,20 +143,28 @@ def levels_on(comm, case, graph, source, xp, backend):
     return xp.asarray(graphs.search(build(comm, case), source, NUMPY, comm).distances)
 
 
+def sums(graph, comm, distances, backend):
+    """(nedge, reached) of a search, the same from every entry: counted by ``backend`` where it
+    counts (the CUDA backend's kernel), in steps in the array module without it, and apart."""
+    counted = search_sums(graph, comm, distances, backend)
+    assert search_sums(graph, comm, distances) == counted
+    assert traversed_edges(graph, comm, distances, backend) == counted[0]
+    assert reached_vertices(graph, comm, distances, backend) == counted[1]
+    return counted
+
+
 def check_traversed_edges(comm, xp=np, backend=NUMPY):
     # components(): path 0-1-2-3, triangle 5-6-7, edge 9-10, isolated 4, 8, 11, 12.
     case = graphs.components()
     graph = build(comm, case, xp)
     for source, nedge, nreached in [(0, 3, 4), (6, 3, 3), (10, 1, 2), (12, 0, 1)]:
         distances = levels_on(comm, case, graph, source, xp, backend)
-        assert traversed_edges(graph, comm, distances) == nedge
-        assert reached_vertices(graph, comm, distances) == nreached
+        assert sums(graph, comm, distances, backend) == (nedge, nreached)
     # directed_with_sinks from 0 reaches 0..4; out-edges 0->1, 0->3, 1->2, 3->4 (self-loops gone).
     case = graphs.directed_with_sinks()
     graph = build(comm, case, xp)
     distances = levels_on(comm, case, graph, 0, xp, backend)
-    assert traversed_edges(graph, comm, distances) == 4
-    assert reached_vertices(graph, comm, distances) == 5
+    assert sums(graph, comm, distances, backend) == (4, 5)
     # A random undirected graph: the edges of the component, each once (scipy reference).
     src, dst, n, _ = case = graphs.random_graph(500, 400, 3, False)
     graph = build(comm, case, xp)
@@ -163,11 +172,10 @@ def check_traversed_edges(comm, xp=np, backend=NUMPY):
     reached = graphs.reference_distances(src, dst, n, False, int(src[0])) >= 0
     keep = src != dst
     edges = np.unique(np.minimum(src, dst)[keep] * n + np.maximum(src, dst)[keep])
-    expected = int(np.count_nonzero(reached[edges // n]))
-    assert traversed_edges(graph, comm, distances) == expected
-    assert reached_vertices(graph, comm, distances) == int(np.count_nonzero(reached))
+    expected = (int(np.count_nonzero(reached[edges // n])), int(np.count_nonzero(reached)))
+    assert sums(graph, comm, distances, backend) == expected
     if xp is not np:  # host distances against a device graph are moved over
-        assert traversed_edges(graph, comm, distances.get()) == expected
+        assert sums(graph, comm, distances.get(), backend) == expected
 
 
 @pytest.mark.parametrize("chunk", [None, 3])

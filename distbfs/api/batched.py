@@ -139,7 +139,7 @@ def bfs_many(
     if validate:
         for i, source in enumerate(ids.tolist()):
             validation.validate(dist, comm, source, local[i], depth_limit=depth_limit)
-    edges = sum(int(stats.traversed_edges(dist, comm, row)) for row in local)
+    edges = sum(stats.traversed_edges(dist, comm, row, backend) for row in local)
     return BatchedBFSResult(
         sources=ids,
         distances=gather_rows(comm, local, dist.n, xp) if gather else None,

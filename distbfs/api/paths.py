@@ -217,7 +217,7 @@ def _result(
         buckets=search.buckets,
         delta=search.delta,
         seconds=seconds,
-        edges_traversed=int(stats.traversed_edges(dist, comm, levels)),
+        edges_traversed=stats.traversed_edges(dist, comm, levels, graph.backend),
         validated=validated,
     )
     if gather:

@@ -56,7 +56,7 @@ class BFSResult:
         labels are in memory; the level table, the counts below, gathering and validation
         are not included.
     edges_traversed : int
-        Graph500 edge count of the search (``distbfs.stats.traversed_edges``; undirected:
+        Graph500 edge count of the search (``distbfs.stats.search_sums``; undirected:
         the edges of the reached component).
     num_reached : int
         Vertices reached, the sources included (counted from the labels, so fused levels,
@@ -203,6 +203,7 @@ def _result(
     from .. import validate as validation
 
     comm, dist, xp = graph.comm, graph.dist, graph.backend.xp
+    edges, reached = stats.search_sums(dist, comm, search.distances, graph.backend)
     if validate:  # in the graph's array module: on the GPU for the cuda backend
         validation.validate(
             dist,
@@ -221,8 +222,8 @@ def _result(
         local_vertices=dist.owned_vertices(xp),
         levels=search.levels,
         seconds=seconds,
-        edges_traversed=int(stats.traversed_edges(dist, comm, search.distances)),
-        num_reached=stats.reached_vertices(dist, comm, search.distances),
+        edges_traversed=edges,
+        num_reached=reached,
         validated=validate,
     )
     if gather:

@@ -43,6 +43,10 @@ in rounds, and after a whole search only the rows left are linked and compressed
 (``replica_start``, ``replica_bytes``), send the roots they hooked (``hooked_pairs``), link the
 others' (``link_pairs``) and keep their share at the end (``replica_owned``).
 
+A backend may offer ``unlabeled`` (the CUDA backend does): this rank's owned vertices a search
+left UNREACHED and their out-edges, counted where the labels are in one pass, for a search's
+statistics (``distbfs.stats.search_sums``; without it they are summed in the array module).
+
 Frontier bitmap layout (shared by every backend and the communicator): rank r's bitmap has
 ``frontier_bitmap_bytes(n, size)`` bytes (a multiple of 8, so it is also a whole number of
 little-endian uint32 or uint64 words); bit k (bit ``k % 8`` of byte ``k // 8``, numpy's

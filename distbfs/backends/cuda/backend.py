@@ -186,6 +186,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def unexplored(self, graph: DistGraph, state: SearchState) -> tuple[int, int]:
         return bottom_up.unexplored(self.policy, graph, state)
 
+    def unlabeled(self, graph: DistGraph, labels: Any) -> tuple[int, int]:
+        return search.unlabeled(self.policy, self._persistent, graph, labels)
+
     # -- fused small-frontier levels (contract-expand, sections 5.2 and 5.4) ---------------
 
     def run_small_levels(

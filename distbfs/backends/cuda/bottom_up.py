@@ -43,7 +43,7 @@ from .buffers import (
 from .compressed import column_args
 from .kernels import Counter
 from .launch_policy import LaunchPolicy
-from .search import ResidentGrids, resident_grid
+from .search import ResidentGrids, count_unlabeled, resident_grid
 
 
 def frontier_edges(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> int:
@@ -186,16 +186,8 @@ def unexplored(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> tu
     known = queues.unexplored
     if known is not None and known[0] == queues.generation:
         return known[1], known[2]
-    tally = zeroed_tally(queues)
-    nlocal = graph.nlocal
-    if nlocal > 0:
-        queues.kernels["unexplored"](
-            (queues.grid(nlocal, policy.block_threads),),
-            (policy.block_threads,),
-            (state.labels, graph.row_offsets, np.int64(nlocal), tally),
-        )
-    unlabeled, edges = tally.get().tolist()
-    return int(unlabeled), int(edges)
+    kernel, grid = queues.kernels["unexplored"], queues.persistent_grid
+    return count_unlabeled(kernel, policy, grid, graph, state.labels, zeroed_tally(queues))
 
 
 def _gathered_words(graph: DistGraph, frontier: Any) -> Any:

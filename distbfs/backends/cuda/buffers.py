@@ -84,7 +84,7 @@ KERNELS = {
     "frontier_bitmap": ("bottom_up", "frontier_bitmap_kernel"),
     "mark_visited": ("bottom_up", "mark_visited_kernel"),
     "frontier_degrees": ("bottom_up", "frontier_degrees_kernel"),
-    "unexplored": ("bottom_up", "unexplored_kernel"),
+    "unexplored": ("start", "unexplored_kernel"),
     "bottom_up": ("bottom_up", "bottom_up_kernel"),
 }
 """Kernel handles of a graph's searches by role: (stage file, ``extern "C"`` name)."""

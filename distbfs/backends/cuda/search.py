@@ -44,7 +44,7 @@ from .buffers import (
     search_queue,
 )
 from .counters import COUNTER_DTYPE
-from .kernels import counter_slots
+from .kernels import counter_slots, get_kernel
 from .launch_policy import LaunchPolicy
 
 
@@ -150,6 +150,33 @@ def _start_kernel(
     args += (counters, np.int64(counters.shape[0]), buffers["vertex frontier"])
     args += (np.int64(source), np.int64(row))
     kernel((blocks,), (policy.block_threads,), args)
+
+
+def unlabeled(
+    policy: LaunchPolicy, grids: dict[int, int], graph: DistGraph, labels: Any
+) -> tuple[int, int]:
+    """(owned vertices ``labels`` leaves UNREACHED, their out-edges) of this rank: at a
+    search's end, what Graph500's statistics take (``distbfs.stats.search_sums``), in one pass
+    and one read, with no temporaries beside the graph."""
+    kernel = get_kernel("start", "unexplored_kernel", policy, 8 * check_graph(graph).itemsize)
+    labels = cupy.ascontiguousarray(labels, dtype=DISTANCE_DTYPE)
+    tally = cupy.zeros(2, dtype=COUNTER_DTYPE)
+    return count_unlabeled(kernel, policy, persistent_grid(policy, grids), graph, labels, tally)
+
+
+def count_unlabeled(
+    kernel: Any, policy: LaunchPolicy, grid: int, graph: DistGraph, labels: Any, tally: Any
+) -> tuple[int, int]:
+    """(owned vertices ``labels`` leaves UNREACHED, their out-edges): ``kernel``
+    (``unexplored_kernel`` of ``kernels/start.cu``) summed into ``tally`` (two zeroed int64s)
+    over at most ``grid`` blocks, one read."""
+    nlocal = graph.nlocal
+    if nlocal > 0:
+        blocks = max(1, min(grid, -(-nlocal // policy.block_threads)))
+        args = (labels, graph.row_offsets, np.int64(nlocal), tally)
+        kernel((blocks,), (policy.block_threads,), args)
+    count, edges = tally.get().tolist()
+    return int(count), int(edges)
 
 
 def _mark_sources(visited_mask: cupy.ndarray, sources: np.ndarray) -> None:
