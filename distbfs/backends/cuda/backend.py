@@ -187,7 +187,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         return bottom_up.unexplored(self.policy, graph, state)
 
     def unlabeled(self, graph: DistGraph, labels: Any) -> tuple[int, int]:
-        return search.unlabeled(self.policy, self._persistent, graph, labels)
+        return search.unlabeled(self.policy, self._resident, graph, labels)
 
     # -- fused small-frontier levels (contract-expand, sections 5.2 and 5.4) ---------------
 

@@ -153,15 +153,17 @@ def _start_kernel(
 
 
 def unlabeled(
-    policy: LaunchPolicy, grids: dict[int, int], graph: DistGraph, labels: Any
+    policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, labels: Any
 ) -> tuple[int, int]:
     """(owned vertices ``labels`` leaves UNREACHED, their out-edges) of this rank: at a
     search's end, what Graph500's statistics take (``distbfs.stats.search_sums``), in one pass
-    and one read, with no temporaries beside the graph."""
+    and one read, with no temporaries beside the graph, over as many blocks as are resident
+    (the pass waits on its loads)."""
     kernel = get_kernel("start", "unexplored_kernel", policy, 8 * check_graph(graph).itemsize)
     labels = cupy.ascontiguousarray(labels, dtype=DISTANCE_DTYPE)
     tally = cupy.zeros(2, dtype=COUNTER_DTYPE)
-    return count_unlabeled(kernel, policy, persistent_grid(policy, grids), graph, labels, tally)
+    grid = resident_grid(policy, grids, kernel)
+    return count_unlabeled(kernel, policy, grid, graph, labels, tally)
 
 
 def count_unlabeled(
