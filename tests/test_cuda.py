@@ -18,6 +18,7 @@ import functools
 import math
 import time
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -30,6 +31,7 @@ from distbfs.backends.cuda import buffers as cuda_buffers  # noqa: E402
 from distbfs.backends.cuda import contract as cuda_contract  # noqa: E402
 from distbfs.backends.cuda import fused as cuda_fused  # noqa: E402
 from distbfs.backends.cuda import kernels as cuda_kernels  # noqa: E402
+from distbfs.backends.cuda import search as cuda_search  # noqa: E402
 from distbfs.backends.cuda.backend import CudaBackend  # noqa: E402
 from distbfs.backends.cuda.buffers import KERNELS, queues_of  # noqa: E402
 from distbfs.backends.cuda.filter_partition import MeetingBins, PendingBins  # noqa: E402
@@ -1286,6 +1288,26 @@ def test_fused_run_carries_the_unexplored_counts_from_the_source(max_frontier):
     unlabeled = cupy.asnumpy(s_cu.labels) == UNREACHED
     degrees = np.diff(g_np.row_offsets)
     assert cuda.unexplored(g_cu, s_cu) == (int(unlabeled.sum()), int(degrees[unlabeled].sum()))
+
+
+@pytest.mark.parametrize("nlocal", [0, 1, 1023, 1024, 1025, 5000])
+@pytest.mark.parametrize("blocks", [1, 3])
+def test_unlabeled_counted_over_several_trips(nlocal, blocks):
+    """``unexplored_kernel`` against numpy: each vertex counted once, however many trips of
+    several vertices a thread takes (one block of the default policy's 256 threads takes 1,024
+    vertices a trip) and wherever the last trip ends."""
+    rng = np.random.default_rng(nlocal + blocks)
+    degrees = rng.integers(0, 9, nlocal)
+    offsets = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
+    levels = rng.integers(0, 7, nlocal)
+    labels = np.where(rng.random(nlocal) < 0.4, UNREACHED, levels).astype(np.int32)
+    rows = SimpleNamespace(nlocal=nlocal, row_offsets=cupy.asarray(offsets))
+    policy = DEFAULT_POLICY  # 256 threads a block
+    kernel = cuda_kernels.get_kernel("start", "unexplored_kernel", policy, 32)
+    tally = cupy.zeros(2, dtype=np.int64)
+    got = cuda_search.count_unlabeled(kernel, policy, blocks, rows, cupy.asarray(labels), tally)
+    unlabeled = labels == UNREACHED
+    assert got == (int(unlabeled.sum()), int(degrees[unlabeled].sum()))
 
 
 def _do_search(case, source, backend, alpha, beta, predecessors=True):
