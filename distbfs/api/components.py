@@ -142,11 +142,11 @@ def connected_components(
 
 def component_sizes(graph: Graph, search: Any) -> tuple[Any, Any]:
     """(labels, sizes) of every component, ascending by label, on every rank (collective): each
-    rank counts its vertices per label, the counts go to the labels' owners (one all-to-all-v),
-    and the owners' roots with their sizes are all-gathered."""
+    rank counts its vertices per label (``label_counts``), the counts go to the labels' owners
+    (one all-to-all-v), and the owners' roots with their sizes are all-gathered."""
     comm, dist, backend = graph.comm, graph.dist, graph.backend
-    xp, labels = backend.xp, search.labels
-    counts = xp.bincount(labels) if labels.shape[0] else xp.zeros(0, dtype=xp.int64)
+    xp = backend.xp
+    counts = label_counts(xp, search.labels, search.giant)
     present = xp.flatnonzero(counts)
     counts = counts[present].astype(xp.int64)
     if comm.size > 1:
@@ -166,3 +166,22 @@ def component_sizes(graph: Graph, search: Any) -> tuple[Any, Any]:
         order = xp.argsort(ids)
         ids, sizes = ids[order], sizes[order]
     return ids, sizes
+
+
+def label_counts(xp: Any, labels: Any, giant: int) -> Any:
+    """How many of ``labels`` (int64) carry each label (index: the label), in ``xp``. The
+    ``giant`` label's (-1: none) are counted apart: a bincount adds one at a time to its label's
+    slot, and on a GPU the giant component's tens of millions of atomic adds to one slot took
+    60-70 ms at kron27, ten times the run (benchmarks/RESULTS.md, "a connected-components
+    result's component sizes"); the other labels' are spread over many slots."""
+    if labels.shape[0] == 0:
+        return xp.zeros(0, dtype=xp.int64)
+    if giant < 0:
+        return xp.bincount(labels)
+    rest = labels[labels != giant]
+    if rest.shape[0]:
+        counts = xp.bincount(rest, minlength=giant + 1).astype(xp.int64, copy=False)
+    else:
+        counts = xp.zeros(giant + 1, dtype=xp.int64)
+    counts[giant] += labels.shape[0] - rest.shape[0]
+    return counts
