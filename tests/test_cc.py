@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from scipy.sparse import csgraph
 
 import distbfs
-from distbfs.api.components import label_counts
+from distbfs.api.components import member_counts
 from distbfs.backends.arrays.components import ComponentState
 from distbfs.comm.single import SingleRankCommunicator
 from distbfs.engine import GraphResources, SearchPlan
@@ -593,13 +593,17 @@ def test_validator_at_any_rank_count(backend, backend_comm):
 
 
 @pytest.mark.parametrize("giant", [-1, 0, 3, 7, 40])
-@pytest.mark.parametrize("labels", [[3, 3, 0, 3, 7, 3, 0, 9, 3], [3, 3, 3], [5], []])
-def test_label_counts_with_the_giant_apart(xp, labels, giant):
-    """A bincount, whichever label is called the giant (the most frequent, another, one not
-    among them, none) and however many carry it (all, none, no labels at all)."""
+@pytest.mark.parametrize("labels", [[0, 0, 0, 3, 3, 0, 3, 7, 3, 0, 9, 9], [0, 1, 2], [0, 0, 0], []])
+def test_member_counts_with_the_giant_apart(xp, labels, giant):
+    """The labels of the vertices off their root (vertex i's label is not i), with how many carry
+    each, whichever label is called the giant (the most frequent, another, one not among them,
+    none) and however many carry it (all, none, no labels at all)."""
     labels = np.array(labels, dtype=np.int64)
-    got = graphs.host(label_counts(xp, xp.asarray(labels), giant))
-    want = np.bincount(labels) if labels.shape[0] else np.zeros(0, np.int64)
-    assert got.dtype == np.int64
-    np.testing.assert_array_equal(got[: want.shape[0]], want)
-    assert not got[want.shape[0] :].any()
+    owned = np.arange(labels.shape[0], dtype=np.int64)
+    found, counts = member_counts(xp, xp.asarray(labels), xp.asarray(owned), giant)
+    found, counts = graphs.host(found), graphs.host(counts)
+    assert found.dtype == counts.dtype == np.int64
+    got = dict(zip(found.tolist(), counts.tolist(), strict=True))
+    assert len(got) == found.shape[0]  # each label once
+    want, many = np.unique(labels[labels != owned], return_counts=True)
+    assert got == dict(zip(want.tolist(), many.tolist(), strict=True))

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..engine.components import ComponentPlan, RoundStats
 from ..errors import InvalidArgumentType
-from ..partition import bin_by_owner, local_id
+from ..partition import bin_by_owner
 from ..traversals.cc import round_table, run_rounds
 from .arguments import check_bool
 from .graph import Graph
@@ -141,47 +141,47 @@ def connected_components(
 
 
 def component_sizes(graph: Graph, search: Any) -> tuple[Any, Any]:
-    """(labels, sizes) of every component, ascending by label, on every rank (collective): each
-    rank counts its vertices per label (``label_counts``), the counts go to the labels' owners
-    (one all-to-all-v), and the owners' roots with their sizes are all-gathered."""
+    """(labels, sizes) of every component, ascending by label, on every rank (collective). A
+    component's size is its root (its smallest vertex, its own label) and the vertices that
+    carry its label besides: each rank counts its vertices off their root by label
+    (``member_counts``), the counts go to the labels' owners (one all-to-all-v), each owner adds
+    them to its roots' one, and every rank's roots with their sizes are all-gathered."""
     comm, dist, backend = graph.comm, graph.dist, graph.backend
     xp = backend.xp
-    counts = label_counts(xp, search.labels, search.giant)
-    present = xp.flatnonzero(counts)
-    counts = counts[present].astype(xp.int64)
+    owned = dist.owned_vertices(xp)
+    found, counts = member_counts(xp, search.labels, owned, search.giant)
     if comm.size > 1:
-        offsets, present, (counts,) = bin_by_owner(xp, present, comm.size, counts)
-        _, (present, counts) = comm.alltoallv(offsets, present, counts)
+        offsets, found, (counts,) = bin_by_owner(xp, found, comm.size, counts)
+        _, (found, counts) = comm.alltoallv(offsets, found, counts)
+    ids = owned[backend.component_roots(search.state)]  # ascending
+    sizes = xp.ones(ids.shape[0], dtype=xp.int64)
+    if found.shape[0]:  # counts from several ranks for one root add up
         weights = counts.astype(xp.float64)  # exact below 2**53 vertices
-        totals = xp.bincount(local_id(present, comm.size), weights=weights, minlength=dist.nlocal)
-        counts = totals.astype(xp.int64)
-    else:
-        totals = xp.zeros(dist.nlocal, dtype=xp.int64)
-        totals[present] = counts
-        counts = totals
-    roots = backend.component_roots(search.state)
-    ids = comm.allgather_array(dist.owned_vertices(xp)[roots])
-    sizes = comm.allgather_array(counts[roots])
-    if comm.size > 1:
-        order = xp.argsort(ids)
-        ids, sizes = ids[order], sizes[order]
+        at = xp.searchsorted(ids, found)
+        sizes += xp.bincount(at, weights=weights, minlength=ids.shape[0]).astype(xp.int64)
+    ids, sizes = comm.allgather_array(ids), comm.allgather_array(sizes)
+    if comm.size > 1:  # the ranks' ids interleave (vertex v is rank v % size's): by id
+        dense = xp.zeros(dist.n, dtype=xp.int64)
+        dense[ids] = sizes  # every size >= 1
+        ids = xp.flatnonzero(dense)
+        sizes = dense[ids]
     return ids, sizes
 
 
-def label_counts(xp: Any, labels: Any, giant: int) -> Any:
-    """How many of ``labels`` (int64) carry each label (index: the label), in ``xp``. The
-    ``giant`` label's (-1: none) are counted apart: a bincount adds one at a time to its label's
-    slot, and on a GPU the giant component's tens of millions of atomic adds to one slot took
-    60-70 ms at kron27, ten times the run (benchmarks/RESULTS.md, "a connected-components
-    result's component sizes"); the other labels' are spread over many slots."""
-    if labels.shape[0] == 0:
-        return xp.zeros(0, dtype=xp.int64)
-    if giant < 0:
-        return xp.bincount(labels)
-    rest = labels[labels != giant]
-    if rest.shape[0]:
-        counts = xp.bincount(rest, minlength=giant + 1).astype(xp.int64, copy=False)
-    else:
-        counts = xp.zeros(giant + 1, dtype=xp.int64)
-    counts[giant] += labels.shape[0] - rest.shape[0]
-    return counts
+def member_counts(xp: Any, labels: Any, owned: Any, giant: int) -> tuple[Any, Any]:
+    """The labels that this rank's vertices off their component's root carry (``labels`` not
+    ``owned``, their global ids), each once, and how many carry each (int64 both, in ``xp``).
+    The ``giant`` label (-1: none) is counted apart and the rest by a sort of the few left: on a
+    Kronecker graph the giant component holds most vertices and nearly every other component
+    is one vertex, its own root. (A bincount over every label took 55-70 ms at kron27 on a GPU,
+    ten times the run: tens of millions of atomic adds to the giant's one slot, and passes over
+    arrays of n; benchmarks/RESULTS.md, "a connected-components result's sizes".)"""
+    members = labels[labels != owned]
+    rest = members[members != giant] if giant >= 0 else members
+    found, counts = xp.unique(rest, return_counts=True)
+    found, counts = found.astype(xp.int64, copy=False), counts.astype(xp.int64, copy=False)
+    giants = members.shape[0] - rest.shape[0]
+    if giants:
+        found = xp.concatenate([found, xp.full(1, giant, dtype=xp.int64)])
+        counts = xp.concatenate([counts, xp.full(1, giants, dtype=xp.int64)])
+    return found, counts
