@@ -43,8 +43,8 @@ extern "C" __global__ void __launch_bounds__(DISTBFS_BLOCK_THREADS)
 }
 
 // Vertices a thread of unexplored_kernel takes a trip: its labels loaded together, then their
-// rows' offsets, so that a thread keeps several loads in flight (one at a time, the pass ran
-// at half an H100's memory bandwidth).
+// rows' offsets, so that a thread keeps several loads in flight (with one, the pass reaches
+// half an H100's memory bandwidth: benchmarks/RESULTS.md, "a search's statistics").
 constexpr int kCountedPerTrip = 4;
 
 extern "C" __global__ void __launch_bounds__(DISTBFS_BLOCK_THREADS) unexplored_kernel(
@@ -57,8 +57,8 @@ extern "C" __global__ void __launch_bounds__(DISTBFS_BLOCK_THREADS) unexplored_k
   const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
   size_type unlabeled = 0;
   size_type degrees = 0;
-  // Trip t covers vertices first + t * kCountedPerTrip * stride + k * stride (k < kCountedPerTrip):
-  // each of its loads coalesced across the warp.
+  // A trip covers vertices first + k * stride (k < kCountedPerTrip): each of its loads is
+  // coalesced across the warp.
   for (size_type first = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
        first < nlocal; first += kCountedPerTrip * stride) {
     label_t level[kCountedPerTrip];

@@ -173,9 +173,9 @@ def member_counts(xp: Any, labels: Any, owned: Any, giant: int) -> tuple[Any, An
     ``owned``, their global ids), each once, and how many carry each (int64 both, in ``xp``).
     The ``giant`` label (-1: none) is counted apart and the rest by a sort of the few left: on a
     Kronecker graph the giant component holds most vertices and nearly every other component
-    is one vertex, its own root. (A bincount over every label took 55-70 ms at kron27 on a GPU,
-    ten times the run: tens of millions of atomic adds to the giant's one slot, and passes over
-    arrays of n; benchmarks/RESULTS.md, "a connected-components result's sizes".)"""
+    is one vertex, its own root. (A bincount over every label serialises tens of millions of
+    atomic adds on the giant's one slot and passes over arrays of n: 55-70 ms at kron27 on a
+    GPU, ten times the run; benchmarks/RESULTS.md, "a connected-components result's sizes".)"""
     members = labels[labels != owned]
     rest = members[members != giant] if giant >= 0 else members
     found, counts = xp.unique(rest, return_counts=True)
