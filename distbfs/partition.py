@@ -57,6 +57,9 @@ def bin_by_owner(xp: Any, vertices: Any, size: int, *payloads: Any) -> tuple[Any
     Returns ``(offsets, vertices, payloads)`` where ``offsets`` is a host int64 array of
     ``size + 1`` entries: bin ``r`` is ``[offsets[r], offsets[r + 1])``. This is the bin layout of
     the fused filter+partition stage (section 6.1) and of graph construction.
+
+    The bins' bounds are binary searches in the sorted owners, not a bincount: on a GPU a
+    bincount over a few ranks is an atomic add per item onto a few addresses, which serialise.
     """
     import numpy as np
 
@@ -65,7 +68,8 @@ def bin_by_owner(xp: Any, vertices: Any, size: int, *payloads: Any) -> tuple[Any
         offsets[1] = vertices.shape[0]
         return offsets, vertices, payloads
     owners = owner(vertices, size).astype(xp.uint16 if size < 2**16 else xp.int64)
-    counts = xp.bincount(owners, minlength=size)
-    offsets[1:] = np.cumsum(counts.get() if hasattr(counts, "get") else counts)
     order = xp.argsort(owners, kind="stable")  # radix sort on 16-bit keys
+    ranks = xp.arange(size + 1, dtype=owners.dtype)
+    bounds = xp.searchsorted(owners[order], ranks)  # bin r starts at the first owner >= r
+    offsets[:] = bounds.get() if hasattr(bounds, "get") else bounds
     return offsets, vertices[order], tuple(p[order] for p in payloads)

@@ -17,6 +17,7 @@ from distbfs.comm.single import SingleRankCommunicator
 from distbfs.constants import UNREACHED
 from distbfs.engine import STRATEGIES
 from distbfs.graph import build_graph
+from distbfs.partition import bin_by_owner
 from distbfs.streamed import build_graph_streamed
 
 import graphs
@@ -163,6 +164,25 @@ def test_filter_partition_culls_and_bins_by_owner(nbins):
     # a second pass over the same items finds them all visited
     again = NUMPY.filter_partition(state, EdgeFrontier(vertices, vertices), nbins)
     assert again.offsets[-1] == 0
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 7])
+@pytest.mark.parametrize("count", [0, 1, 1000])
+def test_bin_by_owner_sorts_stably_by_owner(xp, size, count):
+    """Each bin holds its owner's vertices in their order of arrival, payloads alongside, and
+    its bounds are the owners' counts (ranks with no vertex included)."""
+    rng = np.random.default_rng(count + size)
+    vertices = rng.integers(0, 50, count).astype(np.int32)
+    payload = np.arange(count, dtype=np.int64)
+    offsets, out, (moved,) = bin_by_owner(xp, xp.asarray(vertices), size, xp.asarray(payload))
+    out, moved = graphs.host(out), graphs.host(moved)
+    assert isinstance(offsets, np.ndarray) and offsets.dtype == np.int64
+    want = np.concatenate([[0], np.cumsum(np.bincount(vertices % size, minlength=size))])
+    np.testing.assert_array_equal(offsets, want)
+    for r in range(size):
+        arrived = np.flatnonzero(vertices % size == r)  # positions, in order
+        np.testing.assert_array_equal(moved[offsets[r] : offsets[r + 1]], arrived)
+        np.testing.assert_array_equal(out[offsets[r] : offsets[r + 1]], vertices[arrived])
 
 
 def test_contract_labels_unlabeled_vertices():
