@@ -11,6 +11,9 @@
  *                   found and visited already hold those lanes; a thread per edge of the
  *                   frontier's rows (its row found by a binary search of the rows' running
  *                   edge counts), so a hub's million edges take the whole grid, not one warp
+ *   push_lanes_striped  push level on several ranks: as push_lanes, but a neighbour another
+ *                   rank owns is queued as (global id, word) for it (one atomic per block), to
+ *                   be binned by owner and exchanged
  *   contract_lanes  push level, after the exchange: found[local(v)] |= word per received item
  *   settle_lanes    after a push level, every owned vertex: its new lanes (found & ~visited)
  *                   become visited and its word of the next level; found is cleared
@@ -39,9 +42,9 @@
  * one by the whole warp, a lane to each stretch.
  *
  * Gathered frontier words: row r (rank r's words, `row_words` of them) holds its local vertex
- * k at r * row_words + k; global vertex u is local u / size of rank u % size. On one rank the
- * host may instead pass in-neighbour columns relabeled by a vertex order and the words laid out
- * in that order (GatherOrder in lanes.py): the kernels read them alike.
+ * k at r * row_words + k; global vertex u is local u / size of rank u % size. The host may
+ * instead pass in-neighbour columns relabeled by a vertex order and every rank's words laid out
+ * in that order, as one row (GatherOrder in lanes.py): the kernels read them alike.
  */
 #include "common.cuh"
 
@@ -145,6 +148,43 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
     const long long v = rows[low];
     const size_type slot = offsets[v + 1] - (ends[low] - e);
     offer(frontier[v], cols[slot], visited, found);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    push_lanes_striped(const long long* rows, const long long* ends, long long count,
+                       long long total, const size_type* offsets, const vertex_t* cols,
+                       const word_t* frontier, const word_t* visited, word_t* found, int rank,
+                       int size, long long* remote_vertices, word_t* remote_words,
+                       size_type* queued) {
+  __shared__ Compact::TempStorage storage;
+  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x; base < total;
+       base += grid_stride()) {
+    const long long e = base + threadIdx.x;
+    int keep[1] = {0};
+    long long u = 0;
+    word_t word = 0;
+    if (e < total) {
+      long long low = 0, high = count - 1;  // the first row whose edges end after e
+      while (low < high) {
+        const long long mid = (low + high) / 2;
+        if (ends[mid] > e) high = mid; else low = mid + 1;
+      }
+      const long long v = rows[low];
+      u = cols[offsets[v + 1] - (ends[low] - e)];
+      word = frontier[v];
+      if (u % size == rank) {
+        offer(word, u / size, visited, found);
+      } else {
+        keep[0] = 1;
+      }
+    }
+    size_type slot[1];
+    Compact(storage).reserve(keep, slot, queued);  // every thread: it ends with a barrier
+    if (keep[0]) {
+      remote_vertices[slot[0]] = u;
+      remote_words[slot[0]] = word;
+    }
   }
 }
 

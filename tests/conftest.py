@@ -99,8 +99,11 @@ def backend(request):
 @pytest.fixture
 def backend_comm(backend, comm):
     """The communicator searches on ``backend`` exchange through (same ranks as ``comm``)."""
-    if backend.name == "numpy":
-        return comm
+    return comm if backend.name == "numpy" else cuda_comm()
+
+
+def cuda_comm():
+    """The communicator of this test process for the CUDA backend (same ranks as ``comm``)."""
     # DISTBFS_TEST_COMM=mpi: ranks sharing one GPU (NCCL refuses two ranks on one device)
     return resolve_comm(os.environ.get("DISTBFS_TEST_COMM", "auto"), "cuda")
 

@@ -74,7 +74,9 @@ def some_sources(n: int, count: int, seed: int = 0) -> np.ndarray:
 def run_batch(case, backend, comm, sources, **options) -> np.ndarray:
     """The (sources, n) distances of one batch, gathered on the host."""
     graph = graphs.build(case, comm, backend)
-    search = batched_levels(GraphResources(graph, backend, comm), sources, **options)
+    resources = GraphResources(graph, backend, comm)
+    backend.lanes_prepare(resources)  # as ``bfs_many`` does, once per graph
+    search = batched_levels(resources, sources, **options)
     rows = [graphs.gather_global(comm, row, case[2]) for row in search.distances]
     return np.stack(rows)
 
@@ -159,6 +161,36 @@ def test_any_rank_count(backend, backend_comm, name, direction):
     case = CASES[name]
     sources = some_sources(case[2], min(64, 3 * case[2]))
     got = run_batch(case, backend, backend_comm, sources, alpha=DIRECTIONS[direction])
+    np.testing.assert_array_equal(got, reference(case, sources))
+
+
+@pytest.mark.mpi
+@pytest.mark.gpu
+@pytest.mark.parametrize("ordered", [True, False])
+@pytest.mark.parametrize("name", ["hubs", "hubs_directed", "random_undirected", "path"])
+def test_pull_with_and_without_gather_order_at_any_rank_count(monkeypatch, name, ordered):
+    """The CUDA pull at any rank count reads every rank's words through the gather order (built
+    by ``lanes_prepare``, the ranks' out-degrees all-gathered), or in vertex order where it does
+    not fit on some rank: the same rows."""
+    from conftest import cuda_comm, make_backend
+
+    backend = make_backend("cuda")  # skips where there is no GPU
+    from distbfs.backends.cuda import lanes
+
+    comm = cuda_comm()
+    monkeypatch.setattr(lanes, "GATHER_ORDER_SHARE", lanes.GATHER_ORDER_SHARE if ordered else 0.0)
+    case = CASES[name]
+    graph = graphs.build(case, comm, backend)
+    resources = GraphResources(graph, backend, comm)
+    backend.lanes_prepare(resources)
+    order = resources.backend_resources.gather_order
+    assert (order is not None) == ordered
+    if ordered:  # a place for every gathered slot, each once
+        slots = -(-case[2] // comm.size) * comm.size
+        np.testing.assert_array_equal(np.sort(graphs.host(order.position)), np.arange(slots))
+    sources = some_sources(case[2], 64)
+    search = batched_levels(resources, sources, alpha=DIRECTIONS["pull"])
+    got = np.stack([graphs.gather_global(comm, row, case[2]) for row in search.distances])
     np.testing.assert_array_equal(got, reference(case, sources))
 
 

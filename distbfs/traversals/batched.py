@@ -87,24 +87,24 @@ def batched_levels(
 
 
 def push_level(resources: Any, state: Any, timer: Any) -> list[int]:
-    """Frontier words along out-edges: expand -> bin by owner -> exchange -> OR at the owner
-    (one rank: expanded straight into the OR); this rank's COUNTERS (``distbfs.engine.levels``).
+    """Frontier words along out-edges: expand and bin by owner -> exchange -> OR at the owner
+    (one rank: expanded straight into the OR); this rank's COUNTERS (``distbfs.engine.levels``:
+    items sent count what the bins held).
     """
     backend, comm, graph = resources.backend, resources.comm, resources.graph
     if comm.size == 1:  # the frontier's out-edges: settled with it
         with timer.phase("expand"):
             backend.push_lanes(graph, state)
         return [state.frontier_edges, 0, 0, 0, 0, state.frontier_edges]
-    with timer.phase("expand"):
-        heads, words = backend.expand_lanes(graph, state)
-    with timer.phase("filter_partition"):
-        bins = backend.partition_lanes(heads, words, comm.size)
+    expanded = int(state.frontier_edges)
+    with timer.phase("expand"):  # a backend may OR the words its own vertices get in place
+        bins = backend.bin_lanes(graph, state, comm.size)
     with timer.phase("exchange"):
         received = comm.exchange_bins(bins)
     with timer.phase("contract"):
         backend.contract_lanes(graph, state, received)
     sent = bins.counts
-    expanded, remote = int(heads.shape[0]), int(sent.sum() - sent[comm.rank])
+    remote = int(sent.sum() - sent[comm.rank])
     return [expanded, int(sent.sum()), remote, int(received.offsets[-1]), 0, expanded]
 
 

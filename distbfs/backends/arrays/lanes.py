@@ -106,8 +106,8 @@ def partition_lanes(xp: Any, heads: Any, words: Any, nbins: int) -> Bins:
 
 
 class ArrayLaneStages:
-    """Batched BFS's stages written over the backend's ``xp`` (``lanes_start``,
-    ``expand_lanes``, ``partition_lanes``, ``lanes_prepare``, ``lanes_distances``); each
+    """Batched BFS's stages written over the backend's ``xp`` (``lanes_start``, ``bin_lanes``,
+    ``lanes_prepare``, ``lanes_distances``); each
     backend adds ``contract_lanes``, ``frontier_words``, ``pull_lanes`` and
     ``settle_lanes``."""
 
@@ -116,11 +116,11 @@ class ArrayLaneStages:
     def lanes_start(self, graph: DistGraph, sources: np.ndarray, resources: Any) -> LaneState:
         return lanes_start(self.xp, graph, sources, resources)
 
-    def expand_lanes(self, graph: DistGraph, state: LaneState) -> tuple[Any, Any]:
-        return expand_lanes(self.xp, graph, state)
-
-    def partition_lanes(self, heads: Any, words: Any, nbins: int) -> Bins:
-        return partition_lanes(self.xp, heads, words, nbins)
+    def bin_lanes(self, graph: DistGraph, state: LaneState, nbins: int) -> Bins:
+        """A push level's items (neighbour, word), one per out-edge of every frontier vertex,
+        binned by the neighbour's owner (a backend may offer those it owns in place: its own
+        bin is then empty)."""
+        return partition_lanes(self.xp, *expand_lanes(self.xp, graph, state), nbins)
 
     def lanes_prepare(self, resources: Any) -> None:
         """Build what every batch of the graph reuses (``resources``: its ``GraphResources``;

@@ -555,6 +555,11 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def push_lanes(self, graph: DistGraph, state: LaneState) -> None:
         lanes.push_lanes(self.policy, self._resident, graph, state)
 
+    def bin_lanes(self, graph: DistGraph, state: LaneState, nbins: int) -> Bins:
+        if graph.compressed or nbins == 1:  # a stretch a thread: the arrays' items, then bins
+            return super().bin_lanes(graph, state, nbins)
+        return lanes.bin_lanes(self.policy, self._resident, graph, state)
+
     def contract_lanes(self, graph: DistGraph, state: LaneState, received: Bins) -> None:
         lanes.contract_lanes(self.policy, self._resident, graph, state, received)
 
@@ -570,9 +575,8 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def lanes_prepare(self, resources: Any) -> None:
         super().lanes_prepare(resources)
         graph = resources.graph
-        lanes.gather_order(
-            resources.backend_resources, graph.row_offsets, resources.in_neighbours()
-        )
+        in_graph = resources.in_neighbours()
+        lanes.gather_order(resources.backend_resources, graph.row_offsets, in_graph, resources.comm)
 
     def lanes_distances(self, graph: DistGraph, state: LaneState) -> Any:
         return lanes.lanes_distances(self.policy, self._resident, graph, state)

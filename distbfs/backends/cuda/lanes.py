@@ -14,11 +14,13 @@ host.
 
 Gather order. A pull level reads an in-neighbour's frontier word for every edge it scans, at
 random: on a Kronecker graph most of a level's memory traffic, as the words (8 bytes a vertex)
-outgrow L2. On one rank with plain columns in device memory, the pull reads the words from a
-copy laid out in descending out-degree order, through in-neighbour columns relabeled once per
-graph (``GatherOrder``): the words most often read share cache lines and stay in L2. Each
-row's relabeled columns are sorted, so a row reads its hubs first: a vertex that every lane
-reaches through a hub stops after a few words."""
+outgrow L2. With plain columns in device memory, the pull reads every rank's gathered words from
+a copy laid out in descending out-degree order (of every vertex of the graph: the ranks
+all-gather their out-degrees once), through in-neighbour columns relabeled once per graph
+(``GatherOrder``): the words most often read share cache lines and stay in L2, and a column
+is a place in that copy, with no owner and row to work out. Each row's relabeled columns are
+sorted, so a row reads its hubs first: a vertex that every lane reaches through a hub stops
+after a few words."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ import numpy as np
 from ...comm.base import Bins
 from ...graph import DistGraph
 from ...memory import available_bytes
+from ...partition import bin_by_owner
 from ..arrays.lanes import WORD, LaneState, lane_words
 from . import host_memory
 from .buffers import CudaGraphResources, check_graph
@@ -61,9 +64,11 @@ PAIRS, EDGES, QUEUED = range(3)
 
 @dataclass
 class GatherOrder:
-    """Batched BFS's gather order of one in-neighbour graph (module docstring): ``position[v]``
-    is vertex v's place in descending out-degree order, ``columns`` the in-neighbour columns
-    through it (each row sorted when the ids are 32-bit)."""
+    """Batched BFS's gather order of one in-neighbour graph (module docstring): ``position[s]``
+    is the place in descending out-degree order of the vertex at slot s of the gathered words
+    (rank r's local vertex k at r * ceil(n / size) + k; on one rank vertex s; a padding slot
+    after every vertex), ``columns`` the in-neighbour columns through it (each row sorted when
+    the ids are 32-bit)."""
 
     in_graph: DistGraph
     position: Any
@@ -71,27 +76,43 @@ class GatherOrder:
 
 
 def gather_order(
-    resources: CudaGraphResources, out_offsets: Any, in_graph: DistGraph
+    resources: CudaGraphResources, out_offsets: Any, in_graph: DistGraph, comm: Any = None
 ) -> GatherOrder | None:
     """The gather order of ``in_graph`` (built once, kept in ``resources``), or None where it
-    does not apply or fit (module docstring)."""
+    does not apply or fit (module docstring). On several ranks only ``lanes_prepare`` builds
+    it, with the job's ``comm`` (collective: the ranks agree that it fits on every one and
+    all-gather their out-degrees); a pull level only finds it."""
     columns = in_graph.column_indices
-    if in_graph.size != 1 or in_graph.compressed or host_memory.in_host_memory(columns):
+    if in_graph.compressed or host_memory.in_host_memory(columns):
         return None
     order = resources.gather_order
     if order is not None and order.in_graph is in_graph:
         return order
-    n = in_graph.nlocal
-    needed = columns.nbytes + n * (columns.itemsize + WORD().itemsize)
-    if needed > GATHER_ORDER_SHARE * available_bytes(cupy):
+    size = in_graph.size
+    if size > 1 and comm is None:
         return None
-    degrees = out_offsets[1:] - out_offsets[:-1]
-    position = cupy.empty(n, dtype=columns.dtype)
-    position[cupy.argsort(-degrees)] = cupy.arange(n, dtype=columns.dtype)
+    row_words = -(-in_graph.n // size)  # the gathered words' rows (``frontier_words``)
+    slots = size * row_words
+    needed = columns.nbytes + slots * (columns.itemsize + 2 * WORD().itemsize)
+    fits = needed <= GATHER_ORDER_SHARE * available_bytes(cupy)
+    fits = fits and slots <= np.iinfo(columns.dtype).max
+    if size > 1:
+        fits = bool(comm.allreduce(int(fits), op="min"))
+    if not fits:
+        return None
+    degrees = cupy.full(row_words, -1, dtype=np.int64)  # a padding slot: after every vertex
+    degrees[: in_graph.nlocal] = out_offsets[1:] - out_offsets[:-1]
+    if size > 1:
+        degrees = comm.allgather_equal(degrees).reshape(-1)
+    position = cupy.empty(slots, dtype=columns.dtype)  # by gathered slot, not by vertex id
+    position[cupy.argsort(-degrees)] = cupy.arange(slots, dtype=columns.dtype)
+    del degrees
     relabeled = cupy.empty_like(columns)
     for start in range(0, columns.shape[0], GATHER_CHUNK):
         stop = start + GATHER_CHUNK
-        relabeled[start:stop] = position[columns[start:stop]]
+        ids = columns[start:stop]
+        slot = ids if size == 1 else (ids % size) * row_words + ids // size
+        relabeled[start:stop] = position[slot]
     if columns.dtype == np.int32:  # a row's key: (row, column) in 64 bits
         _sort_rows(in_graph.row_offsets, relabeled)
     resources.gather_order = GatherOrder(in_graph, position, relabeled)
@@ -202,10 +223,7 @@ def push_lanes(
     """One rank's push level: each frontier vertex offers its word to every out-neighbour, a
     thread per edge (``state.frontier_edges`` of them), or for compressed rows per stretch
     between two decode points."""
-    if state.settled:  # after a pull level: the frontier's vertices from its words
-        rows = cupy.flatnonzero(state.frontier)
-    else:
-        rows = state.queues[0][: state.queued]
+    rows = _frontier_rows(state)
     offsets = graph.row_offsets
     begin, end = offsets[rows], offsets[rows + 1]
     if graph.compressed:
@@ -218,6 +236,37 @@ def push_lanes(
     args += (state.frontier, state.visited, state.found)
     _launch(policy, grids, graph, kernel_name("push_lanes", graph), total, args)
     state.settled = False
+
+
+def bin_lanes(
+    policy: LaunchPolicy, grids: ResidentGrids, graph: DistGraph, state: DeviceLaneState
+) -> Bins:
+    """A push level's items on several ranks (plain rows), a thread per edge: a neighbour this
+    rank owns gets the word at once, as ``push_lanes`` offers it; the others' (neighbour,
+    word) items are queued and binned by owner, the own bin empty. One launch, one read."""
+    rows = _frontier_rows(state)
+    offsets = graph.row_offsets
+    ends, total = cupy.cumsum(offsets[rows + 1] - offsets[rows]), int(state.frontier_edges)
+    vertices = cupy.empty(total, dtype=np.int64)
+    words = cupy.empty(total, dtype=WORD)
+    queued = cupy.zeros(1, dtype=np.int64)
+    args = (rows, ends, np.int64(rows.shape[0]), np.int64(total), offsets, graph.column_indices)
+    args += (state.frontier, state.visited, state.found, np.int32(graph.rank))
+    args += (np.int32(graph.size), vertices, words, queued)
+    _launch(policy, grids, graph, "push_lanes_striped", total, args)
+    state.settled = False
+    remote = int(queued.get()[0])
+    if graph.size == 2:  # every queued item is the other rank's
+        bounds = np.array([0, 0 if graph.rank == 0 else remote, remote], dtype=np.int64)
+        return Bins(bounds, vertices[:remote], (words[:remote],))
+    bounds, vertices, (words,) = bin_by_owner(cupy, vertices[:remote], graph.size, words[:remote])
+    return Bins(bounds, vertices, (words,))
+
+
+def _frontier_rows(state: DeviceLaneState) -> Any:
+    """The frontier's vertices (local ids): the queue a push level's settling wrote, or after
+    a pull level (which queues none) the vertices with a frontier word."""
+    return cupy.flatnonzero(state.frontier) if state.settled else state.queues[0][: state.queued]
 
 
 def contract_lanes(
@@ -249,10 +298,10 @@ def pull_lanes(
     n = int(state.visited.shape[0])
     order = gather_order(state.resources, state.out_offsets, in_graph)
     columns = column_args(in_graph)
-    if order is not None:  # the words in the order the relabeled columns read them
-        words = cupy.empty_like(state.frontier)
-        words[order.position] = state.frontier
-        frontier, columns = words.reshape(1, n), (order.columns,)
+    if order is not None:  # every rank's words in the order the relabeled columns read them
+        words = cupy.empty(order.position.shape[0], dtype=state.frontier.dtype)
+        words[order.position] = frontier.reshape(-1)
+        frontier, columns = words.reshape(1, -1), (order.columns,)
     where = (np.int32(frontier.shape[0]),)
     if in_graph.compressed:  # the row's global id: its head is coded against it
         where += (np.int32(in_graph.rank),)
