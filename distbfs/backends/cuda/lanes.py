@@ -1,5 +1,5 @@
-"""Batched BFS's per-backend stages on the device (``kernels/lanes.cu``; the push expansion of
-several ranks: ``distbfs.backends.arrays.lanes``).
+"""Batched BFS's per-backend stages on the device (``kernels/lanes.cu``; a push on several ranks
+over compressed rows: ``distbfs.backends.arrays.lanes``).
 
 State (``DeviceLaneState``): ``visited`` and ``found`` words per owned vertex, and the frontier
 words of the last ``HISTORY_LEVELS`` levels in a ring. A vertex's frontier word at level L is
