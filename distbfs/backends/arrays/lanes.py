@@ -107,9 +107,8 @@ def partition_lanes(xp: Any, heads: Any, words: Any, nbins: int) -> Bins:
 
 class ArrayLaneStages:
     """Batched BFS's stages written over the backend's ``xp`` (``lanes_start``, ``bin_lanes``,
-    ``lanes_prepare``, ``lanes_distances``); each
-    backend adds ``contract_lanes``, ``frontier_words``, ``pull_lanes`` and
-    ``settle_lanes``."""
+    ``lanes_prepare``, ``lanes_distances``); each backend adds ``contract_lanes``,
+    ``frontier_words``, ``pull_lanes`` and ``settle_lanes``."""
 
     xp: Any
 

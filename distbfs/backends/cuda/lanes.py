@@ -82,21 +82,21 @@ def gather_order(
     does not apply or fit (module docstring). On several ranks only ``lanes_prepare`` builds
     it, with the job's ``comm`` (collective: the ranks agree that it fits on every one and
     all-gather their out-degrees); a pull level only finds it."""
-    columns = in_graph.column_indices
-    if in_graph.compressed or host_memory.in_host_memory(columns):
-        return None
     order = resources.gather_order
     if order is not None and order.in_graph is in_graph:
         return order
     size = in_graph.size
     if size > 1 and comm is None:
         return None
+    columns = in_graph.column_indices
     row_words = -(-in_graph.n // size)  # the gathered words' rows (``frontier_words``)
     slots = size * row_words
-    needed = columns.nbytes + slots * (columns.itemsize + 2 * WORD().itemsize)
-    fits = needed <= GATHER_ORDER_SHARE * available_bytes(cupy)
-    fits = fits and slots <= np.iinfo(columns.dtype).max
-    if size > 1:
+    fits = not in_graph.compressed and not host_memory.in_host_memory(columns)
+    if fits:
+        needed = columns.nbytes + slots * (columns.itemsize + 2 * WORD().itemsize)
+        fits = needed <= GATHER_ORDER_SHARE * available_bytes(cupy)
+        fits = fits and slots <= np.iinfo(columns.dtype).max
+    if size > 1:  # every rank, whatever it found: the same answer on all
         fits = bool(comm.allreduce(int(fits), op="min"))
     if not fits:
         return None
