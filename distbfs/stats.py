@@ -111,14 +111,6 @@ def traversed_edges(
     return search_sums(graph, comm, distances, backend)[0]
 
 
-def reached_vertices(
-    graph: DistGraph, comm: Communicator, distances: Any, backend: Any = None
-) -> int:
-    """Vertices of ``distances`` that were reached, over all ranks (collective):
-    ``search_sums``'s second count."""
-    return search_sums(graph, comm, distances, backend)[1]
-
-
 def _summary(x: np.ndarray) -> dict[str, float]:
     """The reference's ``get_statistics``: order statistics, mean, stddev (n - 1)."""
     n = x.size
