@@ -501,3 +501,39 @@ def build_local_graph(
     num_edges = int(column_indices.shape[0])
     stored = _stored_weights(values)
     return DistGraph(n, num_edges, directed, 0, 1, row_offsets, column_indices, stored)
+
+
+def inbound_rows(graph: DistGraph, xp: Any = np) -> DistGraph:
+    """This rank's inbound rows: every vertex's edges into the vertices this rank owns, as one
+    rank's CSR of all n rows (row u lists the heads v of the edges u -> v that this rank owns,
+    global ids, ascending). For an undirected graph they are the transpose of its rows. A
+    top-down level that expands the all-gathered frontier through them reaches only vertices
+    this rank owns (``distbfs.traversals.bfs.inbound_level``). Built here, with no
+    communication: an int64 key ``tail * n + head`` per stored edge, sorted; peak memory
+    ``inbound_bytes``."""
+    if graph.directed:
+        raise ValueError("inbound rows transpose an undirected graph's rows")
+    n, m = graph.n, graph.num_local_edges
+    keys = xp.empty(m, dtype=xp.int64)
+    for i in _chunks(m):
+        stop = min(m, i + CHUNK)
+        heads = xp.arange(i, stop, dtype=xp.int64)  # the row of each edge slot, as a global id
+        heads = xp.searchsorted(graph.row_offsets, heads, side="right") - 1
+        heads *= graph.size
+        heads += graph.rank
+        tails = graph.column_indices[i:stop].astype(xp.int64)
+        tails *= n
+        tails += heads
+        keys[i:stop] = tails
+        del heads, tails
+    keys.sort()
+    row_offsets, column_indices = _csr_from_keys(xp, keys, n, n)
+    return DistGraph(n, graph.num_edges, False, 0, 1, row_offsets, column_indices)
+
+
+def inbound_bytes(graph: DistGraph) -> int:
+    """The peak bytes of ``inbound_rows`` beside the graph: per stored edge an int64 key, the
+    sort's buffer of as much and the column id; per vertex of the whole graph the row offsets
+    and the degree counts; a chunk's temporaries."""
+    per_edge = 16 + vertex_dtype(graph.n).itemsize
+    return per_edge * graph.num_local_edges + 16 * (graph.n + 1) + 24 * CHUNK

@@ -4,6 +4,7 @@ ranks; large frontiers are shared with every rank's visited mask."""
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -13,7 +14,7 @@ import distbfs.engine.plan as plan_module
 from distbfs.backends.numpy import NumpyBackend
 from distbfs.constants import UNREACHED
 from distbfs.engine.direction import TOP_DOWN
-from distbfs.graph import build_graph
+from distbfs.graph import build_graph, inbound_rows
 from distbfs.runtime import resolve_comm
 from distbfs.traversals.bfs import bfs_levels, top_down_level
 
@@ -38,7 +39,8 @@ def test_distances_and_predecessors_at_any_rank_count(backend, backend_comm, nam
         graphs.check_bfs_tree(case, source, distances, preds)
 
 
-def test_statistics_are_global_and_exchange_crosses_ranks(comm):
+def test_statistics_are_global_and_exchange_crosses_ranks(comm, monkeypatch):
+    monkeypatch.setattr(plan_module, "GATHER_DEGREE", math.inf)  # every top-down level sends bins
     src, dst, n, _ = graphs.random_graph(2000, 10000, 9, False)
     graph = build_graph(comm, *graphs.share(src, dst, comm.rank, comm.size), n, directed=False)
     result = graphs.search(graph, 0, NUMPY, comm)
@@ -97,6 +99,7 @@ def test_shared_frontiers_cull_what_other_ranks_labeled(backend, backend_comm, m
     """After a level whose frontier grew past n / SHARE_FRONTIER, the ranks all-gather it into
     their visited masks: the same distances, fewer items sent (several ranks), and every vertex
     of a shared frontier is in every rank's mask."""
+    monkeypatch.setattr(plan_module, "GATHER_DEGREE", math.inf)  # every top-down level sends bins
     comm, case = backend_comm, graphs.random_graph(3000, 24000, 21, False)
     n = case[2]
     graph = graphs.build(case, comm, backend)
@@ -120,6 +123,60 @@ def test_shared_frontiers_cull_what_other_ranks_labeled(backend, backend_comm, m
     assert gathered
     if backend.name == "numpy":  # one byte per vertex (the CUDA mask is packed bits)
         assert shared.state.visited_mask[np.isin(expected, gathered)].all()
+
+
+def test_inbound_rows_are_the_edges_into_the_owned_vertices(backend, backend_comm):
+    """Every rank's inbound rows (one rank's CSR of all n rows) list, for each vertex u, the
+    heads v of the edges u -> v that the rank owns, ascending: over all ranks, every stored
+    edge once."""
+    comm, case = backend_comm, graphs.random_graph(700, 4000, 17, False)
+    n = case[2]
+    graph = graphs.build(case, comm, backend)
+    rows = inbound_rows(graph, backend.xp)
+    offsets, columns = (
+        np.asarray(backend.to_host(a)) for a in (rows.row_offsets, rows.column_indices)
+    )
+    tails = np.repeat(np.arange(n), np.diff(offsets))
+    assert (rows.n, rows.rank, rows.size, rows.nlocal) == (n, 0, 1, n)
+    assert np.all(columns % comm.size == comm.rank)
+    assert np.all((np.diff(columns) > 0) | (np.diff(tails) > 0))  # ascending within a row
+    every, edges = graphs.unique_edges(*case)
+    mine = edges % comm.size == comm.rank
+    np.testing.assert_array_equal(tails * n + columns, np.sort(every[mine] * n + edges[mine]))
+
+
+@pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing", "two_phase"])
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+def test_inbound_levels_send_no_bins(backend, backend_comm, monkeypatch, strategy, directed):
+    """With every top-down level of at least n frontier out-edges over the gathered frontier
+    (GATHER_DEGREE = 0), those levels send no item across ranks: distances equal scipy's, the
+    trees are valid and the level table is the one-rank one, with and without the inbound
+    rows (where they do not fit, or the graph is directed, every level sends bins)."""
+    comm, case = backend_comm, graphs.random_graph(1500, 9000, 23, directed)
+    n = case[2]
+    monkeypatch.setattr(plan_module, "GATHER_DEGREE", 0.0)
+    graph = graphs.build(case, comm, backend)
+    for room in (True, False):
+        monkeypatch.setattr(plan_module, "fits", lambda *args, room=room: room)
+        plan = plan_module.SearchPlan.build(graph, backend, comm, strategy=strategy)
+        inbound = comm.size > 1 and room and not directed
+        assert (plan.inbound is not None) == inbound
+        for source in (0, n // 2):
+            result = bfs_levels(plan, source, predecessors=True)
+            distances = graphs.gather_global(comm, result.distances, n)
+            preds = graphs.gather_global(comm, result.predecessors, n)
+            expected = graphs.check_bfs_tree(case, source, distances, preds)
+            graphs.check_level_rows(case, expected, result.levels)
+            large = [
+                lv
+                for lv in result.levels
+                if lv.direction == TOP_DOWN and not lv.fused and lv.edges_expanded >= n
+            ]
+            remote = [lv.items_sent_remote for lv in large]
+            if strategy != "direction_optimizing":
+                assert large
+            assert not inbound or remote == [0] * len(large)
+            assert inbound or comm.size == 1 or sum(remote) > 0 or not large
 
 
 @pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])

@@ -179,6 +179,17 @@ class Replica:
     resources: Any
 
 
+@dataclass
+class Inbound:
+    """This rank's inbound rows (``distbfs.graph.inbound_rows``: every vertex's edges into the
+    vertices this rank owns, one rank's CSR of all n rows) with the backend's resources for them
+    (``Backend.prepare``): what a top-down level over the all-gathered frontier expands
+    (``distbfs.traversals.bfs.inbound_level``)."""
+
+    graph: DistGraph
+    resources: Any
+
+
 class Backend(Protocol):
     """What a backend provides to the level loop."""
 
@@ -274,6 +285,15 @@ class Backend(Protocol):
         """Mark every vertex of ``frontier`` (the all-gathered ``(size, bytes)`` bitmaps) in the
         visited mask: the vertices all ranks labeled last level, so this rank's next top-down
         filter culls them instead of sending them to their owners again."""
+        ...
+
+    def inbound_frontier(
+        self, graph: DistGraph, inbound: Inbound, state: SearchState, frontier: Any
+    ) -> None:
+        """Make the all-gathered ``frontier`` (``(size, bytes)`` bitmaps) the search's vertex
+        frontier over ``inbound``'s rows: every rank's frontier vertices, as global ids, with
+        their inbound out-edges (the next ``expand(inbound.graph, ...)``'s m_f). The level's
+        ``contract`` makes the frontier this rank's own again."""
         ...
 
     def bottom_up(

@@ -108,25 +108,38 @@ def choose_direction(
 
 
 class TopDownOnly:
-    """Termination of the top-down strategies: one all-reduce of the next frontier's size."""
+    """Termination of the top-down strategies: one all-reduce of the next frontier's size, and
+    of its out-edges m_f where the plan may run a level over the gathered frontier (its
+    ``inbound`` rows; ``SearchPlan.gathers`` reads m_f)."""
 
     def __init__(self, plan: Any) -> None:
         self.plan = plan
+        self.edges: int | None = None  # the current frontier's m_f over all ranks, if summed
 
     def choose(self, direction: Direction) -> Direction:
         return TOP_DOWN
 
     def end_level(self, state: Any, direction: Direction, inspected: int) -> int:
         """The global size of the frontier just labeled (the level barrier)."""
-        return self.plan.comm.allreduce(state.frontier_size)
+        return self._sum(state)
 
     def after_fused(self, state: Any) -> int:
         """The global size of the frontier after fused levels."""
-        return self.plan.comm.allreduce(state.frontier_size)
+        return self._sum(state)
+
+    def _sum(self, state: Any) -> int:
+        plan = self.plan
+        if plan.inbound is None:
+            return plan.comm.allreduce(state.frontier_size)
+        edges = plan.backend.frontier_edges(plan.graph, state)  # free after a level's labels
+        mine = np.array([state.frontier_size, edges], np.int64)
+        size, self.edges = plan.comm.allreduce(mine).tolist()
+        return size
 
     def frontier_edges(self) -> int | None:
-        """The current frontier's out-edges over all ranks where already summed: never here."""
-        return None
+        """The current frontier's out-edges over all ranks where already summed (a plan with
+        inbound rows), else None."""
+        return self.edges
 
 
 class DirectionOptimizing:

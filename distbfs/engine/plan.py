@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.base import Replica
+from ..backends.base import Inbound, Replica
 from ..comm.base import Communicator
 from ..comm.single import SingleRankCommunicator
 from ..constants import UNLIMITED
 from ..errors import InvalidArgumentValue
-from ..graph import DistGraph, build_graph, build_local_graph
-from ..memory import require
+from ..graph import DistGraph, build_graph, build_local_graph, inbound_bytes, inbound_rows
+from ..memory import fits, require
 from .buckets import WeightSummary, check_delta, choose_delta
 from .direction import DirectionOptimizing, TopDownOnly
 from .fused import FusedPath, NoFusedLevels, choose_fused_path
@@ -42,6 +42,14 @@ least n / SHARE_FRONTIER vertices, the ranks all-gather its bitmap (n / 8 bytes)
 visited masks. A rank's mask otherwise knows only the vertices it sent or owns, and sends the
 others again when the next level reaches them (benchmarks/RESULTS.md, "shared frontiers"); a
 gather costs n / 64 items."""
+
+GATHER_DEGREE = 256.0
+"""Several ranks: a top-down level whose frontier has at least n out-edges (m_f, over all ranks),
+and at least GATHER_DEGREE a frontier vertex, runs over the all-gathered frontier
+(``distbfs.traversals.bfs.inbound_level``; inf: never), where the graph's inbound rows fit
+(``GraphResources.inbound``). Such a level's every rank expands every frontier vertex, where a
+bin level's expands its own: the vertices cost it more than the bins it saves, unless their
+rows are long (benchmarks/RESULTS.md, "inbound levels")."""
 
 _UNSET = object()
 
@@ -114,6 +122,7 @@ class GraphResources:
         self._replica: Any = _UNSET
         self._replica_resources: Any = _UNSET
         self._mailbox: Any = _UNSET
+        self._inbound: Any = _UNSET
         self._long_rows: dict[int, int] | None = None
         self._long_row_limit = 0  # the out-degree past which a row is in _long_rows (0: none is)
         self._weights: WeightSummary | None = None
@@ -198,6 +207,25 @@ class GraphResources:
                 one.weights,
             )
         return self._whole
+
+    def inbound(self) -> Inbound | None:
+        """This rank's inbound rows (``distbfs.graph.inbound_rows``) with the backend's
+        resources for them (collective on first use: one all-gather of the memory check);
+        None on one rank, for a directed graph (its rows list out-edges), for columns
+        compressed or in host memory (the expansion reads plain device rows), and where a rank
+        lacks ``inbound_bytes`` beside the graph and as much again for a search."""
+        if self._inbound is _UNSET:
+            self._inbound = None
+            graph, backend, comm = self.graph, self.backend, self.comm
+            memory = getattr(backend, "graph_memory", None)
+            on_host = callable(memory) and memory(graph) == "host"
+            plain = not (graph.directed or graph.compressed or on_host)
+            if comm.size > 1 and plain:
+                needed = inbound_bytes(graph) + graph.nbytes()
+                if fits(needed, backend.xp, comm):
+                    rows = inbound_rows(graph, backend.xp)
+                    self._inbound = Inbound(rows, backend.prepare(rows))
+        return self._inbound
 
     def replica(self) -> Replica | None:
         """The whole graph on every rank (``whole``), which every rank then searches whole
@@ -294,6 +322,10 @@ class SearchPlan:
         The fused small-frontier path (``distbfs.engine.fused``).
     shares_frontier : bool
         Whether large new frontiers are all-gathered into the visited masks (``SHARE_FRONTIER``).
+    inbound : Inbound or None
+        Several ranks: the inbound rows (``GraphResources.inbound``) that top-down levels of
+        many long rows expand from the all-gathered frontier (``gathers``); None: every
+        top-down level sends bins.
     broadcast_rows : dict
         Several ranks: the long rows (``GraphResources.long_rows``, global vertex ->
         out-degree) a search from one of whose vertices starts with the row on every rank.
@@ -334,6 +366,10 @@ class SearchPlan:
         if self.whole is None:
             self.fused = choose_fused_path(resources, self._fused_limit())
         self.shares_frontier = self.comm.size > 1 and not self.optimizing
+        self.gather_degree = GATHER_DEGREE if self.whole is None else math.inf
+        self.inbound = None
+        if self.gather_degree < math.inf:
+            self.inbound = resources.inbound()  # collective
         self.broadcast_rows = resources.long_rows() if self.whole is None else {}
 
     @classmethod
@@ -364,11 +400,20 @@ class SearchPlan:
             return DirectionOptimizing(self, state, sources)
         return TopDownOnly(self)
 
-    def shares(self, frontier_size: int, next_size: int) -> bool:
-        """Whether the new frontier (``next_size`` vertices, after ``frontier_size``) is shared
-        with every rank's visited mask (``SHARE_FRONTIER``)."""
+    def shares(self, frontier_size: int, next_size: int, next_edges: int | None = None) -> bool:
+        """Whether the new frontier (``next_size`` vertices, after ``frontier_size``; with
+        ``next_edges`` out-edges over all ranks, where known) is shared with every rank's
+        visited mask (``SHARE_FRONTIER``): not where the next level gathers it anyway."""
         grew = frontier_size < next_size and next_size * SHARE_FRONTIER >= self.graph.n
-        return self.shares_frontier and grew
+        return self.shares_frontier and grew and not self.gathers(next_size, next_edges)
+
+    def gathers(self, frontier_size: int, frontier_edges: int | None) -> bool:
+        """Whether a top-down level of ``frontier_size`` vertices with ``frontier_edges``
+        out-edges (over all ranks; None: not known) runs over the all-gathered frontier and
+        the inbound rows (``GATHER_DEGREE``)."""
+        if self.inbound is None or frontier_edges is None:
+            return False
+        return frontier_edges >= max(self.graph.n, self.gather_degree * frontier_size)
 
     def _fused_limit(self) -> int:
         """Largest frontier handed to the fused path (0: never). ``direction_optimizing`` hands

@@ -7,6 +7,11 @@ its visited mask and culls duplicates, binning the survivors by owner (fused fil
 exchanges the bins (vertex, parent) with every other rank; contracts what it received (status
 lookup against its own labels) into the next vertex frontier. The own bin never travels, so a
 backend may contract it before the exchange (``contract_local``) while the other bins move.
+Inbound level (a top-down level of many long rows, ``SearchPlan.gathers``, where the
+graph's inbound rows fit): the frontier is all-gathered as bitmaps, as a bottom-up level's, and
+every rank expands all of it through its inbound rows, the edges into the vertices it owns;
+so every vertex is reached, filtered and contracted by its owner alone, where a bin exchange
+would send a vertex once for every rank that reached it.
 Bottom-up level, every rank: packs its frontier into a bitmap; all-gathers the bitmaps (n/8
 bytes: the global frontier); every unlabeled owned vertex scans its in-neighbours and stops at
 the first one in the frontier, which becomes its parent. Small top-down frontiers go to the
@@ -138,11 +143,13 @@ def run_levels(
             counters = broadcast_level(plan, state, timer, int(sources[0]), row_edges)
         elif direction == BOTTOM_UP:
             counters = bottom_up_level(plan, state, timer, level)
+        elif plan.gathers(frontier_size, termination.frontier_edges()):
+            counters = inbound_level(plan, state, timer, level)
         else:
             counters = top_down_level(plan, state, timer, level)
         with timer.phase("termination"):
             next_size = termination.end_level(state, direction, counters[-1])
-        if plan.shares(frontier_size, next_size):
+        if plan.shares(frontier_size, next_size, termination.frontier_edges()):
             share_frontier(plan, state, timer)
         log.level(level, frontier_size, direction, counters)
         timer.next_level()
@@ -177,29 +184,61 @@ def own_share(plan: SearchPlan, whole: LevelRun) -> LevelRun:
 
 
 def top_down_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
-    """Expand, filter+partition, exchange bins, contract (section 6.1); this rank's COUNTERS.
-
-    A frontier with more out-edges than the backend's edge queue holds is expanded and filtered
-    in strips (``expansion_strips``); the survivors of every strip are binned after the last."""
+    """Expand, filter+partition, exchange bins, contract (section 6.1); this rank's COUNTERS."""
     graph, backend, comm = plan.graph, plan.backend, plan.comm
-    expanded, bins = 0, None
-    for strip in range(backend.expansion_strips(graph, state)):
-        with timer.phase("expand"):
-            edge_frontier = backend.expand(graph, state, strip)
-        with timer.phase("filter_partition"):
-            bins = backend.filter_partition(state, edge_frontier, comm.size)
-        expanded += edge_frontier.size
-    assert bins is not None, "filter_partition returns the bins after the last strip"
+    bins, edge_frontiers = expand_and_filter(plan, graph, state, timer, comm.size)
     with timer.phase("contract"):  # the own bin never travels: it is labeled meanwhile
         backend.contract_local(graph, state, bins, level + 1)
     with timer.phase("exchange"):
         received = comm.exchange_bins(bins, overlap=True)
     with timer.phase("contract"):
         backend.contract(graph, state, received, level + 1)
+    expanded = sum(edges.size for edges in edge_frontiers)
     sent = bins.counts
     remote = int(sent.sum() - sent[comm.rank])
     received_count = int(received.offsets[-1])
     return [expanded, int(sent.sum()), remote, received_count, state.frontier_size, expanded]
+
+
+def inbound_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
+    """A top-down level over the all-gathered frontier (``SearchPlan.gathers``): frontier queue
+    -> bitmap, all-gather of the bitmaps (which also mark the visited mask), then every rank
+    expands every frontier vertex through its inbound rows (``plan.inbound``: the edges into
+    its own vertices), filters and contracts: each vertex is reached, kept and labeled by its
+    owner alone, and no bins travel; this rank's COUNTERS."""
+    graph, backend = plan.graph, plan.backend
+    with timer.phase("bitmap"):
+        bitmap = backend.frontier_bitmap(graph, state)
+    with timer.phase("exchange"):
+        frontier = plan.comm.allgather_equal(bitmap)
+    with timer.phase("expand"):
+        backend.mark_visited(graph, state, frontier)
+        backend.inbound_frontier(graph, plan.inbound, state, frontier)
+    bins, edge_frontiers = expand_and_filter(plan, plan.inbound.graph, state, timer, 1)
+    with timer.phase("contract"):
+        backend.contract(graph, state, bins, level + 1)
+    expanded = sum(edges.size for edges in edge_frontiers)
+    kept = int(bins.offsets[-1])
+    return [expanded, kept, 0, kept, state.frontier_size, expanded]
+
+
+def expand_and_filter(
+    plan: SearchPlan, rows: Any, state: Any, timer: Any, nbins: int
+) -> tuple[Any, list[Any]]:
+    """Expand the frontier through ``rows`` and filter it into ``nbins`` owner bins; the bins
+    and the edge frontiers (their sizes are read after the level's contraction, whose read of
+    the counters they share). A frontier with more out-edges than the backend's edge queue
+    holds is expanded and filtered in strips (``expansion_strips``); the survivors of every
+    strip are binned after the last."""
+    backend, bins, edge_frontiers = plan.backend, None, []
+    for strip in range(backend.expansion_strips(rows, state)):
+        with timer.phase("expand"):
+            edge_frontier = backend.expand(rows, state, strip)
+        with timer.phase("filter_partition"):
+            bins = backend.filter_partition(state, edge_frontier, nbins)
+        edge_frontiers.append(edge_frontier)
+    assert bins is not None, "filter_partition returns the bins after the last strip"
+    return bins, edge_frontiers
 
 
 def bottom_up_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:

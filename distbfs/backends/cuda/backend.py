@@ -25,7 +25,7 @@ from ..arrays import ArrayPathStages
 from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.components import ComponentState, Reached
 from ..arrays.lanes import ArrayLaneStages, LaneState
-from ..base import EdgeFrontier, PathState, Relaxations, SearchState
+from ..base import EdgeFrontier, Inbound, PathState, Relaxations, SearchState
 from . import (
     bottom_up,
     contract,
@@ -40,6 +40,7 @@ from . import (
     search,
     striped_steps,
 )
+from . import inbound as inbound_stage
 from .buffers import CudaGraphResources, check_graph, prepare
 from .compressed import DeviceColumns
 from .launch_policy import DEFAULT_POLICY, DEFAULT_QUEUE_SIZING, LaunchPolicy
@@ -170,6 +171,11 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     def mark_visited(self, graph: DistGraph, state: SearchState, frontier: Any) -> None:
         bottom_up.mark_visited(self.policy, graph, state, frontier)
+
+    def inbound_frontier(
+        self, graph: DistGraph, inbound: Inbound, state: SearchState, frontier: Any
+    ) -> None:
+        inbound_stage.inbound_frontier(self.policy, graph, inbound, state, frontier)
 
     def bottom_up(
         self,

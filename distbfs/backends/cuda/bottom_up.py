@@ -101,7 +101,7 @@ def mark_visited(policy: LaunchPolicy, graph: DistGraph, state: SearchState, fro
     """Set the visited-mask bits of every vertex of the gathered ``frontier`` (``(size,
     bytes)`` uint8 bitmaps, on the device). One launch, no read."""
     queues = queues_of(state)
-    gathered = _gathered_words(graph, frontier)
+    gathered = gathered_words(graph, frontier)
     mask_words = int(state.visited_mask.shape[0])
     threads = policy.block_threads
     queues.kernels["mark_visited"](
@@ -135,7 +135,7 @@ def bottom_up(
         raise TypeError("the in-neighbour graph must have the graph's column dtype")
     bitmaps = ensure_bitmaps(queues)
     words = int(bitmaps[0].shape[0])
-    gathered = _gathered_words(graph, frontier)
+    gathered = gathered_words(graph, frontier)
     counts = queues.begin_level(edge_bound=0)
     kernel = queues.kernels["bottom_up"]
     words_per_block = MASK_WORD_BITS * (policy.block_threads // MASK_WORD_BITS)
@@ -190,7 +190,7 @@ def unexplored(policy: LaunchPolicy, graph: DistGraph, state: SearchState) -> tu
     return count_unlabeled(kernel, policy, grid, graph, state.labels, zeroed_tally(queues))
 
 
-def _gathered_words(graph: DistGraph, frontier: Any) -> Any:
+def gathered_words(graph: DistGraph, frontier: Any) -> Any:
     """The all-gathered frontier bitmaps as one run of uint32 words, checked."""
     gathered = cupy.ascontiguousarray(frontier).view(MASK_DTYPE).reshape(-1)
     words = frontier_bitmap_bytes(graph.n, graph.size) // MASK_DTYPE.itemsize

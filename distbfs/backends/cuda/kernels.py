@@ -54,6 +54,7 @@ STAGES = (
     "contract",
     "contract_expand",
     "bottom_up",
+    "inbound",
     "link",
     "lanes",
     "relax",

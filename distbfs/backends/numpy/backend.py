@@ -16,8 +16,9 @@ from ...timing import HostTimer, NullTimer
 from ..arrays import relax as array_relax
 from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.lanes import ArrayLaneStages, LaneState
-from ..base import EdgeFrontier, PathState, Relaxations, SearchState
+from ..base import EdgeFrontier, Inbound, PathState, Relaxations, SearchState
 from . import bottom_up, contract, expand, filter_partition, lanes, relax, search
+from . import inbound as inbound_stage
 
 SEARCH_BYTES = {
     "bfs": (16, 48, 1),
@@ -109,6 +110,11 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
 
     def mark_visited(self, graph: DistGraph, state: SearchState, frontier: np.ndarray) -> None:
         bottom_up.mark_visited(graph, state, frontier)
+
+    def inbound_frontier(
+        self, graph: DistGraph, inbound: Inbound, state: SearchState, frontier: np.ndarray
+    ) -> None:
+        inbound_stage.inbound_frontier(graph, inbound, state, frontier)
 
     def bottom_up(
         self,

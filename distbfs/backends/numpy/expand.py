@@ -46,7 +46,7 @@ def expand(graph: DistGraph, state: SearchState, strip: int = 0) -> EdgeFrontier
         else:
             in_frontier = np.zeros(graph.nlocal, dtype=np.bool_)
             in_frontier[frontier] = True
-            vertices = columns[np.repeat(in_frontier, state.resources.degrees)]
+            vertices = columns[np.repeat(in_frontier, graph.local_degrees())]
         frontier = np.sort(frontier)  # the order in which the boolean pass emits rows
         lengths = graph.row_offsets[frontier + 1] - graph.row_offsets[frontier]
     elif graph.compressed:  # the frontier's rows decoded, in frontier order
