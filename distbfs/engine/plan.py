@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.base import Inbound, Replica
+from ..backends.base import Replica
 from ..comm.base import Communicator
 from ..comm.single import SingleRankCommunicator
 from ..constants import UNLIMITED
@@ -208,9 +208,9 @@ class GraphResources:
             )
         return self._whole
 
-    def inbound(self) -> Inbound | None:
-        """This rank's inbound rows (``distbfs.graph.inbound_rows``) with the backend's
-        resources for them (collective on first use: one all-gather of the memory check);
+    def inbound(self) -> DistGraph | None:
+        """This rank's inbound rows (``distbfs.graph.inbound_rows``; collective on first use:
+        one all-gather of the memory check);
         None on one rank, for a directed graph (its rows list out-edges), for columns
         compressed or in host memory (the expansion reads plain device rows), and where a rank
         lacks ``inbound_bytes`` beside the graph and as much again for a search."""
@@ -223,8 +223,7 @@ class GraphResources:
             if comm.size > 1 and plain:
                 needed = inbound_bytes(graph) + graph.nbytes()
                 if fits(needed, backend.xp, comm):
-                    rows = inbound_rows(graph, backend.xp)
-                    self._inbound = Inbound(rows, backend.prepare(rows))
+                    self._inbound = inbound_rows(graph, backend.xp)
         return self._inbound
 
     def replica(self) -> Replica | None:
@@ -322,7 +321,7 @@ class SearchPlan:
         The fused small-frontier path (``distbfs.engine.fused``).
     shares_frontier : bool
         Whether large new frontiers are all-gathered into the visited masks (``SHARE_FRONTIER``).
-    inbound : Inbound or None
+    inbound : DistGraph or None
         Several ranks: the inbound rows (``GraphResources.inbound``) that top-down levels of
         many long rows expand from the all-gathered frontier (``gathers``); None: every
         top-down level sends bins.
