@@ -179,6 +179,17 @@ class Replica:
     resources: Any
 
 
+@dataclass
+class Inbound:
+    """This rank's inbound rows (``distbfs.graph.inbound_rows``: every vertex's edges into the
+    vertices this rank owns, one rank's CSR of all n rows) with the backend's resources for them
+    (``Backend.prepare``): what a top-down level over the all-gathered frontier expands
+    (``distbfs.traversals.bfs.inbound_level``)."""
+
+    graph: DistGraph
+    resources: Any
+
+
 class Backend(Protocol):
     """What a backend provides to the level loop."""
 
@@ -276,14 +287,13 @@ class Backend(Protocol):
         filter culls them instead of sending them to their owners again."""
         ...
 
-    def inbound_level(
-        self, graph: DistGraph, inbound: DistGraph, state: SearchState, frontier: Any, level: int
-    ) -> tuple[int, int]:
-        """An inbound level (``distbfs.traversals.bfs.inbound_level``): expand every rank's
-        frontier vertices (the all-gathered ``frontier``, ``(size, bytes)`` bitmaps) through
-        ``inbound``'s rows (``distbfs.graph.inbound_rows``: the edges into this rank's
-        vertices) and label the heads not yet labeled with ``level``; they become the vertex
-        frontier (local ids). Returns (edges expanded, vertices labeled)."""
+    def inbound_frontier(
+        self, graph: DistGraph, inbound: Inbound, state: SearchState, frontier: Any
+    ) -> None:
+        """Make the all-gathered ``frontier`` (``(size, bytes)`` bitmaps) the search's vertex
+        frontier over ``inbound``'s rows: every rank's frontier vertices, as global ids, with
+        their inbound out-edges (the next ``expand(inbound.graph, ...)``'s m_f). The level's
+        ``contract`` makes the frontier this rank's own again."""
         ...
 
     def bottom_up(

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.base import Replica
+from ..backends.base import Inbound, Replica
 from ..comm.base import Communicator
 from ..comm.single import SingleRankCommunicator
 from ..constants import UNLIMITED
@@ -208,9 +208,9 @@ class GraphResources:
             )
         return self._whole
 
-    def inbound(self) -> DistGraph | None:
-        """This rank's inbound rows (``distbfs.graph.inbound_rows``; collective on first use:
-        one all-gather of the memory check);
+    def inbound(self) -> Inbound | None:
+        """This rank's inbound rows (``distbfs.graph.inbound_rows``) with the backend's
+        resources for them (collective on first use: one all-gather of the memory check);
         None on one rank, for a directed graph (its rows list out-edges), for columns
         compressed or in host memory (the expansion reads plain device rows), and where a rank
         lacks ``inbound_bytes`` beside the graph and as much again for a search."""
@@ -223,7 +223,8 @@ class GraphResources:
             if comm.size > 1 and plain:
                 needed = inbound_bytes(graph) + graph.nbytes()
                 if fits(needed, backend.xp, comm):
-                    self._inbound = inbound_rows(graph, backend.xp)
+                    rows = inbound_rows(graph, backend.xp)
+                    self._inbound = Inbound(rows, backend.prepare(rows))
         return self._inbound
 
     def replica(self) -> Replica | None:
@@ -321,7 +322,7 @@ class SearchPlan:
         The fused small-frontier path (``distbfs.engine.fused``).
     shares_frontier : bool
         Whether large new frontiers are all-gathered into the visited masks (``SHARE_FRONTIER``).
-    inbound : DistGraph or None
+    inbound : Inbound or None
         Several ranks: the inbound rows (``GraphResources.inbound``) that top-down levels of
         many long rows expand from the all-gathered frontier (``gathers``); None: every
         top-down level sends bins.

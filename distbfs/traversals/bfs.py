@@ -184,19 +184,9 @@ def own_share(plan: SearchPlan, whole: LevelRun) -> LevelRun:
 
 
 def top_down_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
-    """Expand, filter+partition, exchange bins, contract (section 6.1); this rank's COUNTERS.
-
-    A frontier with more out-edges than the backend's edge queue holds is expanded and filtered
-    in strips (``expansion_strips``); the survivors of every strip are binned after the last.
-    The strips' sizes are read after the contraction, whose read of the counters they share."""
+    """Expand, filter+partition, exchange bins, contract (section 6.1); this rank's COUNTERS."""
     graph, backend, comm = plan.graph, plan.backend, plan.comm
-    bins, edge_frontiers = None, []
-    for strip in range(backend.expansion_strips(graph, state)):
-        with timer.phase("expand"):
-            edge_frontiers.append(backend.expand(graph, state, strip))
-        with timer.phase("filter_partition"):
-            bins = backend.filter_partition(state, edge_frontiers[-1], comm.size)
-    assert bins is not None, "filter_partition returns the bins after the last strip"
+    bins, edge_frontiers = expand_and_filter(plan, graph, state, timer, comm.size)
     with timer.phase("contract"):  # the own bin never travels: it is labeled meanwhile
         backend.contract_local(graph, state, bins, level + 1)
     with timer.phase("exchange"):
@@ -214,17 +204,41 @@ def inbound_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[
     """A top-down level over the all-gathered frontier (``SearchPlan.gathers``): frontier queue
     -> bitmap, all-gather of the bitmaps (which also mark the visited mask), then every rank
     expands every frontier vertex through its inbound rows (``plan.inbound``: the edges into
-    its own vertices) and labels what it reaches: each vertex is reached and labeled by its
+    its own vertices), filters and contracts: each vertex is reached, kept and labeled by its
     owner alone, and no bins travel; this rank's COUNTERS."""
     graph, backend = plan.graph, plan.backend
     with timer.phase("bitmap"):
         bitmap = backend.frontier_bitmap(graph, state)
     with timer.phase("exchange"):
         frontier = plan.comm.allgather_equal(bitmap)
-    with timer.phase("inbound"):
+    with timer.phase("expand"):
         backend.mark_visited(graph, state, frontier)
-        edges, labeled = backend.inbound_level(graph, plan.inbound, state, frontier, level + 1)
-    return [edges, labeled, 0, labeled, state.frontier_size, edges]
+        backend.inbound_frontier(graph, plan.inbound, state, frontier)
+    bins, edge_frontiers = expand_and_filter(plan, plan.inbound.graph, state, timer, 1)
+    with timer.phase("contract"):
+        backend.contract(graph, state, bins, level + 1)
+    expanded = sum(edges.size for edges in edge_frontiers)
+    kept = int(bins.offsets[-1])
+    return [expanded, kept, 0, kept, state.frontier_size, expanded]
+
+
+def expand_and_filter(
+    plan: SearchPlan, rows: Any, state: Any, timer: Any, nbins: int
+) -> tuple[Any, list[Any]]:
+    """Expand the frontier through ``rows`` and filter it into ``nbins`` owner bins; the bins
+    and the edge frontiers (their sizes are read after the level's contraction, whose read of
+    the counters they share). A frontier with more out-edges than the backend's edge queue
+    holds is expanded and filtered in strips (``expansion_strips``); the survivors of every
+    strip are binned after the last."""
+    backend, bins, edge_frontiers = plan.backend, None, []
+    for strip in range(backend.expansion_strips(rows, state)):
+        with timer.phase("expand"):
+            edge_frontier = backend.expand(rows, state, strip)
+        with timer.phase("filter_partition"):
+            bins = backend.filter_partition(state, edge_frontier, nbins)
+        edge_frontiers.append(edge_frontier)
+    assert bins is not None, "filter_partition returns the bins after the last strip"
+    return bins, edge_frontiers
 
 
 def bottom_up_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:

@@ -25,7 +25,7 @@ from ..arrays import ArrayPathStages
 from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.components import ComponentState, Reached
 from ..arrays.lanes import ArrayLaneStages, LaneState
-from ..base import EdgeFrontier, PathState, Relaxations, SearchState
+from ..base import EdgeFrontier, Inbound, PathState, Relaxations, SearchState
 from . import (
     bottom_up,
     contract,
@@ -172,10 +172,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def mark_visited(self, graph: DistGraph, state: SearchState, frontier: Any) -> None:
         bottom_up.mark_visited(self.policy, graph, state, frontier)
 
-    def inbound_level(
-        self, graph: DistGraph, inbound: DistGraph, state: SearchState, frontier: Any, level: int
-    ) -> tuple[int, int]:
-        return inbound_stage.inbound_level(self.policy, graph, inbound, state, frontier, level)
+    def inbound_frontier(
+        self, graph: DistGraph, inbound: Inbound, state: SearchState, frontier: Any
+    ) -> None:
+        inbound_stage.inbound_frontier(self.policy, graph, inbound, state, frontier)
 
     def bottom_up(
         self,

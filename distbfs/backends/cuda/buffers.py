@@ -84,7 +84,6 @@ KERNELS = {
     "frontier_bitmap": ("bottom_up", "frontier_bitmap_kernel"),
     "mark_visited": ("bottom_up", "mark_visited_kernel"),
     "inbound_frontier": ("inbound", "inbound_frontier_kernel"),
-    "inbound_visit": ("inbound", "inbound_visit_kernel"),
     "frontier_degrees": ("bottom_up", "frontier_degrees_kernel"),
     "unexplored": ("start", "unexplored_kernel"),
     "bottom_up": ("bottom_up", "bottom_up_kernel"),
@@ -532,15 +531,17 @@ def allocate_fused_log(resources: CudaGraphResources, rows: int) -> None:
     resources.fused_log, resources.fused_log_host = log, view
 
 
-def ensure_heavy_pieces(queues: SearchQueues, spread: int) -> int:
+def ensure_heavy_pieces(queues: SearchQueues, spread: int, hub_pieces: int | None = None) -> int:
     """Allocate, once per search, ``expand``'s queue of hub pieces; returns its capacity:
     the rank's lists of more than ``heavy_degree`` neighbours cut into pieces of that many
-    (``CudaGraphResources.hub_pieces``; each list enters a level's frontier at most once), and
-    one piece for each vertex of a frontier of at most ``spread`` vertices
-    (``LaunchPolicy.spread_frontier``)."""
-    if queues.piece_vertices is None:
+    (``CudaGraphResources.hub_pieces``, or ``hub_pieces`` for other rows: an inbound level's;
+    each list enters a level's frontier at most once), and one piece for each vertex of a
+    frontier of at most ``spread`` vertices (``LaunchPolicy.spread_frontier``); reallocated
+    where ``hub_pieces`` needs more."""
+    hub_pieces = queues.resources.hub_pieces if hub_pieces is None else hub_pieces
+    if queues.piece_vertices is None or queues.heavy_pieces < hub_pieces + spread:
         graph, dtype = queues.graph, queues.vertex_dtype
-        pieces = queues.resources.hub_pieces + spread
+        pieces = max(queues.resources.hub_pieces, hub_pieces) + spread
         length = max(1, pieces)
         nbytes = length * (dtype.itemsize + 2 * COUNTER_DTYPE.itemsize)
         queues.piece_vertices = allocate(graph, "hub pieces", length, dtype, nbytes)

@@ -112,7 +112,7 @@ def contract(
         contract_received(policy, graph, state, received, level, counts.own_contracted)
     host = counts.read(int(Counter.BINS))  # the level's one read (one rank)
     counts.pending = None
-    new_frontier(state, queues, host)
+    _new_frontier(state, queues, host)
 
 
 def contract_row(
@@ -144,10 +144,10 @@ def contract_row(
                 graph.row_offsets,
             ),
         )
-    new_frontier(state, queues, counts.read(int(Counter.BINS)))
+    _new_frontier(state, queues, counts.read(int(Counter.BINS)))
 
 
-def new_frontier(state: SearchState, queues: Any, host: np.ndarray) -> None:
+def _new_frontier(state: SearchState, queues: Any, host: np.ndarray) -> None:
     """The frontier a contraction labeled (``host``: the level's counters, read) becomes the
     state's, with its out-edges (m_f)."""
     size = int(host[Counter.FRONTIER])

@@ -190,9 +190,9 @@ def scan_frontier_ends(
 ) -> None:
     """``queues.frontier_ends``: the end of each frontier vertex's list in the frontier's
     edge sequence (an inclusive scan of the list lengths; allocated at the search's first
-    striped level)."""
-    if queues.frontier_ends is None:
-        length = queues.frontier.shape[0]
+    striped level, and again for a longer frontier)."""
+    if queues.frontier_ends is None or queues.frontier_ends.shape[0] < size:
+        length = max(size, queues.frontier.shape[0])  # an inbound level's: up to n
         queues.frontier_ends = allocate(
             graph, "frontier list ends", length, COUNTER_DTYPE, length * 8
         )

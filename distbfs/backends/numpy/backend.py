@@ -16,7 +16,7 @@ from ...timing import HostTimer, NullTimer
 from ..arrays import relax as array_relax
 from ..arrays.component_stages import ArrayComponentStages
 from ..arrays.lanes import ArrayLaneStages, LaneState
-from ..base import EdgeFrontier, PathState, Relaxations, SearchState
+from ..base import EdgeFrontier, Inbound, PathState, Relaxations, SearchState
 from . import bottom_up, contract, expand, filter_partition, lanes, relax, search
 from . import inbound as inbound_stage
 
@@ -111,10 +111,10 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     def mark_visited(self, graph: DistGraph, state: SearchState, frontier: np.ndarray) -> None:
         bottom_up.mark_visited(graph, state, frontier)
 
-    def inbound_level(
-        self, graph: DistGraph, inbound: DistGraph, state: SearchState, frontier: Any, level: int
-    ) -> tuple[int, int]:
-        return inbound_stage.inbound_level(graph, inbound, state, frontier, level)
+    def inbound_frontier(
+        self, graph: DistGraph, inbound: Inbound, state: SearchState, frontier: np.ndarray
+    ) -> None:
+        inbound_stage.inbound_frontier(graph, inbound, state, frontier)
 
     def bottom_up(
         self,
