@@ -6,13 +6,15 @@
  * expansion's m_f, which sizes its edge queue).
  *
  *   inbound_frontier_kernel  a thread per gathered word (row r's word j: local ids 32j ..
- *                            32j + 31 of rank r, global ids (32j + b) * size + r): the warp's
- *                            popcounts reserve its lanes' slots with one atomicAdd
- *                            (warp-aggregated), and each lane writes its word's ids in bit
- *                            order and sums their inbound row lengths.
+ *                            32j + 31 of rank r, global ids (32j + b) * size + r): each lane
+ *                            keeps its word's vertices whose inbound rows are not empty (on
+ *                            P ranks a row holds about 1 / P of a vertex's edges: many of a
+ *                            sparse graph's rows are empty), the warp's popcounts reserve its
+ *                            lanes' slots with one atomicAdd (warp-aggregated), and each lane
+ *                            writes its kept ids in bit order.
  *
- * Invariant: every set bit becomes exactly one queue entry; tally[0] counts them, tally[1]
- * their inbound out-edges.
+ * Invariant: every set bit of a vertex with inbound edges becomes exactly one queue entry;
+ * tally[0] counts them, tally[1] their inbound out-edges.
  */
 #include "common.cuh"
 
@@ -40,7 +42,20 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) inbound_frontier_ker
     for (size_type base = static_cast<size_type>(blockIdx.x) * blockDim.x; base < total;
          base += stride) {
         const size_type w = base + threadIdx.x;
-        mask_word_t bits = w < total ? frontier[w] : 0u;
+        const size_type row = w / words;
+        const size_type local = (w - row * words) * 32;
+        // The word's frontier vertices with inbound edges here (an empty row costs the
+        // expansion a thread and adds nothing), and their edges.
+        mask_word_t bits = 0u;
+        for (mask_word_t left = w < total ? frontier[w] : 0u; left != 0u; left &= left - 1u) {
+            const int b = __ffs(left) - 1;
+            const vertex_t v = static_cast<vertex_t>((local + b) * size + row);
+            const size_type length = row_offsets[v + 1] - row_offsets[v];
+            if (length > 0) {
+                bits |= 1u << b;
+                edges += length;
+            }
+        }
         const int count = __popc(bits);
         int through = count;  // inclusive scan of the warp's counts
 #pragma unroll
@@ -53,15 +68,9 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) inbound_frontier_ker
         size_type first = 0;
         if (lane == 0) first = distbfs::reserve_slots(tally, warp_total);
         size_type slot = __shfl_sync(kFullWarp, first, 0) + (through - count);
-        if (bits == 0u) continue;
-        const size_type row = w / words;
-        const size_type local = (w - row * words) * 32;
-        while (bits != 0u) {
+        for (; bits != 0u; bits &= bits - 1u) {
             const int b = __ffs(bits) - 1;
-            bits &= bits - 1u;
-            const vertex_t v = static_cast<vertex_t>((local + b) * size + row);
-            vertices[slot++] = v;
-            edges += row_offsets[v + 1] - row_offsets[v];
+            vertices[slot++] = static_cast<vertex_t>((local + b) * size + row);
         }
     }
     edges = distbfs::warp_sum(edges);

@@ -1,7 +1,7 @@
 """The frontier of an inbound level on the CUDA backend (``distbfs.traversals.bfs.inbound_level``;
 ``kernels/inbound.cu``): the all-gathered frontier bitmaps become a queue of the global ids of
-every rank's frontier vertices, the rows of this rank's inbound CSR that the level's ``expand``
-then reads, with their inbound out-edges (its m_f) counted by the same kernel.
+every rank's frontier vertices whose inbound rows here are not empty, the rows that the level's
+``expand`` then reads, with their inbound out-edges (its m_f) counted by the same kernel.
 
 The queue holds up to n ids; the graph keeps it from one search to the next where it keeps its
 queues (``search_queue``). The expansion's hub pieces grow to the inbound rows' own count
@@ -29,8 +29,8 @@ def inbound_frontier(
     policy: LaunchPolicy, graph: DistGraph, inbound: Inbound, state: SearchState, frontier: Any
 ) -> None:
     """Every rank's frontier vertices (the gathered ``frontier``, ``(size, bytes)`` uint8 on
-    the device) become the vertex frontier, as global ids: the rows of ``inbound.graph`` to
-    expand."""
+    the device) with inbound edges here become the vertex frontier, as global ids: the rows of
+    ``inbound.graph`` to expand."""
     queues = queues_of(state)
     rows, resources = inbound.graph, inbound.resources
     if check_graph(rows) != queues.vertex_dtype:
