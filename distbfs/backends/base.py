@@ -293,8 +293,8 @@ class Backend(Protocol):
         """Make the all-gathered ``frontier`` (``(size, bytes)`` bitmaps) the search's vertex
         frontier over ``inbound``'s rows: every rank's frontier vertices whose inbound rows are
         not empty, as global ids, with their inbound out-edges (the next
-        ``expand(inbound.graph, ...)``'s m_f). The level's
-        ``contract`` makes the frontier this rank's own again."""
+        ``expand(inbound.graph, ...)``'s m_f). The level's ``contract`` makes the frontier
+        this rank's own again."""
         ...
 
     def bottom_up(

@@ -207,10 +207,7 @@ def inbound_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[
     its own vertices), filters and contracts: each vertex is reached, kept and labeled by its
     owner alone, and no bins travel; this rank's COUNTERS."""
     graph, backend = plan.graph, plan.backend
-    with timer.phase("bitmap"):
-        bitmap = backend.frontier_bitmap(graph, state)
-    with timer.phase("exchange"):
-        frontier = plan.comm.allgather_equal(bitmap)
+    frontier = gathered_frontier(plan, state, timer)
     with timer.phase("expand"):
         backend.mark_visited(graph, state, frontier)
         backend.inbound_frontier(graph, plan.inbound, state, frontier)
@@ -244,13 +241,19 @@ def expand_and_filter(
 def bottom_up_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
     """Frontier queue -> bitmap, all-gather of the bitmaps, bottom-up scan; this rank's COUNTERS."""
     graph, backend = plan.graph, plan.backend
-    with timer.phase("bitmap"):
-        bitmap = backend.frontier_bitmap(graph, state)
-    with timer.phase("exchange"):
-        frontier = plan.comm.allgather_equal(bitmap)
+    frontier = gathered_frontier(plan, state, timer)
     with timer.phase("bottom_up"):
         inspected = backend.bottom_up(graph, plan.in_graph, state, frontier, level + 1)
     return [0, 0, 0, 0, state.frontier_size, inspected]
+
+
+def gathered_frontier(plan: SearchPlan, state: Any, timer: Any) -> Any:
+    """Frontier queue -> this rank's bitmap, all-gathered: every rank's (``(size, bytes)``,
+    the global frontier; n/8 bytes)."""
+    with timer.phase("bitmap"):
+        bitmap = plan.backend.frontier_bitmap(plan.graph, state)
+    with timer.phase("exchange"):
+        return plan.comm.allgather_equal(bitmap)
 
 
 def broadcast_level(plan: SearchPlan, state: Any, timer: Any, source: int, edges: int) -> list[int]:
@@ -272,8 +275,7 @@ def broadcast_level(plan: SearchPlan, state: Any, timer: Any, source: int, edges
 def share_frontier(plan: SearchPlan, state: Any, timer: Any) -> None:
     """All-gather the new frontier's bitmap into every rank's visited mask (``SHARE_FRONTIER``),
     so the next level does not resend what other ranks labeled."""
-    with timer.phase("exchange"):
-        frontier = plan.comm.allgather_equal(plan.backend.frontier_bitmap(plan.graph, state))
+    frontier = gathered_frontier(plan, state, timer)
     plan.backend.mark_visited(plan.graph, state, frontier)
 
 
