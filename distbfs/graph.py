@@ -513,6 +513,8 @@ def inbound_rows(graph: DistGraph, xp: Any = np) -> DistGraph:
     ``inbound_bytes``."""
     if graph.directed:
         raise ValueError("inbound rows transpose an undirected graph's rows")
+    if not inbound_keys_fit(graph.n):
+        raise ValueError(f"inbound rows of {graph.n:,} vertices: tail * n + head exceeds int64")
     n, m = graph.n, graph.num_local_edges
     keys = xp.empty(m, dtype=xp.int64)
     for i in _chunks(m):
@@ -529,6 +531,11 @@ def inbound_rows(graph: DistGraph, xp: Any = np) -> DistGraph:
     keys.sort()
     row_offsets, column_indices = _csr_from_keys(xp, keys, n, n)
     return DistGraph(n, graph.num_edges, False, 0, 1, row_offsets, column_indices)
+
+
+def inbound_keys_fit(n: int) -> bool:
+    """Whether ``inbound_rows``' sort keys (``tail * n + head``) fit an int64 for n vertices."""
+    return n * n < 2**63
 
 
 def inbound_bytes(graph: DistGraph) -> int:

@@ -14,7 +14,7 @@ import distbfs.engine.plan as plan_module
 from distbfs.backends.numpy import NumpyBackend
 from distbfs.constants import UNREACHED
 from distbfs.engine.direction import TOP_DOWN
-from distbfs.graph import build_graph, inbound_rows
+from distbfs.graph import build_graph, inbound_keys_fit, inbound_rows
 from distbfs.runtime import resolve_comm
 from distbfs.traversals.bfs import bfs_levels, top_down_level
 
@@ -138,6 +138,7 @@ def test_inbound_rows_are_the_edges_into_the_owned_vertices(backend, backend_com
     )
     tails = np.repeat(np.arange(n), np.diff(offsets))
     assert (rows.n, rows.rank, rows.size, rows.nlocal) == (n, 0, 1, n)
+    assert inbound_keys_fit(2**31) and not inbound_keys_fit(2**32)  # tail * n + head in int64
     assert np.all(columns % comm.size == comm.rank)
     assert np.all((np.diff(columns) > 0) | (np.diff(tails) > 0))  # ascending within a row
     every, edges = graphs.unique_edges(*case)

@@ -29,7 +29,14 @@ from ..comm.base import Communicator
 from ..comm.single import SingleRankCommunicator
 from ..constants import UNLIMITED
 from ..errors import InvalidArgumentValue
-from ..graph import DistGraph, build_graph, build_local_graph, inbound_bytes, inbound_rows
+from ..graph import (
+    DistGraph,
+    build_graph,
+    build_local_graph,
+    inbound_bytes,
+    inbound_keys_fit,
+    inbound_rows,
+)
 from ..memory import fits, require
 from .buckets import WeightSummary, check_delta, choose_delta
 from .direction import DirectionOptimizing, TopDownOnly
@@ -212,14 +219,16 @@ class GraphResources:
         """This rank's inbound rows (``distbfs.graph.inbound_rows``) with the backend's
         resources for them (collective on first use: one all-gather of the memory check);
         None on one rank, for a directed graph (its rows list out-edges), for columns
-        compressed or in host memory (the expansion reads plain device rows), and where a rank
-        lacks ``inbound_bytes`` beside the graph and as much again for a search."""
+        compressed or in host memory (the expansion reads plain device rows), past 3 G
+        vertices (``inbound_keys_fit``), and where a rank lacks ``inbound_bytes`` beside the
+        graph and as much again for a search."""
         if self._inbound is _UNSET:
             self._inbound = None
             graph, backend, comm = self.graph, self.backend, self.comm
             memory = getattr(backend, "graph_memory", None)
             on_host = callable(memory) and memory(graph) == "host"
             plain = not (graph.directed or graph.compressed or on_host)
+            plain = plain and inbound_keys_fit(graph.n)
             if comm.size > 1 and plain:
                 needed = inbound_bytes(graph) + graph.nbytes()
                 if fits(needed, backend.xp, comm):
