@@ -332,9 +332,11 @@ class SearchPlan:
     shares_frontier : bool
         Whether large new frontiers are all-gathered into the visited masks (``SHARE_FRONTIER``).
     inbound : Inbound or None
-        Several ranks: the inbound rows (``GraphResources.inbound``) that top-down levels of
-        many long rows expand from the all-gathered frontier (``gathers``); None: every
-        top-down level sends bins.
+        Several ranks, top-down strategies: the inbound rows (``GraphResources.inbound``) that
+        top-down levels of many long rows expand from the all-gathered frontier (``gathers``);
+        None: every top-down level sends bins. A direction-optimizing search builds none: its
+        levels of many long rows run bottom-up, and its top-down ones are small (kron27 on two
+        GPUs ran no inbound level with them: benchmarks/RESULTS.md, "inbound levels").
     broadcast_rows : dict
         Several ranks: the long rows (``GraphResources.long_rows``, global vertex ->
         out-degree) a search from one of whose vertices starts with the row on every rank.
@@ -377,7 +379,7 @@ class SearchPlan:
         self.shares_frontier = self.comm.size > 1 and not self.optimizing
         self.gather_degree = GATHER_DEGREE if self.whole is None else math.inf
         self.inbound = None
-        if self.gather_degree < math.inf:
+        if self.gather_degree < math.inf and not self.optimizing:
             self.inbound = resources.inbound()  # collective
         self.broadcast_rows = resources.long_rows() if self.whole is None else {}
 
