@@ -17,10 +17,10 @@
 # (default: hybrid direction_optimizing where the backend has bottom-up kernels), BENCH_ROOTS
 # (64), BENCH_VALIDATE (validate the first 16 searches of each graph), BENCH_TIMEOUT (seconds
 # per benchmark run: 110, twice that on one GPU), SKIP (steps to leave out, e.g. "tests
-# failures slurm launch").
+# failures slurm launch"), NGPUS (the ranks of steps 1, 2 and 4: 4; 2 on a 2-GPU machine).
 set -uo pipefail
 source benchmarks/device_env.sh
-ngpus=4
+ngpus=${NGPUS:-4}
 mpirun=(mpirun --bind-to none -n "$ngpus")
 roots=${BENCH_ROOTS:-64}
 validate=${BENCH_VALIDATE:-16}
