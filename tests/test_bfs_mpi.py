@@ -105,7 +105,7 @@ class DeliveringNumpyBackend(NumpyBackend):
         super().__init__()
         self.host = comm
 
-    def make_replica_shares(self, graph):
+    def make_replica_shares(self, graph, resources):
         return HostShares(np.zeros(1, dtype=np.uint8))
 
     def deliver_shares(self, graph, resources, state, shares):

@@ -370,11 +370,12 @@ class Backend(Protocol):
         when ``peer_levels``)."""
         ...
 
-    def make_replica_shares(self, graph: DistGraph) -> Any:
-        """This rank's share buffer for searches of ``graph``'s replica run by one rank: an
-        object whose ``array`` the communicator maps on every rank (``map_peer_memory``) and
-        whose ``addresses`` the plan then sets to the mapped addresses; None where the device
-        has no room for it (only when ``peer_levels``)."""
+    def make_replica_shares(self, graph: DistGraph, resources: Any) -> Any:
+        """This rank's share buffer for searches of ``graph``'s replica run by one rank
+        (``resources``: ``prepare(graph)``): an object whose ``array`` the communicator maps on
+        every rank (``map_peer_memory``) and whose ``addresses`` the plan then sets to the
+        mapped addresses; None where the backend does not deliver for this graph (only when
+        ``peer_levels``)."""
         ...
 
     def deliver_shares(

@@ -327,7 +327,7 @@ class GraphResources:
             self._shares = None
             backend, comm = self.backend, self.comm
             if self.replica() is not None and getattr(backend, "peer_levels", False):
-                shares = backend.make_replica_shares(self.graph)
+                shares = backend.make_replica_shares(self.graph, self.backend_resources)
                 addresses = comm.map_peer_memory(None if shares is None else shares.array)
                 if addresses is not None:
                     shares.addresses = backend.xp.asarray(np.array(addresses, dtype=np.int64))

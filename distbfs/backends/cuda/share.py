@@ -172,8 +172,11 @@ class ReplicaShareStages:
     policy: LaunchPolicy
     _persistent: dict[int, int]
 
-    def make_replica_shares(self, graph: DistGraph) -> ReplicaShares | None:
-        return make_shares(graph)
+    def make_replica_shares(self, graph: DistGraph, resources: Any) -> ReplicaShares | None:
+        shares = make_shares(graph)
+        if shares is not None:
+            resources.kernels.built("take_share")  # the module builds behind the first search
+        return shares
 
     def deliver_shares(
         self, graph: DistGraph, resources: Any, state: SearchState, shares: Any
