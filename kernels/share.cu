@@ -17,11 +17,12 @@
  *                          epoch; copies each peer's labels (and parents) from its copy
  *                          (global order) into the peer's buffer (local order); every block
  *                          fences at system scope, and the last one posts the epoch.
- *   take_share_kernel      every other rank, once the searcher said the delivery is done (a
- *                          host message: a kernel spinning on one GPU while the other searches
- *                          slowed that search by 45-90 us on luxembourg_osm): checks the epoch
- *                          in its own header; copies its labels (and parents) out into the
- *                          search's own arrays; the last block records the taken epoch.
+ *   take_share_kernel      every other rank, once the searcher said its delivery is queued
+ *                          (a host message: a kernel spinning on one GPU while the other
+ *                          searches slowed that search by 45-90 us on luxembourg_osm): waits
+ *                          the last microseconds for the epoch in its own header; copies its
+ *                          labels (and parents) out into the search's own arrays; the last
+ *                          block records the taken epoch.
  * A wait longer than timeout_ns (a rank that never came) sets status[0] = 1 (mapped host
  * memory: the host reads it after the launch with no copy) and leaves the kernel.
  */

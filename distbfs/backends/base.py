@@ -383,15 +383,15 @@ class Backend(Protocol):
     ) -> None:
         """The searching rank, after its search of the replica (``state``: every vertex's labels
         and parents, global order): write every other rank's part of them into that rank's
-        share buffer, returning once written (collective with ``take_share``, which the level
-        loop starts on the others once told; ``graph``, ``resources``: the striped graph's)."""
+        share buffer (queued; collective with ``take_share``, which the level loop starts on
+        the others once told; ``graph``, ``resources``: the striped graph's)."""
         ...
 
     def take_share(
         self, graph: DistGraph, resources: Any, shares: Any, predecessors: bool
     ) -> tuple[Any, Any]:
-        """Every other rank, once told the delivery is written: its owned vertices' labels and
-        parents (None unless ``predecessors``), local order, from it."""
+        """Every other rank, once told the delivery is queued: its owned vertices' labels and
+        parents (None unless ``predecessors``), local order, from it (waits for it)."""
         ...
 
     def make_timer(self, enabled: bool) -> Any:

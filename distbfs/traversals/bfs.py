@@ -189,7 +189,7 @@ def whole_search(
     delivery, comm, backend = plan.delivery, plan.comm, plan.backend
     listing = plan.resources.backend_resources
     if delivery is not None and comm.rank != REPLICA_SEARCHER:
-        at_limit = comm.bcast_object(None, REPLICA_SEARCHER)  # once the parts are written
+        at_limit = comm.bcast_object(None, REPLICA_SEARCHER)  # once the parts are on the way
         labels, preds = backend.take_share(plan.graph, listing, delivery, predecessors)
         run = LevelRun(plan, distinct_sources(sources), labels, preds, None, LevelLog(), at_limit)
         return replace(run, delivered=comm)

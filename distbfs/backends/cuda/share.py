@@ -95,9 +95,9 @@ def deliver(
     shares: ReplicaShares,
 ) -> None:
     """Write every other rank's labels (and parents, where ``preds``) from this rank's search of
-    the whole graph (``labels``, ``preds``: global order) into its share buffer, post the
-    delivery, and return once it is written (collective with ``take``, which the other ranks
-    start once told)."""
+    the whole graph (``labels``, ``preds``: global order) into its share buffer and post the
+    delivery (queued: returns at once; collective with ``take``, which the other ranks start
+    once told, and whose kernel waits the last microseconds for the post)."""
     _check(graph, shares, "a peer rank did not take the last delivery")
     shares.epoch += 1
     blocks = min(persistent_grid(policy, memo), -(-shares.capacity // policy.block_threads))
@@ -117,8 +117,6 @@ def deliver(
             shares.status,
         ),
     )
-    cupy.cuda.get_current_stream().synchronize()
-    _check(graph, shares, "a peer rank did not take the last delivery")
 
 
 def take(
@@ -130,7 +128,8 @@ def take(
     predecessors: bool,
 ) -> tuple[Any, Any | None]:
     """This rank's labels and parents (None unless ``predecessors``), local order, from the
-    searcher's delivery (written: the searcher said so; collective with ``deliver``)."""
+    searcher's delivery (queued by the time the searcher says so; collective with
+    ``deliver``)."""
     nlocal = graph.nlocal
     nbytes = nlocal * (np.dtype(DISTANCE_DTYPE).itemsize + np.dtype(PREDECESSOR_DTYPE).itemsize)
     labels = allocate(graph, "labels", nlocal, np.dtype(DISTANCE_DTYPE), nbytes)
