@@ -161,25 +161,6 @@ __device__ __forceinline__ bool mask_claim(mask_word_t* mask, vertex_t v) {
     return (atomicOr(&mask[v >> 5], bit) & bit) == 0;
 }
 
-// Peer memory (CUDA IPC mappings of other GPUs' allocations): a flag written after the data it
-// guards, with release semantics at system scope, and read with acquire semantics there.
-__device__ __forceinline__ void store_release_system(size_type* address, size_type value) {
-    asm volatile("st.release.sys.global.s64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
-}
-
-__device__ __forceinline__ size_type load_acquire_system(const size_type* address) {
-    size_type value;
-    asm volatile("ld.acquire.sys.global.s64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
-    return value;
-}
-
-// Nanoseconds on the GPU's global timer (a wait's deadline).
-__device__ __forceinline__ unsigned long long global_time_ns() {
-    unsigned long long now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    return now;
-}
-
 // Ask L2 for the line holding `address` (no register, no wait).
 __device__ __forceinline__ void prefetch_l2(const void* address) {
     asm volatile("prefetch.global.L2 [%0];" ::"l"(address));

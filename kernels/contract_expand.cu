@@ -1119,9 +1119,21 @@ constexpr int kPeerSent = 6;        // own mailbox only: items sent to that rank
 constexpr int kPeerAbort = 7;       // own mailbox, own entry: a wait timed out
 static_assert(kPeerAbort < kPeerWords, "the peer header entry holds every field");
 
-using distbfs::global_time_ns;
-using distbfs::load_acquire_system;
-using distbfs::store_release_system;
+__device__ __forceinline__ void store_release_system(size_type* address, size_type value) {
+    asm volatile("st.release.sys.global.s64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
+}
+
+__device__ __forceinline__ size_type load_acquire_system(const size_type* address) {
+    size_type value;
+    asm volatile("ld.acquire.sys.global.s64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
+    return value;
+}
+
+__device__ __forceinline__ unsigned long long global_time_ns() {
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    return now;
+}
 
 // The mailboxes of every rank, as this process addresses them.
 struct PeerLinks {

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
@@ -17,8 +16,7 @@ from distbfs.constants import UNREACHED
 from distbfs.engine.direction import TOP_DOWN
 from distbfs.graph import build_graph, inbound_keys_fit, inbound_rows
 from distbfs.runtime import resolve_comm
-from distbfs.timing import NullTimer
-from distbfs.traversals.bfs import bfs_levels, level_table, run_levels, top_down_level
+from distbfs.traversals.bfs import bfs_levels, top_down_level
 
 import graphs
 
@@ -83,71 +81,6 @@ def test_small_graphs_searched_whole_on_every_rank(name, strategy):
         assert all(lv.items_sent_remote == 0 for lv in result.levels)
         frontiers = [lv.frontier for lv in result.levels]
         assert comm.allgather_object(frontiers).count(frontiers) == comm.size
-
-
-@dataclass
-class HostShares:
-    array: np.ndarray
-    addresses: object = None
-    sent: list = field(default_factory=list)
-
-
-class DeliveringNumpyBackend(NumpyBackend):
-    """The numpy stages with a replica, whose searches one rank runs and the others take their
-    parts of (``SearchPlan.delivery``), the parts sent over the host communicator: a CPU
-    model of the CUDA backend's shares through peer memory (``kernels/share.cu``), so that the
-    level loop's side of them runs on CPU ranks."""
-
-    replica_limit_bytes = 1 << 30
-    peer_levels = True
-
-    def __init__(self, comm) -> None:
-        super().__init__()
-        self.host = comm
-
-    def make_replica_shares(self, graph, resources):
-        return HostShares(np.zeros(1, dtype=np.uint8))
-
-    def deliver_shares(self, graph, resources, state, shares):
-        for request in shares.sent:  # the last delivery's
-            request.wait()
-        shares.sent = []
-        for rank in range(graph.size):
-            if rank != graph.rank:
-                part = slice(rank, None, graph.size)
-                preds = None if state.preds is None else state.preds[part].copy()
-                shares.sent.append(self.host.comm.isend((state.labels[part].copy(), preds), rank))
-
-    def take_share(self, graph, resources, shares, predecessors):
-        return self.host.comm.recv(source=plan_module.REPLICA_SEARCHER)
-
-
-@pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing", "two_phase"])
-@pytest.mark.parametrize("name", ["grid", "path", "random_undirected", "directed_with_sinks"])
-def test_a_replica_searched_by_one_rank_for_every_rank(comm, monkeypatch, name, strategy):
-    """Where the ranks map each other's memory, one rank searches the replica and every other
-    takes its part: the same distances as scipy's, valid trees, depth limits kept, and the
-    searcher's level table on every rank."""
-    monkeypatch.setattr(comm, "map_peer_memory", lambda array: [0] * comm.size)
-    monkeypatch.setattr(comm, "unmap_peer_memory", lambda addresses: None)
-    backend = DeliveringNumpyBackend(comm)
-    case = CASES[name]
-    n = case[2]
-    graph = graphs.build(case, comm, backend)
-    plan = plan_module.SearchPlan.build(graph, backend, comm, strategy=strategy)
-    assert (plan.delivery is not None) == (comm.size > 1)
-    for source in sorted({0, n // 3, n - 1}):
-        result = bfs_levels(plan, source, predecessors=True)
-        distances = graphs.gather_global(comm, result.distances, n)
-        preds = graphs.gather_global(comm, result.predecessors, n)
-        expected = graphs.check_bfs_tree(case, source, distances, preds)
-        graphs.check_level_rows(case, expected, result.levels)
-        rows = [(lv.level, lv.frontier, lv.discovered) for lv in result.levels]
-        assert comm.allgather_object(rows).count(rows) == comm.size
-        run = run_levels(plan, source, depth_limit=1)
-        assert comm.allgather_object(run.at_limit) == [bool((expected > 1).any())] * comm.size
-        limited = graphs.gather_global(comm, level_table(run, NullTimer()).distances, n)
-        np.testing.assert_array_equal(limited, np.where(expected > 1, UNREACHED, expected))
 
 
 def test_construction_in_small_chunks_at_any_rank_count(comm, monkeypatch):

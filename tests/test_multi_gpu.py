@@ -435,43 +435,9 @@ def test_peer_small_frontier_path(comm, cupy, nccl, name, strategy):
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("strategy", ["hybrid", "direction_optimizing"])
-def test_a_replica_searched_by_one_rank_for_every_rank(comm, cupy, nccl, strategy):
-    """Several GPUs of one node, a replicated graph: rank 0 searches and writes every other
-    rank's part into its memory (``SearchPlan.delivery``): the same labels as every rank
-    searching its copy, valid trees, depth limits kept."""
-    src, dst, n, directed = STRUCTURED["random_undirected"]
-    mine = graphs.share(src, dst, comm.rank, comm.size)
-    graph = distbfs.Graph.from_edges(*mine, num_vertices=n, directed=directed, comm=nccl)
-    plan = graph.plan(strategy)
-    delivery = plan.delivery
-    assert (delivery is not None) == (comm.size > 1)
-    for source, limit in ((0, None), (n // 3, None), (n - 1, 2)):
-        labels = []
-        for plan.delivery in (delivery, None):
-            result = distbfs.bfs(
-                graph,
-                source,
-                strategy=strategy,
-                predecessors=True,
-                validate=True,
-                depth_limit=limit,
-            )
-            labels.append(cupy.asnumpy(result.distances))
-        plan.delivery = delivery
-        np.testing.assert_array_equal(labels[0], labels[1])
-        expected = graphs.reference_distances(src, dst, n, directed, source)
-        if limit is not None:
-            expected = np.where(expected > limit, UNREACHED, expected)
-        np.testing.assert_array_equal(labels[0], expected)
-
-
-@pytest.mark.mpi
-@pytest.mark.parametrize("replica", [False, True], ids=["mailbox", "shares"])
-def test_peer_memory_unmapped_with_its_graph(comm, cupy, nccl, monkeypatch, replica):
-    """The peers' memory a graph mapped (a striped graph's mailboxes for fused peer levels, a
-    replicated graph's share buffers) is unmapped when the graph goes, so a process that
-    builds graph after graph keeps no peer's old allocation alive."""
+def test_peer_mailboxes_unmapped_with_their_graph(comm, cupy, nccl, monkeypatch):
+    """The peers' mailboxes a graph's fused peer levels mapped are unmapped when the graph
+    goes, so a process that builds graph after graph keeps no peer's old mailbox alive."""
     import gc
 
     from distbfs.backends.cuda.backend import CudaBackend
@@ -481,13 +447,13 @@ def test_peer_memory_unmapped_with_its_graph(comm, cupy, nccl, monkeypatch, repl
     monkeypatch.setattr(
         nccl.ops, "ipc_close", lambda address: (closed.append(address), close(address))
     )
-    backend = CudaBackend() if replica else CudaBackend(replica_limit_bytes=0)
-    graph = distbfs.Graph.generate("kronecker", scale=12, backend=backend, comm=nccl)
+    graph = distbfs.Graph.generate(
+        "kronecker", scale=12, backend=CudaBackend(replica_limit_bytes=0), comm=nccl
+    )
     distbfs.bfs(graph, choose_roots(graph.dist, nccl, count=1)[0])
-    resources = graph.resources
-    mapped = (resources.replica_shares() if replica else resources.peer_mailbox()) is not None
+    mapped = graph.resources.peer_mailbox() is not None
     assert mapped == (comm.size > 1)
-    del graph, resources
+    del graph
     gc.collect()
     assert len(closed) == (comm.size - 1 if mapped else 0)
 

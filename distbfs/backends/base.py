@@ -203,9 +203,7 @@ class Backend(Protocol):
     (``Replica``; 0: never)."""
     peer_levels: bool
     """Several ranks of one node: whether small frontiers may run fused through peer memory
-    (``make_peer_mailbox``, ``run_peer_levels``; ``distbfs.engine.fused``), and a replicated
-    graph's searches run by one rank, the others' parts delivered through it
-    (``make_replica_shares``, ``deliver_shares``, ``take_share``)."""
+    (``make_peer_mailbox``, ``run_peer_levels``; ``distbfs.engine.fused``)."""
     broadcast_row_edges: int
     """Several ranks: a search from one vertex of more out-edges than this starts with that
     row on every rank (``long_rows``, ``source_row``, ``contract_row``; 0: never)."""
@@ -368,30 +366,6 @@ class Backend(Protocol):
         all ranks and at most how many out-edges they have (a bound: only the stop rule reads
         it). Returns how many levels ran, the same on every rank (only
         when ``peer_levels``)."""
-        ...
-
-    def make_replica_shares(self, graph: DistGraph, resources: Any) -> Any:
-        """This rank's share buffer for searches of ``graph``'s replica run by one rank
-        (``resources``: ``prepare(graph)``): an object whose ``array`` the communicator maps on
-        every rank (``map_peer_memory``) and whose ``addresses`` the plan then sets to the
-        mapped addresses; None where the backend does not deliver for this graph (only when
-        ``peer_levels``)."""
-        ...
-
-    def deliver_shares(
-        self, graph: DistGraph, resources: Any, state: SearchState, shares: Any
-    ) -> None:
-        """The searching rank, after its search of the replica (``state``: every vertex's labels
-        and parents, global order): write every other rank's part of them into that rank's
-        share buffer (queued; collective with ``take_share``, which the level loop starts on
-        the others once told; ``graph``, ``resources``: the striped graph's)."""
-        ...
-
-    def take_share(
-        self, graph: DistGraph, resources: Any, shares: Any, predecessors: bool
-    ) -> tuple[Any, Any]:
-        """Every other rank, once told the delivery is queued: its owned vertices' labels and
-        parents (None unless ``predecessors``), local order, from it (waits for it)."""
         ...
 
     def make_timer(self, enabled: bool) -> Any:

@@ -58,10 +58,6 @@ and at least GATHER_DEGREE a frontier vertex, runs over the all-gathered frontie
 bin level's expands its own: the vertices cost it more than the bins it saves, unless their
 rows are long (benchmarks/RESULTS.md, "inbound levels")."""
 
-REPLICA_SEARCHER = 0
-"""The rank that runs a replicated graph's searches where the others take their parts from it
-(``SearchPlan.delivery``)."""
-
 _UNSET = object()
 
 
@@ -133,7 +129,6 @@ class GraphResources:
         self._replica: Any = _UNSET
         self._replica_resources: Any = _UNSET
         self._mailbox: Any = _UNSET
-        self._shares: Any = _UNSET
         self._inbound: Any = _UNSET
         self._long_rows: dict[int, int] | None = None
         self._long_row_limit = 0  # the out-degree past which a row is in _long_rows (0: none is)
@@ -318,23 +313,6 @@ class GraphResources:
                     self._mailbox = mailbox
         return self._mailbox
 
-    def replica_shares(self) -> Any | None:
-        """This rank's share buffer for searches of the replica run by one rank
-        (``REPLICA_SEARCHER``), every rank's mapped here (collective on first use); None
-        without a replica, for a backend without the path or with ``peer_levels`` off, or
-        where the ranks cannot map each other's memory (then every rank searches its copy)."""
-        if self._shares is _UNSET:
-            self._shares = None
-            backend, comm = self.backend, self.comm
-            if self.replica() is not None and getattr(backend, "peer_levels", False):
-                shares = backend.make_replica_shares(self.graph, self.backend_resources)
-                addresses = comm.map_peer_memory(None if shares is None else shares.array)
-                if addresses is not None:
-                    shares.addresses = backend.xp.asarray(np.array(addresses, dtype=np.int64))
-                    weakref.finalize(shares, comm.unmap_peer_memory, addresses).atexit = False
-                    self._shares = shares
-        return self._shares
-
 
 class SearchPlan:
     """One strategy and its thresholds over the shared ``GraphResources`` of a graph.
@@ -369,11 +347,6 @@ class SearchPlan:
         (``distbfs.traversals.bfs``): a small graph's levels are latency, which striping only
         adds to (benchmarks/RESULTS.md, "road network, 2 GPUs"). This plan's own paths then
         go unused: it builds no in-neighbours and no fused path.
-    delivery
-        With ``whole``, where the ranks map each other's memory: the share buffers
-        (``GraphResources.replica_shares``) through which one rank (``REPLICA_SEARCHER``)
-        delivers every other rank's part of its search, so a search costs one GPU's, not the
-        slowest's; None: every rank searches its copy.
     """
 
     def __init__(
@@ -397,7 +370,6 @@ class SearchPlan:
         require_search(resources, "bfs", f"a BFS of {self.graph.n:,} vertices")
         replica = resources.replica_resources() if self.comm.size > 1 else None  # collective
         self.whole = None if replica is None else SearchPlan(replica, strategy, alpha, beta)
-        self.delivery = None if replica is None else resources.replica_shares()  # collective
         self.in_graph = self.graph
         if self.optimizing and self.whole is None:
             self.in_graph = resources.in_neighbours()

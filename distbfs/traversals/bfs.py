@@ -26,14 +26,10 @@ the distance to the nearest source. A depth limit D stops the search once level 
 levels past D are never run (the fused paths stop there too), and farther vertices stay
 UNREACHED.
 
-Small graphs on several ranks (``SearchPlan.whole``): every rank holds a copy, a search runs
-whole on one, as one rank, with no exchange, and every rank keeps its own vertices' labels and
-parents. Where the ranks map each other's memory (``SearchPlan.delivery``), one rank
-(``REPLICA_SEARCHER``) searches, writes every other rank's part into that rank's memory and
-then tells the others, which take it: the search costs one GPU's time and a copy, where a
-search on every copy costs the slowest GPU's. Elsewhere every rank searches its copy; each
-computes the same labels, and a parent is any valid one, so the parts of several ranks' trees
-form a valid tree.
+Small graphs on several ranks (``SearchPlan.whole``): every rank holds a copy and runs each
+search whole on it, as one rank, with no exchange, then keeps its own vertices' labels and
+parents. Every rank computes the same labels; a parent is any valid one, so the parts of
+several ranks' trees form a valid tree.
 
 A search is its levels (``run_levels``); the level table (``level_table``: the queues released,
 the log summed over ranks, a replica's share made contiguous) is statistics, made after a caller
@@ -52,7 +48,7 @@ from typing import Any
 
 from ..engine.direction import BOTTOM_UP, TOP_DOWN
 from ..engine.levels import LevelLog, LevelStats
-from ..engine.plan import REPLICA_SEARCHER, SearchPlan, distinct_sources, level_limit
+from ..engine.plan import SearchPlan, distinct_sources, level_limit
 from ..partition import contiguous, owned_view, owner
 
 
@@ -81,9 +77,7 @@ class LevelRun:
     (``level_table``): the plan that ran them (a plan's ``whole`` one for a search of the whole
     graph), the distinct sources, this rank's labels and parents (local order), the state, the
     level log, and whether its depth limit stopped it with a frontier left (``at_limit``:
-    farther vertices may remain). ``delivered``: for a search one rank ran for every rank
-    (``whole_search``), the communicator over which its level table comes from that rank;
-    ``state`` is None and the log empty on the others."""
+    farther vertices may remain)."""
 
     plan: SearchPlan
     sources: Any
@@ -92,7 +86,6 @@ class LevelRun:
     state: Any
     log: LevelLog
     at_limit: bool = False
-    delivered: Any = None
 
 
 def bfs_levels(
@@ -122,7 +115,10 @@ def run_levels(
     search itself, whose time a caller takes before the level table is made."""
     timer = plan.backend.make_timer(False) if timer is None else timer
     if plan.whole is not None:
-        return whole_search(plan, sources, predecessors, depth_limit, timer)
+        whole = run_levels(
+            plan.whole, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer
+        )
+        return own_share(plan, whole)
     sources, limit = distinct_sources(sources), level_limit(depth_limit)
     state = plan.start(sources, predecessors)
     termination = plan.termination(state, len(sources))
@@ -168,39 +164,11 @@ def level_table(run: LevelRun, timer: Any) -> SearchResult:
     summed over the ranks of the plan that ran it into the level table (statistics) and its
     labels made contiguous; no part of the search's time."""
     plan, state = run.plan, run.state
-    levels = None
-    if state is not None:
-        fused = plan.backend.fused_level_log(state)
-        release_queues(plan, state)
-        levels = run.log.stats(plan.comm, timer, fused)
-    if run.delivered is not None:  # one rank ran the search: its table, on every rank
-        levels = run.delivered.bcast_object(levels, REPLICA_SEARCHER)
+    fused = plan.backend.fused_level_log(state)
+    release_queues(plan, state)
+    levels = run.log.stats(plan.comm, timer, fused)
     labels, preds = (contiguous(plan.backend.xp, a) for a in (run.distances, run.predecessors))
     return SearchResult(run.sources, labels, preds, levels, state)
-
-
-def whole_search(
-    plan: SearchPlan, sources: Any, predecessors: bool, depth_limit: int | None, timer: Any
-) -> LevelRun:
-    """A search of a replicated graph (``plan.whole``, collective): with ``plan.delivery``,
-    ``REPLICA_SEARCHER`` runs it and delivers every other rank's part into that rank's memory,
-    which the others take (waiting for it); else every rank runs it on its copy. Either way
-    this rank gets its own vertices' part."""
-    delivery, comm, backend = plan.delivery, plan.comm, plan.backend
-    listing = plan.resources.backend_resources
-    if delivery is not None and comm.rank != REPLICA_SEARCHER:
-        at_limit = comm.bcast_object(None, REPLICA_SEARCHER)  # once the parts are on the way
-        labels, preds = backend.take_share(plan.graph, listing, delivery, predecessors)
-        run = LevelRun(plan, distinct_sources(sources), labels, preds, None, LevelLog(), at_limit)
-        return replace(run, delivered=comm)
-    whole = run_levels(
-        plan.whole, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer
-    )
-    if delivery is not None:
-        backend.deliver_shares(plan.graph, listing, whole.state, delivery)
-        comm.bcast_object(whole.at_limit, REPLICA_SEARCHER)
-        whole = replace(whole, delivered=comm)
-    return own_share(plan, whole)
 
 
 def own_share(plan: SearchPlan, whole: LevelRun) -> LevelRun:
@@ -313,9 +281,6 @@ def share_frontier(plan: SearchPlan, state: Any, timer: Any) -> None:
 
 def release_queues(plan: SearchPlan, state: Any) -> None:
     """The search's queues go back (labels, predecessors and the visited mask stay), so what
-    runs next (validation, statistics) has their memory (None: a rank that took its part of
-    another's search holds none)."""
-    if state is None:
-        return
+    runs next (validation, statistics) has their memory."""
     state.scratch.clear()
     state.vertex_frontier = plan.backend.xp.empty(0, dtype=state.vertex_frontier.dtype)

@@ -44,11 +44,10 @@ from . import inbound as inbound_stage
 from .buffers import CudaGraphResources, check_graph, prepare
 from .compressed import DeviceColumns
 from .launch_policy import DEFAULT_POLICY, DEFAULT_QUEUE_SIZING, LaunchPolicy
-from .share import ReplicaShareStages
 from .timing import CudaEventTimer
 
 
-class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages, ReplicaShareStages):
+class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     """The level stages as CUDA kernels, on the current CuPy device (the shortest-path stages:
     ``distbfs.backends.arrays`` on CuPy).
 

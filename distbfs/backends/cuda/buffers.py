@@ -87,8 +87,6 @@ KERNELS = {
     "frontier_degrees": ("bottom_up", "frontier_degrees_kernel"),
     "unexplored": ("start", "unexplored_kernel"),
     "bottom_up": ("bottom_up", "bottom_up_kernel"),
-    "deliver_shares": ("share", "deliver_shares_kernel"),
-    "take_share": ("share", "take_share_kernel"),
 }
 """Kernel handles of a graph's searches by role: (stage file, ``extern "C"`` name)."""
 

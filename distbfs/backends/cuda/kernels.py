@@ -59,7 +59,6 @@ STAGES = (
     "lanes",
     "relax",
     "decode",
-    "share",
 )
 """Kernel source files (``kernels/<stage>.cu``), one stage each."""
 
@@ -94,10 +93,6 @@ FUSED_LOG_FIELDS = len(FUSED_LOG_COLUMNS)
 PEER_HEADER_WORDS = 8
 """int64 words per rank in the header of a peer mailbox (flags, counts; the fused peer kernel in
 ``kernels/contract_expand.cu``); the (vertex, parent) segments follow the header."""
-
-SHARE_HEADER_WORDS = 4
-"""int64 words in the header of a replica's share buffer (``kernels/share.cu``); the labels and
-parents follow it."""
 
 HEADER = "common.cuh"
 _INCLUDE_LINE = f'#include "{HEADER}"'
@@ -160,7 +155,6 @@ def compile_options(policy: LaunchPolicy, vertex_bits: int) -> tuple[str, ...]:
         f"-DDISTBFS_FUSED_SCRATCH_SLOTS={FUSED_SCRATCH_SLOTS}",
         f"-DDISTBFS_FUSED_LOG_FIELDS={FUSED_LOG_FIELDS}",
         f"-DDISTBFS_PEER_HEADER_WORDS={PEER_HEADER_WORDS}",
-        f"-DDISTBFS_SHARE_HEADER_WORDS={SHARE_HEADER_WORDS}",
         f"-DDISTBFS_UNREACHED={UNREACHED}",
         f"-DDISTBFS_VERTEX_BITS={vertex_bits}",
     )
