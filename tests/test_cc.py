@@ -221,6 +221,27 @@ def test_the_api_searches_dense_graphs_only(backend):
     assert distbfs.connected_components(grid).rounds[0].phase == "sample 0"
 
 
+def test_the_components_plan_is_kept_with_the_graph(backend, monkeypatch):
+    """The plan (its hub: a pass over the degrees and an all-gather) is built by the first
+    ``connected_components`` of a graph and reused by the next ones, which give the same
+    labels."""
+    import distbfs.engine.components as components
+
+    looked = []
+
+    def counted(*args):
+        looked.append(args)
+        return highest_degree_vertex(*args)
+
+    monkeypatch.setattr(components, "highest_degree_vertex", counted)
+    kron = distbfs.Graph.generate("kronecker", scale=10, backend=backend.name, comm=ONE)
+    first, second = (distbfs.connected_components(kron) for _ in range(2))
+    assert len(looked) == 1
+    assert kron.components_plan() is kron.components_plan()
+    assert kron.components_plan().hub == highest_degree_vertex(kron.dist, ONE)
+    np.testing.assert_array_equal(graphs.host(first.labels), graphs.host(second.labels))
+
+
 @pytest.mark.parametrize("size", [1, 3])
 def test_reached_bits_seed_the_labels(backend, size):
     """A search's reached vertices as bits (the frontier bitmap layout), their count and the

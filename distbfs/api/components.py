@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.components import ComponentPlan, RoundStats
+from ..engine.components import RoundStats
 from ..errors import InvalidArgumentType
 from ..partition import bin_by_owner
 from ..traversals.cc import round_table, run_rounds
@@ -111,7 +111,7 @@ def connected_components(
     gather, validate = check_bool("gather", gather), check_bool("validate", validate)
     timing = check_bool("timing", timing)
     comm, backend, dist = graph.comm, graph.backend, graph.dist
-    plan = ComponentPlan(graph.resources, search=graph.plan)
+    plan = graph.components_plan()
     timer = backend.make_timer(timing)
     comm.barrier()
     start = time.perf_counter()

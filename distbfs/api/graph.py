@@ -23,6 +23,7 @@ import numpy as np
 
 from ..backends.base import Backend
 from ..comm.base import Communicator
+from ..engine.components import ComponentPlan
 from ..engine.plan import GraphResources, PathPlan, SearchPlan
 from ..engine.strategy import DEFAULT_ALPHA, DEFAULT_BETA, Strategy, check_strategy
 from ..errors import InputError, InvalidArgumentType, InvalidArgumentValue
@@ -91,8 +92,7 @@ class Graph:
         self.load_info = load_info
         self.node_labels = node_labels
         self._resources: GraphResources | None = None
-        self._plans: dict[tuple[Strategy, float, float], SearchPlan] = {}
-        self._path_plans: dict[float | None, PathPlan] = {}
+        self._plans: dict[Any, Any] = {}  # every plan of the graph, by kind and settings
 
     # -- properties -------------------------------------------------------------------------
 
@@ -132,17 +132,25 @@ class Graph:
         plan of the graph shares one ``GraphResources`` (in-neighbours, replica, mailbox,
         backend resources), so none is built twice."""
         key = (check_strategy(strategy, self.backend), float(alpha), float(beta))
-        if key not in self._plans:
-            self._plans[key] = SearchPlan(self.resources, *key)
-        return self._plans[key]
+        return self._kept(key, lambda: SearchPlan(self.resources, *key))
 
     def path_plan(self, delta: float | None = None) -> PathPlan:
         """The shortest-path plan with bucket width ``delta`` (None: chosen from the weights and
         degrees, ``distbfs.engine.buckets.choose_delta``), built on first use (collective) and
         kept with the graph over the same ``GraphResources``."""
-        if delta not in self._path_plans:
-            self._path_plans[delta] = PathPlan(self.resources, delta)
-        return self._path_plans[delta]
+        return self._kept(("paths", delta), lambda: PathPlan(self.resources, delta))
+
+    def components_plan(self) -> ComponentPlan:
+        """The connected-components plan (its hub, samples and way of linking), built on first
+        use (collective: the hub is all-gathered) and kept with the graph, so that a run does
+        not look for the highest-degree vertex again."""
+        return self._kept("components", lambda: ComponentPlan(self.resources, search=self.plan))
+
+    def _kept(self, key: Any, build: Callable[[], Any]) -> Any:
+        """The plan kept under ``key``, built by ``build`` on its first use."""
+        if key not in self._plans:
+            self._plans[key] = build()
+        return self._plans[key]
 
     @property
     def resources(self) -> GraphResources:
@@ -278,16 +286,8 @@ class Graph:
             raise InvalidArgumentValue(
                 "weights: given on some ranks only (give every rank's share, or none)"
             )
-        return cls._from_id_arrays(
-            src_ids,
-            dst_ids,
-            num_vertices,
-            directed,
-            backend_obj,
-            comm_obj,
-            names=("src", "dst"),
-            weights=weights,
-        )
+        ids = (src_ids, dst_ids, num_vertices, directed, backend_obj, comm_obj)
+        return cls._from_id_arrays(*ids, names=("src", "dst"), weights=weights)
 
     @classmethod
     def _from_id_arrays(
@@ -389,16 +389,9 @@ class Graph:
         src, dst, *shared = local_share(
             comm_obj, rows, cols, *([] if weights is None else [weights])
         )
-        return cls._from_id_arrays(
-            src,
-            dst,
-            n,
-            directed,
-            backend_obj,
-            comm_obj,
-            names=("matrix", "matrix"),
-            weights=shared[0] if shared else None,
-        )
+        ids = (src, dst, n, directed, backend_obj, comm_obj)
+        weights = shared[0] if shared else None
+        return cls._from_id_arrays(*ids, names=("matrix", "matrix"), weights=weights)
 
     @classmethod
     def from_networkx(
