@@ -113,6 +113,21 @@ def test_timing_records_phases():
     assert plain.edges_traversed == 9
 
 
+def test_the_clock_starts_after_the_device_and_the_ranks():
+    """A run's time starts once the device has finished what was queued before (a previous
+    call's asynchronous statistics would count in it otherwise) and every rank is there."""
+    from types import SimpleNamespace
+
+    from distbfs.api.search import start_clock
+
+    events = []
+    device = SimpleNamespace(synchronize=lambda: events.append("device"))
+    xp = SimpleNamespace(__name__="cupy", cuda=SimpleNamespace(Device=lambda: device))
+    comm = SimpleNamespace(barrier=lambda: events.append("barrier"))
+    start = start_clock(comm, SimpleNamespace(xp=xp))
+    assert events == ["device", "barrier"] and isinstance(start, float)
+
+
 # ----------------------------------------------------------------------------------- from_scipy
 
 

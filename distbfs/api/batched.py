@@ -19,7 +19,7 @@ from ..errors import InvalidArgumentType
 from ..traversals.batched import batched_levels
 from .arguments import agreed_sources, check_bool, check_depth_limit, check_thresholds
 from .graph import Graph
-from .search import synchronize
+from .search import start_clock, synchronize
 
 
 @dataclass
@@ -123,8 +123,7 @@ def bfs_many(
     xp, k = backend.xp, int(ids.shape[0])
     require_matrix(graph, k, gather)
     backend.lanes_prepare(graph.resources)  # built once per graph, outside the timing
-    comm.barrier()
-    start = time.perf_counter()
+    start = start_clock(comm, backend)
     options = {"depth_limit": depth_limit, **direction}
     searches = [
         batched_levels(

@@ -20,7 +20,7 @@ from ..partition import bin_by_owner
 from ..traversals.cc import round_table, run_rounds
 from .arguments import check_bool
 from .graph import Graph
-from .search import gather_striped, synchronize
+from .search import gather_striped, start_clock, synchronize
 
 
 @dataclass
@@ -113,8 +113,7 @@ def connected_components(
     comm, backend, dist = graph.comm, graph.backend, graph.dist
     plan = graph.components_plan()
     timer = backend.make_timer(timing)
-    comm.barrier()
-    start = time.perf_counter()
+    start = start_clock(comm, backend)
     run = run_rounds(plan, timer=timer)
     synchronize(backend)
     seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))

@@ -24,7 +24,7 @@ from ..errors import InvalidArgumentType
 from ..traversals.sssp import bucket_table, cut_beyond, delta_stepping, run_buckets
 from .arguments import agreed_vertex, check_bool, check_max_distance
 from .graph import Graph
-from .search import gather_striped, synchronize
+from .search import gather_striped, start_clock, synchronize
 
 
 @dataclass
@@ -142,8 +142,7 @@ def sssp(
     source = agreed_vertex(comm, source, dist.n, "source")
     timer = backend.make_timer(timing)
     keep = predecessors or validate
-    comm.barrier()
-    start = time.perf_counter()
+    start = start_clock(comm, backend)
     run = run_buckets(plan, source, predecessors=keep, timer=timer, max_distance=max_distance)
     synchronize(backend)
     seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
@@ -283,8 +282,7 @@ def apsp(graph: Graph, *, delta: float | None = None, gather: bool = True) -> AP
     if weighted and delta is None:
         delta = one.weight_summary().largest or 1.0
     plan = PathPlan(one, delta) if weighted else None
-    comm.barrier()
-    start = time.perf_counter()
+    start = start_clock(comm, backend)
     local = xp.empty((rows, n), dtype=PATH_DTYPE)
     mine = np.arange(comm.rank, n, comm.size, dtype=np.int64)
     if weighted:

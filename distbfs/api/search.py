@@ -109,6 +109,15 @@ def synchronize(backend: Backend) -> None:
         backend.xp.cuda.Device().synchronize()
 
 
+def start_clock(comm: Communicator, backend: Backend) -> float:
+    """The start of a run's time (collective): once the device has finished what was queued
+    before (a previous call's statistics or sizes, still running asynchronously, would
+    otherwise count in this run's time) and every rank is there."""
+    synchronize(backend)
+    comm.barrier()
+    return time.perf_counter()
+
+
 def bfs(
     graph: Graph,
     source: int | Sequence[int],
@@ -180,8 +189,7 @@ def bfs(
     comm, backend, dist = graph.comm, graph.backend, graph.dist
     sources = agreed_sources(comm, source, dist.n, "source")
     timer = backend.make_timer(timing)
-    comm.barrier()
-    start = time.perf_counter()
+    start = start_clock(comm, backend)
     run = run_levels(plan, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer)
     synchronize(backend)
     seconds = comm.allreduce(time.perf_counter() - start, op="max")
