@@ -37,7 +37,7 @@ from .compressed import CompressedColumns
 from .constants import ROW_OFFSET_DTYPE, vertex_dtype, weight_dtype
 from .errors import InputError
 from .memory import require
-from .partition import bin_by_owner, local_id, num_local, owner
+from .partition import bin_by_owner, local_id, num_local, owned_ids, owner
 from .threads import host_threads, parallel_map, spans
 
 
@@ -95,9 +95,8 @@ class DistGraph:
         return self.row_offsets[1:] - self.row_offsets[:-1]
 
     def owned_vertices(self, xp: Any = np) -> Any:
-        """Global ids of the owned vertices, in local order (``global_id``: rank, rank + size,
-        ...; one array of n / size int64s, no temporaries)."""
-        return xp.arange(self.rank, self.rank + self.nlocal * self.size, self.size, dtype=np.int64)
+        """Global ids of the owned vertices, in local order (``partition.owned_ids``)."""
+        return owned_ids(self.rank, self.size, self.nlocal, xp)
 
     @property
     def compressed(self) -> bool:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 
 def owner(v: Any, size: int) -> Any:
     """Rank owning global vertex id(s) ``v``."""
@@ -23,6 +25,12 @@ def local_id(v: Any, size: int) -> Any:
 def global_id(local: Any, rank: int, size: int) -> Any:
     """Global id(s) of local row(s) ``local`` on ``rank``."""
     return local * size + rank
+
+
+def owned_ids(rank: int, size: int, nlocal: int, xp: Any = np) -> Any:
+    """Global ids of rank ``rank``'s ``nlocal`` vertices, in local order (rank, rank + size,
+    ...; one array of int64s, no temporaries)."""
+    return xp.arange(rank, rank + nlocal * size, size, dtype=np.int64)
 
 
 def num_local(n: int, size: int, rank: int) -> int:

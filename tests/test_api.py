@@ -102,6 +102,29 @@ def test_gather_false_sets_only_locals():
     assert local.edges_traversed == full.edges_traversed
 
 
+def test_local_vertices_are_made_when_first_read(monkeypatch):
+    """No result makes its owned vertices' ids (n / size int64s) until they are read; then
+    once."""
+    import distbfs.api.search as search
+
+    made = []
+
+    def counted(*args):
+        made.append(args)
+        return np.arange(args[0], args[0] + args[2] * args[1], args[1], dtype=np.int64)
+
+    monkeypatch.setattr(search, "owned_ids", counted)
+    src, dst = random_edges(50, 120, seed=5)
+    g = Graph.from_edges(src, dst, num_vertices=50, directed=False)
+    results = [bfs(g, 7, gather=False), distbfs.connected_components(g, gather=False)]
+    assert made == []
+    for result in results:
+        ids = result.local_vertices
+        assert result.local_vertices is ids
+        np.testing.assert_array_equal(ids, np.arange(50))
+    assert len(made) == 2
+
+
 def test_timing_records_phases():
     g = Graph.from_edges(np.arange(9), np.arange(1, 10), directed=False)
     timed = bfs(g, 0, timing=True)

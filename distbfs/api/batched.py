@@ -19,11 +19,11 @@ from ..errors import InvalidArgumentType
 from ..traversals.batched import batched_levels
 from .arguments import agreed_sources, check_bool, check_depth_limit, check_thresholds
 from .graph import Graph
-from .search import start_clock, synchronize
+from .search import LocalPart, later_owned_ids, start_clock, synchronize
 
 
 @dataclass
-class BatchedBFSResult:
+class BatchedBFSResult(LocalPart):
     """The result of ``bfs_many``.
 
     Attributes
@@ -37,7 +37,7 @@ class BatchedBFSResult:
     local_distances : array of int32 (sources x owned vertices)
         This rank's owned vertices only (local order).
     local_vertices : array of int64
-        Global ids of the owned vertices.
+        Global ids of the owned vertices, made when first read.
     batches : list of list of LevelStats
         Per batch of up to 64 sources, its levels summed over ranks; a row's ``frontier`` and
         ``discovered`` count (vertex, source) pairs.
@@ -52,7 +52,6 @@ class BatchedBFSResult:
     sources: np.ndarray
     distances: Any
     local_distances: Any
-    local_vertices: Any
     batches: list[Sequence[LevelStats]] = field(default_factory=list)
     seconds: float = 0.0
     edges_traversed: int = 0
@@ -143,7 +142,7 @@ def bfs_many(
         sources=ids,
         distances=gather_rows(comm, local, dist.n, xp) if gather else None,
         local_distances=local,
-        local_vertices=dist.owned_vertices(xp),
+        owned=later_owned_ids(dist, xp),
         batches=[search.levels for search in searches],
         seconds=seconds,
         edges_traversed=edges,

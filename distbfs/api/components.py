@@ -20,11 +20,11 @@ from ..partition import bin_by_owner
 from ..traversals.cc import round_table, run_rounds
 from .arguments import check_bool
 from .graph import Graph
-from .search import gather_striped, start_clock, synchronize
+from .search import LocalPart, gather_striped, later_owned_ids, start_clock, synchronize
 
 
 @dataclass
-class ComponentsResult:
+class ComponentsResult(LocalPart):
     """The result of one connected-components run.
 
     Attributes
@@ -33,7 +33,8 @@ class ComponentsResult:
         The label of every vertex in global order: the smallest vertex id of its component, on
         every rank; numpy, or cupy on the cuda backend. None when ``gather=False``.
     local_labels, local_vertices : array of int64
-        This rank's owned vertices only, in local order, and their global ids.
+        This rank's owned vertices only, in local order, and their global ids (made when
+        first read).
     count : int
         Number of components (isolated vertices included).
     component_labels, sizes : array of int64
@@ -55,7 +56,6 @@ class ComponentsResult:
 
     labels: Any
     local_labels: Any
-    local_vertices: Any
     count: int
     component_labels: Any
     sizes: Any
@@ -127,7 +127,7 @@ def connected_components(
     return ComponentsResult(
         labels=gather_striped(comm, search.labels, dist.n, xp) if gather else None,
         local_labels=search.labels,
-        local_vertices=dist.owned_vertices(xp),
+        owned=later_owned_ids(dist, xp),
         count=int(component_labels.shape[0]),
         component_labels=component_labels,
         sizes=sizes,

@@ -24,11 +24,11 @@ from ..errors import InvalidArgumentType
 from ..traversals.sssp import bucket_table, cut_beyond, delta_stepping, run_buckets
 from .arguments import agreed_vertex, check_bool, check_max_distance
 from .graph import Graph
-from .search import gather_striped, start_clock, synchronize
+from .search import LocalPart, gather_striped, later_owned_ids, start_clock, synchronize
 
 
 @dataclass
-class SSSPResult:
+class SSSPResult(LocalPart):
     """The result of one shortest-path search.
 
     Attributes
@@ -43,7 +43,7 @@ class SSSPResult:
         count), ``predecessors[source] == source``, ``UNREACHED`` when not reached. None unless
         ``predecessors=True`` and ``gather=True``.
     local_distances, local_predecessors, local_vertices : array
-        This rank's owned vertices only, in local order.
+        This rank's owned vertices only, in local order (the ids made when first read).
     buckets : list of BucketStats
         Per-bucket counters summed over ranks (and per-phase seconds with ``timing=True``).
     delta : float
@@ -65,7 +65,6 @@ class SSSPResult:
     predecessors: Any
     local_distances: Any
     local_predecessors: Any
-    local_vertices: Any
     buckets: list[BucketStats] = field(default_factory=list)
     delta: float = 1.0
     seconds: float = 0.0
@@ -212,7 +211,7 @@ def _result(
         predecessors=None,
         local_distances=search.distances,
         local_predecessors=preds,
-        local_vertices=dist.owned_vertices(xp),
+        owned=later_owned_ids(dist, xp),
         buckets=search.buckets,
         delta=search.delta,
         seconds=seconds,

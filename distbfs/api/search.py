@@ -10,8 +10,9 @@ the timing); its time runs from just before the root is visited until the labels
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,14 +20,36 @@ from ..backends.base import Backend
 from ..comm.base import Communicator
 from ..engine.levels import LevelStats
 from ..errors import InvalidArgumentType
-from ..partition import num_local
+from ..graph import DistGraph
+from ..partition import num_local, owned_ids
 from ..traversals.bfs import level_table, run_levels
 from .arguments import agreed_sources, check_bool, check_depth_limit, check_thresholds
 from .graph import Graph
 
 
 @dataclass
-class BFSResult:
+class LocalPart:
+    """What every result holds of this rank's part besides its arrays: ``local_vertices``, the
+    owned vertices' global ids, made when first read (``owned``: ``later_owned_ids``)."""
+
+    owned: Callable[[], Any] = field(repr=False, compare=False)
+
+    @property
+    def local_vertices(self) -> Any:
+        """Global ids of the owned vertices (``rank, rank + size, ...``; int64)."""
+        return self.owned()
+
+
+def later_owned_ids(dist: DistGraph, xp: Any) -> Callable[[], Any]:
+    """What makes a result's ``local_vertices`` on its first read and keeps them: n / size
+    int64s that no search needs (1 GB a rank at Kronecker scale 27 on one GPU, and the
+    device's time to write them, left running after the call), and no reference to the graph."""
+    ids = functools.partial(owned_ids, dist.rank, dist.size, dist.nlocal, xp)
+    return functools.cache(ids)
+
+
+@dataclass
+class BFSResult(LocalPart):
     """The result of one breadth-first search.
 
     Attributes
@@ -47,7 +70,7 @@ class BFSResult:
         This rank's owned vertices only, in local order (always set; predecessors only when
         requested).
     local_vertices : array of int64
-        Global ids of the owned vertices (``rank, rank + size, ...``).
+        Global ids of the owned vertices (``rank, rank + size, ...``), made when first read.
     levels : sequence of LevelStats
         Per-level counters summed over ranks, a row per level (and per-phase seconds with
         ``timing=True``; a fused run's on its first level).
@@ -70,7 +93,6 @@ class BFSResult:
     predecessors: Any
     local_distances: Any
     local_predecessors: Any
-    local_vertices: Any
     levels: Sequence[LevelStats] = field(default_factory=list)
     seconds: float = 0.0
     edges_traversed: int = 0
@@ -227,7 +249,7 @@ def _result(
         predecessors=None,
         local_distances=search.distances,
         local_predecessors=search.predecessors,
-        local_vertices=dist.owned_vertices(xp),
+        owned=later_owned_ids(dist, xp),
         levels=search.levels,
         seconds=seconds,
         edges_traversed=edges,
