@@ -138,17 +138,26 @@ def test_timing_records_phases():
 
 def test_the_clock_starts_after_the_device_and_the_ranks():
     """A run's time starts once the device has finished what was queued before (a previous
-    call's asynchronous statistics would count in it otherwise) and every rank is there."""
+    call's asynchronous statistics would count in it otherwise) and every rank is there, and
+    ends once the device has finished the run, the slowest rank's."""
     from types import SimpleNamespace
 
-    from distbfs.api.search import start_clock
+    from distbfs.api.search import start_clock, stop_clock
 
     events = []
     device = SimpleNamespace(synchronize=lambda: events.append("device"))
     xp = SimpleNamespace(__name__="cupy", cuda=SimpleNamespace(Device=lambda: device))
-    comm = SimpleNamespace(barrier=lambda: events.append("barrier"))
-    start = start_clock(comm, SimpleNamespace(xp=xp))
+
+    def allreduce(value, op):
+        events.append(op)
+        return value + 1.0  # the slowest rank's
+
+    comm = SimpleNamespace(barrier=lambda: events.append("barrier"), allreduce=allreduce)
+    backend = SimpleNamespace(xp=xp)
+    start = start_clock(comm, backend)
     assert events == ["device", "barrier"] and isinstance(start, float)
+    seconds = stop_clock(comm, backend, start)
+    assert events == ["device", "barrier", "device", "max"] and 1.0 <= seconds < 60.0
 
 
 # ----------------------------------------------------------------------------------- from_scipy

@@ -5,7 +5,6 @@ distances, row i the BFS from ``sources[i]``."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,7 @@ from ..errors import InvalidArgumentType
 from ..traversals.batched import batched_levels
 from .arguments import agreed_sources, check_bool, check_depth_limit, check_thresholds
 from .graph import Graph
-from .search import LocalPart, later_owned_ids, start_clock, synchronize
+from .search import LocalPart, later_owned_ids, start_clock, stop_clock
 
 
 @dataclass
@@ -130,8 +129,7 @@ def bfs_many(
         )
         for i in range(0, k, MAX_LANES)
     ]
-    synchronize(backend)
-    seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
+    seconds = stop_clock(comm, backend, start)
     rows = [search.distances for search in searches]
     local = rows[0] if len(rows) == 1 else xp.concatenate(rows)  # one batch: no copy
     if validate:

@@ -10,7 +10,6 @@ link until the labels are in memory; the sizes, the gathering and the validation
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +19,7 @@ from ..partition import bin_by_owner
 from ..traversals.cc import round_table, run_rounds
 from .arguments import check_bool
 from .graph import Graph
-from .search import LocalPart, gather_striped, later_owned_ids, start_clock, synchronize
+from .search import LocalPart, gather_striped, later_owned_ids, start_clock, stop_clock
 
 
 @dataclass
@@ -115,8 +114,7 @@ def connected_components(
     timer = backend.make_timer(timing)
     start = start_clock(comm, backend)
     run = run_rounds(plan, timer=timer)
-    synchronize(backend)
-    seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
+    seconds = stop_clock(comm, backend, start)
     search = round_table(run, timer)  # statistics: after the run's time
     if validate:
         from ..validate import validate_components

@@ -12,7 +12,6 @@ limit (``max_distance``) stops the search past it: farther vertices are unreache
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +23,7 @@ from ..errors import InvalidArgumentType
 from ..traversals.sssp import bucket_table, cut_beyond, delta_stepping, run_buckets
 from .arguments import agreed_vertex, check_bool, check_max_distance
 from .graph import Graph
-from .search import LocalPart, gather_striped, later_owned_ids, start_clock, synchronize
+from .search import LocalPart, gather_striped, later_owned_ids, start_clock, stop_clock
 
 
 @dataclass
@@ -143,8 +142,7 @@ def sssp(
     keep = predecessors or validate
     start = start_clock(comm, backend)
     run = run_buckets(plan, source, predecessors=keep, timer=timer, max_distance=max_distance)
-    synchronize(backend)
-    seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
+    seconds = stop_clock(comm, backend, start)
     search = bucket_table(run, timer)
     if validate:
         validate_paths(graph, search, max_distance)
@@ -291,8 +289,7 @@ def apsp(graph: Graph, *, delta: float | None = None, gather: bool = True) -> AP
         for first in range(0, rows, MAX_LANES):  # 64 searches per traversal
             levels = batched_levels(one, mine[first : first + MAX_LANES]).distances
             local[first : first + levels.shape[0]] = xp.where(levels == UNREACHED, NO_PATH, levels)
-    synchronize(backend)
-    seconds = float(comm.allreduce(time.perf_counter() - start, op="max"))
+    seconds = stop_clock(comm, backend, start)
     distances = None
     if gather:
         distances = xp.empty((n, n), dtype=PATH_DTYPE)

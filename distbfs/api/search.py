@@ -140,6 +140,13 @@ def start_clock(comm: Communicator, backend: Backend) -> float:
     return time.perf_counter()
 
 
+def stop_clock(comm: Communicator, backend: Backend, start: float) -> float:
+    """A run's time from ``start`` (``start_clock``) until its results are in memory on every
+    rank: the slowest rank's seconds (collective)."""
+    synchronize(backend)
+    return float(comm.allreduce(time.perf_counter() - start, op="max"))
+
+
 def bfs(
     graph: Graph,
     source: int | Sequence[int],
@@ -213,10 +220,9 @@ def bfs(
     timer = backend.make_timer(timing)
     start = start_clock(comm, backend)
     run = run_levels(plan, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer)
-    synchronize(backend)
-    seconds = comm.allreduce(time.perf_counter() - start, op="max")
+    seconds = stop_clock(comm, backend, start)
     search = level_table(run, timer)
-    return _result(graph, search, float(seconds), validate, gather, depth_limit)
+    return _result(graph, search, seconds, validate, gather, depth_limit)
 
 
 def _result(
