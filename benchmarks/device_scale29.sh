@@ -6,7 +6,8 @@
 # every 2 s). Logs and JSON go to $OUT. Carry: .whl.
 #   run with: bash benchmarks/device_scale29.sh            (ROOTS=64 by default)
 # On several GPUs (#22: scale 30 on four H200s): RANKS=4 SCALE=30 MEMORY=device; ranks whose
-# held edge lists would not fit each replay the whole generated list and keep their rows.
+# held edge lists would not fit each replay the whole generated list and keep their rows; on two
+# H200s scale 30 fits compressed (RANKS=2 SCALE=30 MEMORY=compress).
 # Environment: SCALE (29), ROOTS (64), MEMORY (compress | host | device), RANKS (1), LIMIT
 # (seconds, 540).
 set -uo pipefail
