@@ -40,6 +40,8 @@
  * and:
  *   compress        every label to its tree's root (pointer jumping)
  *   compress_listed the same for the vertices listed
+ *   own_labels      every vertex listed its own label (repeats allowed): a whole search's
+ *                   remainder, whose other labels are never read
  *   reached_bits    the vertices a BFS reached (levels not kUnreached) as packed bits (bit i of
  *                   32-bit word i / 32: the frontier bitmap layout), with how many and the first,
  *                   and where asked the owned vertices it did not reach that have edges: after
@@ -465,6 +467,19 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
   for (long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; j < count;
        j += stride) {
     compress_vertex(static_cast<comp_t>(list[j]), comp);
+  }
+}
+
+// comp[list[j]] = list[j] for j < count: the vertices of a whole search's remainder (listed_pairs'
+// pairs, all-gathered: repeats and the (0, 0) padding alike) their own labels, in place of a
+// pass over every vertex (link_pairs reads no other label).
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    own_labels(const vertex_t* list, long long count, comp_t* comp) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; j < count;
+       j += stride) {
+    const comp_t v = static_cast<comp_t>(list[j]);
+    comp[v] = v;
   }
 }
 

@@ -391,6 +391,23 @@ def test_listed_pairs_are_the_rows_edges(backend, size, compressed):
             assert not pairs[2 * len(want) :].any()  # the padding: (0, 0) pairs
 
 
+@pytest.mark.parametrize("width", [np.int32, np.int64])
+def test_a_remainder_replica_holds_its_listed_vertices(backend, width):
+    """A whole search's remainder replica: every vertex listed (repeats and the (0, 0) padding
+    alike, as all-gathered ``listed_pairs`` give them) holds its own id; the others are never
+    read."""
+    if not callable(getattr(backend, "replica_start", None)):
+        pytest.skip(f"the {backend.name} backend keeps no replicas")
+    xp, rng, n = backend.xp, np.random.default_rng(5), 5000
+    offsets = xp.zeros(n + 1, dtype=xp.int64)
+    graph = DistGraph(n, 0, False, 0, 1, offsets, xp.zeros(0, dtype=width))
+    listed = np.concatenate([rng.integers(0, n, 3000), [0, 0, 0, n - 1]]).astype(width)
+    state = backend.replica_start(graph, None, listed=xp.asarray(listed))
+    labels = graphs.host(state.labels)
+    np.testing.assert_array_equal(labels[listed], listed)
+    assert labels.shape == (n,) and labels.dtype == np.int64
+
+
 def test_the_hub_is_the_smallest_of_the_highest_degree():
     src, dst = [0, 3, 3, 5, 5], [1, 1, 2, 1, 2]
     directed = distbfs.Graph.from_edges(src, dst, directed=True, backend="numpy")

@@ -231,6 +231,14 @@ class ComponentPlan:
             self.graph, self.resources.backend_resources, listed=listed
         )
 
+    def seed_bounds(self, smallest: int, edges: int, whole: bool) -> tuple[int, int]:
+        """The hub search's label, the smallest vertex any rank reached, and where the search
+        was ``whole`` on replicas the most out-edges any rank's rows left have (else 0): one
+        all-reduce (collective)."""
+        pairs = whole and self.replicated
+        low = self.comm.allreduce(np.array([smallest, -edges if pairs else 0]), op="min")
+        return int(low[0]), -int(low[1])
+
     def owned(self, state: Any) -> Any:
         """The run's state over the owned vertices' labels (local order): a replica's share."""
         return self.backend.replica_owned(self.graph, state) if self.replicated else state

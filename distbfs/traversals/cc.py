@@ -128,8 +128,7 @@ def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, i
         bits, count, smallest, rows, edges = backend.reached_bits(graph, run.distances, listing)
         release_queues(run.plan, run.state)
         del run  # its labels, before the run's state is made
-        label = int(comm.allreduce(smallest, op="min"))
-        pairs = int(comm.allreduce(edges, op="max")) if whole and plan.replicated else 0
+        label, pairs = plan.seed_bounds(smallest, edges, whole)
         replica = plan.replicated and not whole
         if replica:
             bits = comm.allgather_equal(bits)

@@ -359,8 +359,8 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
                 cupy.empty(graph.n, np.int64) if seeded else cupy.arange(graph.n, dtype=np.int64)
             )
             return ComponentState(labels, scratch, resources, graph)
-        labels = cupy.empty(graph.n, np.int64)
-        labels[listed] = listed
+        grids = (self._persistent, self._resident)
+        labels = link.remainder_labels(self.policy, grids, graph, listed)
         return ComponentState(labels, {}, resources, graph)
 
     def replica_bytes(self, graph: DistGraph) -> int:

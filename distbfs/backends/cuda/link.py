@@ -205,6 +205,24 @@ def listed_pairs(
     return pairs
 
 
+def remainder_labels(
+    policy: LaunchPolicy, grids: tuple[dict[int, int], ResidentGrids], graph: DistGraph, listed: Any
+) -> Any:
+    """A label array of every vertex in which only the vertices ``listed`` (global ids, repeats
+    allowed: a whole search's remainder as ``listed_pairs`` gives it, all-gathered) hold their
+    own ids, the rest unset: one launch (``own_labels`` of ``kernels/link.cu``), where an
+    indexed assignment costs CuPy's indexing on the host and a widening copy."""
+    dtype = check_graph(graph)
+    labels = cupy.empty(graph.n, dtype=np.int64)
+    count = int(listed.shape[0])
+    if count:
+        kernel = get_kernel("link", "own_labels", policy, 8 * dtype.itemsize)
+        blocks = resident_grid(policy, grids[1], kernel)
+        args = (listed.astype(dtype, copy=False), np.int64(count), labels)
+        _launch(policy, kernel, blocks, count, args)
+    return labels
+
+
 def link_pairs(
     policy: LaunchPolicy,
     grids: tuple[dict[int, int], ResidentGrids],
