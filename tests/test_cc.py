@@ -8,6 +8,8 @@ catches planted faults; the API's sizes, gathering and argument checks.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -623,6 +625,21 @@ def test_api_at_any_rank_count(backend, backend_comm):
     np.testing.assert_array_equal(graphs.host(result.component_labels), roots)
     np.testing.assert_array_equal(graphs.host(result.sizes), sizes)
     assert result.count == roots.shape[0]
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("whole", [False, True])
+@pytest.mark.parametrize("replicated", [False, True])
+def test_seed_bounds_in_one_all_reduce(comm, whole, replicated):
+    """The hub search's label is the smallest vertex any rank reached; the remainder's pair
+    bound the most out-edges any rank's rows left have, only where a whole search's finish runs
+    on replicas (else 0)."""
+    plan = SimpleNamespace(comm=comm, replicated=replicated)
+    smallest, edges = 100 - 7 * comm.rank, 3 + 5 * comm.rank
+    label, pairs = ComponentPlan.seed_bounds(plan, smallest, edges, whole)
+    assert label == 100 - 7 * (comm.size - 1)
+    assert pairs == (3 + 5 * (comm.size - 1) if whole and replicated else 0)
+    assert (type(label), type(pairs)) == (int, int)
 
 
 @pytest.mark.mpi
