@@ -194,6 +194,31 @@ def test_peer_copies_equal_mpi(host, dtype, parents):
     assert comm.stats["exchanges"] == len(scales) and comm.stats["bytes_sent"] == remote * item
 
 
+def test_ranks_on_several_hosts_exchange_through_the_transport(host, monkeypatch):
+    """Ranks on different hosts (host names told apart) map none of each other's memory, though
+    each could map its own host's: every bin goes through NCCL, the same as MPI's, and the job
+    counts its hosts (``Communicator.hosts``: shortest paths push across hosts)."""
+    import socket
+
+    monkeypatch.setattr(socket, "gethostname", lambda: f"node{host.rank % 2}")
+    comm, ops, lib = make(host, "peer")
+    me, size = host.rank, host.size
+    rng = np.random.default_rng(40 + me)
+    for scale in (50, 9000, 300):
+        offsets = np.concatenate([[0], np.cumsum(rng.integers(1, scale, size))])  # none empty
+        vertices, preds = rng.integers(0, 2**30, (2, int(offsets[-1])), dtype=np.int32)
+        bins = Bins(offsets, vertices, (preds,))
+        expected = host.exchange_bins(bins)
+        got = comm.exchange_bins(on_device(bins))
+        np.testing.assert_array_equal(got.offsets, expected.offsets)
+        np.testing.assert_array_equal(np.asarray(got.vertices), expected.vertices)
+        np.testing.assert_array_equal(np.asarray(parents_of(got)), parents_of(expected))
+    assert comm.hosts() == min(size, 2)
+    if size > 1:
+        assert comm.path["exchange"] == comm.transport and "peer_memory" not in comm.path
+        assert ops.mapped == 0 and sum(nbytes for _, nbytes in lib.sent) > 0
+
+
 def test_peer_views_outlive_the_next_exchange(host):
     """A reply computed on the device from a request's views may still be reading them while
     the peers copy their replies in: the next exchange writes the other area."""
