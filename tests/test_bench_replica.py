@@ -30,6 +30,8 @@ def test_pairs_run_one_gpu_searches_on_every_rank_in_turn(comm, tmp_path, algori
     assert all(ms > 0 for ms in row["one_mean_ms_by_gpu"])  # every GPU ran one-GPU searches
     ratio = row["one_mean_ms"] / row["all_mean_ms"]
     assert np.isclose(row["ratio"], ratio) and len(row["ratio_rounds"]) == 2
+    medians = row["one_median_ms"] / row["all_median_ms"]
+    assert np.isclose(row["ratio_medians"], medians)
 
 
 def test_each_timed_search_follows_an_untimed_one_of_its_side(monkeypatch):
