@@ -32,16 +32,18 @@
  *   link_pairs      the pairs (pairs[2i], pairs[2i + 1]) another rank hooked, or listed_pairs's
  *   link_listed     every neighbour of the owned vertices listed (reached_bits's rows)
  *   hooked_pairs    the pairs (vertex, label) of the roots this rank hooked (not counted)
- *   listed_pairs    the edges (u, v), v >= u, of the owned vertices listed, as pairs: every
- *                   rank's, all-gathered, are a whole search's remainder (not counted)
+ *   listed_pairs    the edges (u, v), v >= u (every v: a search stopped at its tail), of the
+ *                   owned vertices listed, as pairs: every rank's, all-gathered, are a whole
+ *                   search's remainder (not counted)
  * (link_neighbour_varint and link_rows_varint: the same over compressed rows, VarintColumns in
  * common.cuh; a row of at most kDecodePointEdges edges is decoded by its lane, a longer one
  * by the whole warp, a lane to each stretch between its decode points),
  * and:
  *   compress        every label to its tree's root (pointer jumping)
  *   compress_listed the same for the vertices listed
- *   own_labels      every vertex listed its own label (repeats allowed): a whole search's
- *                   remainder, whose other labels are never read
+ *   own_labels      every vertex listed its own label (repeats allowed), or where given the
+ *                   search's label if it reached it: a whole search's remainder, whose other
+ *                   labels are never read
  *   reached_bits    the vertices a BFS reached (levels not kUnreached) as packed bits (bit i of
  *                   32-bit word i / 32: the frontier bitmap layout), with how many and the first,
  *                   and where asked the owned vertices it did not reach that have edges: after
@@ -283,7 +285,7 @@ __device__ __forceinline__ void link_unskipped(const Rows& out, const Rows& in, 
 // the row of its smaller end.
 template <bool kVarint>
 __device__ __forceinline__ void list_pairs(const Rows& out, Stripe stripe, const vertex_t* list,
-                                           long long count, vertex_t* pairs,
+                                           long long count, int every, vertex_t* pairs,
                                            unsigned long long capacity,
                                            unsigned long long* taken) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
@@ -294,12 +296,14 @@ __device__ __forceinline__ void list_pairs(const Rows& out, Stripe stripe, const
     const size_type begin = out.offsets[i];
     const size_type end = out.offsets[i + 1];
     unsigned long long kept = 0;
-    for (size_type s = begin; s < end; ++s) kept += neighbour_at<kVarint>(out, i, u, s) >= u;
+    for (size_type s = begin; s < end; ++s) {
+      kept += every || neighbour_at<kVarint>(out, i, u, s) >= u;
+    }
     if (kept == 0) continue;
     unsigned long long slot = atomicAdd(taken, kept);
     for (size_type s = begin; s < end; ++s) {
       const comp_t v = neighbour_at<kVarint>(out, i, u, s);
-      if (v < u) continue;
+      if (!every && v < u) continue;
       if (slot < capacity) {
         pairs[2 * slot] = static_cast<vertex_t>(u);
         pairs[2 * slot + 1] = static_cast<vertex_t>(v);
@@ -369,20 +373,23 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 }
 
 // The edges of a whole search's rows left (list_pairs): every rank's, all-gathered, are the
-// search's remainder, which each rank links whole (link_pairs), so no merge follows.
+// search's remainder, which each rank links whole (link_pairs), so no merge follows. Each edge
+// between two rows left is listed once (v >= u), or where `every` (a search stopped at its tail,
+// whose rows left also have edges into the reached vertices) every edge of a row.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     listed_pairs(DISTBFS_PLAIN_ROWS(), DISTBFS_STRIPE, const vertex_t* list, long long count,
-                 vertex_t* pairs, unsigned long long capacity, unsigned long long* taken) {
-  list_pairs<false>(DISTBFS_PLAIN(), Stripe{rows, size, rank}, list, count, pairs, capacity,
-                    taken);
+                 int every, vertex_t* pairs, unsigned long long capacity,
+                 unsigned long long* taken) {
+  list_pairs<false>(DISTBFS_PLAIN(), Stripe{rows, size, rank}, list, count, every, pairs,
+                    capacity, taken);
 }
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
     listed_pairs_varint(DISTBFS_CODED_ROWS(), DISTBFS_STRIPE, const vertex_t* list,
-                        long long count, vertex_t* pairs, unsigned long long capacity,
-                        unsigned long long* taken) {
-  list_pairs<true>(DISTBFS_CODED(), Stripe{rows, size, rank}, list, count, pairs, capacity,
-                   taken);
+                        long long count, int every, vertex_t* pairs,
+                        unsigned long long capacity, unsigned long long* taken) {
+  list_pairs<true>(DISTBFS_CODED(), Stripe{rows, size, rank}, list, count, every, pairs,
+                   capacity, taken);
 }
 
 // Marks a thread of hooked_pairs reads in a row: a block takes one slot range (one atomicAdd)
@@ -472,14 +479,24 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 
 // comp[list[j]] = list[j] for j < count: the vertices of a whole search's remainder (listed_pairs'
 // pairs, all-gathered: repeats and the (0, 0) padding alike) their own labels, in place of a
-// pass over every vertex (link_pairs reads no other label).
+// pass over every vertex (link_pairs reads no other label). Where `reached` is given (every
+// rank's reached_bits, `rows` of `words` words: global v is bit v / rows of row v % rows), a
+// vertex the search reached takes `label` instead, and comp[label] = label: a search stopped
+// at its tail, whose rows left have edges into the reached vertices, all under `label`.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    own_labels(const vertex_t* list, long long count, comp_t* comp) {
+    own_labels(const vertex_t* list, long long count, const unsigned int* reached,
+               long long words, int rows, comp_t label, comp_t* comp) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; j < count;
-       j += stride) {
+  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (reached != nullptr && first == 0) comp[label] = label;
+  for (long long j = first; j < count; j += stride) {
     const comp_t v = static_cast<comp_t>(list[j]);
-    comp[v] = v;
+    bool set = false;
+    if (reached != nullptr) {
+      const long long b = v / rows;
+      set = (reached[(v % rows) * words + b / kWarpThreads] >> (b % kWarpThreads)) & 1u;
+    }
+    comp[v] = set ? label : v;
   }
 }
 

@@ -27,6 +27,7 @@ from distbfs.engine.components import (
     sample_vertices,
 )
 from distbfs.graph import DistGraph
+from distbfs.traversals.bfs import run_levels
 from distbfs.traversals.cc import afforest
 from distbfs.validate import (
     RULE_EDGE_LABELS,
@@ -77,6 +78,25 @@ def power_law(n: int, m: int, seed: int, directed: bool = False):
     return perm[rng.choice(n, m, p=p)], perm[rng.choice(n, m, p=p)], n, directed
 
 
+def core_with_tail(core: int, edges: int, tail: int, seed: int, smallest_in_tail: bool = False):
+    """A dense random core (a direction-optimizing search goes bottom-up there and turns
+    top-down again once it is crossed) with a path of ``tail`` vertices off it, which a
+    search stopped at its tail leaves unreached but one, and twenty two-vertex components;
+    vertex 0 in the core, or (``smallest_in_tail``) at the path's far end, where the tail's
+    finish could lower the component's label: the stopped search then counts as partial."""
+    rng = np.random.default_rng(seed)
+    path = np.arange(core, core + tail)
+    pairs = np.arange(core + tail, core + tail + 40).reshape(-1, 2)
+    src = np.concatenate([rng.integers(0, core, edges), [0], path[:-1], pairs[:, 0]])
+    dst = np.concatenate([rng.integers(0, core, edges), [path[0]], path[1:], pairs[:, 1]])
+    n = core + tail + 40
+    perm = rng.permutation(n)
+    zero = path[-1] if smallest_in_tail else 1  # the vertex that takes id 0
+    at = int(np.flatnonzero(perm == 0)[0])
+    perm[at], perm[zero] = perm[zero], 0
+    return perm[src], perm[dst], n, False
+
+
 def into_hub(leaves: int):
     """Every edge points into vertex ``leaves`` (the largest id): a directed star whose
     leaves reach the hub but not each other; the hub has no out-edge."""
@@ -98,6 +118,8 @@ CASES = {
     "one_long_path": permuted_paths(1, 3000, 2),
     "holey_grid": holey_grid(40, 30, 0.55, 4),
     "power_law": power_law(3000, 6000, 6),
+    "core_with_tail": core_with_tail(2000, 16000, 40, 9),
+    "tail_below_the_core": core_with_tail(2000, 16000, 40, 9, smallest_in_tail=True),
     "power_law_directed": power_law(3000, 5000, 7, True),
     "into_hub": into_hub(300),
     "out_of_hub": out_of_hub(300),
@@ -144,6 +166,10 @@ def first_rounds(search):
     return [(r.phase, r.links) for r in search.rounds if r.round == 0]
 
 
+TAILED = ("core_with_tail", "tail_below_the_core")
+"""Cases whose search stops at its tail with 39 of the path's vertices left."""
+
+
 @pytest.mark.parametrize("giant", sorted(GIANT))
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_labels_match_scipy(backend, name, giant):
@@ -161,9 +187,40 @@ def test_labels_match_scipy(backend, name, giant):
         hub = highest_degree_vertex(graphs.build(case, ONE, backend), ONE)
         reached = int(np.count_nonzero(labels == labels[hub]))
         assert search.rounds[0].hooked <= reached - 1
-        if not sampled:  # the search ran to its end: the hub's whole component
+        if name in TAILED and giant == "search":  # stopped before the path: whole, or
+            assert search.rounds[0].hooked == reached - 1 - 39  # (vertex 0 on it) partial
+            assert sampled == (name == "tail_below_the_core")
+        elif not sampled:  # the search ran to its end: the hub's whole component
             assert search.rounds[0].hooked == reached - 1
+        if not sampled:
             assert search.giant == labels[hub]
+
+
+def test_a_search_stopped_at_its_tail(backend):
+    """A BFS told to stop at its tail stops where its direction-optimizing levels turn
+    top-down again: its last frontier labeled and not expanded, every label it set the whole
+    search's, and every unreached vertex beside a reached one beside the last frontier only
+    (the property the components' finish relies on). A search that never goes bottom-up runs
+    to its end."""
+    case = CASES["core_with_tail"]
+    graph = graphs.build(case, ONE, backend)
+    resources = GraphResources(graph, backend, ONE)
+    hub = highest_degree_vertex(graph, ONE)
+    plan = SearchPlan(resources, "direction_optimizing")
+    run = run_levels(plan, hub, tail=True)
+    assert run.tail and run.at_limit
+    stopped = graphs.host(run.distances).astype(np.int64)
+    whole = graphs.host(run_levels(plan, hub).distances).astype(np.int64)
+    reached = stopped >= 0
+    np.testing.assert_array_equal(stopped[reached], whole[reached])
+    last = stopped.max()
+    assert 0 < reached.sum() < (whole >= 0).sum()  # the path's far part is left
+    src, dst = case[0], case[1]
+    crossing = reached[src] != reached[dst]
+    inside = np.where(reached[src], stopped[src], stopped[dst])[crossing]
+    assert crossing.any() and (inside == last).all()
+    top_down = run_levels(SearchPlan(resources, "hybrid"), hub, tail=True)
+    assert not top_down.tail and not top_down.at_limit
 
 
 @pytest.mark.parametrize("giant", ["samples", "search"])
@@ -359,13 +416,15 @@ def test_rows_take_their_labels_from_another_run(backend, size, replica):
         np.testing.assert_array_equal(graphs.host(state.labels), want)
 
 
+@pytest.mark.parametrize("every", [False, True], ids=["v>=u", "every"])
 @pytest.mark.parametrize("compressed", [False, True], ids=["plain", "compressed"])
 @pytest.mark.parametrize("size", [1, 3])
-def test_listed_pairs_are_the_rows_edges(backend, size, compressed):
-    """The edges (u, v), v >= u, of the listed owned rows as pairs, self loops included (a
-    backend with replicas: every rank's, all-gathered, are a whole search's remainder, linked
-    whole on each), first, then (0, 0) pairs to the capacity asked for: the rows' out-edges
-    (``Reached.edges``, which bound their pairs) or more."""
+def test_listed_pairs_are_the_rows_edges(backend, size, compressed, every):
+    """The edges (u, v), v >= u (``every``: all of them, a search stopped at its tail), of the
+    listed owned rows as pairs, self loops included (a backend with replicas: every rank's,
+    all-gathered, are a whole search's remainder, linked whole on each), first, then (0, 0)
+    pairs to the capacity asked for: the rows' out-edges (``Reached.edges``, which bound their
+    pairs) or more."""
     if not callable(getattr(backend, "listed_pairs", None)):
         pytest.skip(f"the {backend.name} backend keeps no replicas")
     xp, rng = backend.xp, np.random.default_rng(size)
@@ -383,10 +442,12 @@ def test_listed_pairs_are_the_rows_edges(backend, size, compressed):
         local = np.union1d(np.flatnonzero([r.shape[0] > 0 for r in rows])[::2], [7])
         listed = (local * size + rank).astype(np.int32)
         ends = zip(local, listed, strict=True)
-        want = sorted((int(u), int(v)) for i, u in ends for v in rows[i] if v >= u)
+        want = sorted((int(u), int(v)) for i, u in ends for v in rows[i] if every or v >= u)
         edges = sum(rows[i].shape[0] for i in local)
+        assert every == (len(want) == edges)
         for capacity in (edges, edges + 5):
-            pairs = graphs.host(backend.listed_pairs(graph, xp.asarray(listed), capacity))
+            pairs = backend.listed_pairs(graph, xp.asarray(listed), capacity, every=every)
+            pairs = graphs.host(pairs)
             assert pairs.shape[0] == 2 * capacity
             got = list(zip(pairs[0::2].tolist(), pairs[1::2].tolist(), strict=True))
             assert sorted(got[: len(want)]) == want and (7 * size + rank,) * 2 in want
@@ -397,7 +458,8 @@ def test_listed_pairs_are_the_rows_edges(backend, size, compressed):
 def test_a_remainder_replica_holds_its_listed_vertices(backend, width):
     """A whole search's remainder replica: every vertex listed (repeats and the (0, 0) padding
     alike, as all-gathered ``listed_pairs`` give them) holds its own id; the others are never
-    read."""
+    read. Given every rank's reached bits (a search stopped at its tail), the listed vertices
+    reached, and the label itself, hold the label."""
     if not callable(getattr(backend, "replica_start", None)):
         pytest.skip(f"the {backend.name} backend keeps no replicas")
     xp, rng, n = backend.xp, np.random.default_rng(5), 5000
@@ -408,6 +470,20 @@ def test_a_remainder_replica_holds_its_listed_vertices(backend, width):
     labels = graphs.host(state.labels)
     np.testing.assert_array_equal(labels[listed], listed)
     assert labels.shape == (n,) and labels.dtype == np.int64
+    for size in (1, 3):  # a search stopped at its tail: the reached ones and the label hold it
+        flags = rng.random(n) < 0.5
+        label = int(np.flatnonzero(flags)[0])
+        rows = [np.packbits(flags[r::size], bitorder="little") for r in range(size)]
+        width_bytes = -(-max(r.shape[0] for r in rows) // 4) * 4
+        reached = np.zeros((size, width_bytes), dtype=np.uint8)
+        for r, packed in enumerate(rows):
+            reached[r, : packed.shape[0]] = packed
+        state = backend.replica_start(
+            graph, None, listed=xp.asarray(listed), reached=xp.asarray(reached), label=label
+        )
+        labels = graphs.host(state.labels)
+        np.testing.assert_array_equal(labels[listed], np.where(flags[listed], label, listed))
+        assert labels[label] == label
 
 
 def test_the_hub_is_the_smallest_of_the_highest_degree():
@@ -577,6 +653,8 @@ def test_any_rank_count(backend, backend_comm, name, mode, monkeypatch):
 SEARCHED = [
     "random_undirected",
     "power_law",
+    "core_with_tail",
+    "tail_below_the_core",
     "many_components",
     "one_long_path",
     "star",

@@ -17,7 +17,14 @@ more (the power-law and random graphs whose giant component a direction-optimizi
 in a handful of levels), a breadth-first search from the highest-degree vertex (``hub``) replaces
 the sampled subgraph: every vertex it reaches is in one component, so each takes the smallest
 reached id as its label (one tree, a star) before any link, and a finished search has found
-that component whole, which the finish then skips as it skips the sampled largest one. A search
+that component whole, which the finish then skips as it skips the sampled largest one. The
+search stops at its tail (``distbfs.traversals.bfs``: where it turns top-down again after
+bottom-up levels; a few vertices a level on such graphs, each level a barrier): the rows it did
+not reach are then linked as a whole search's are, with the reached vertices at its label, so the
+tail's vertices join through their edges into the last frontier. That holds the labels' rule
+where the label is ``first_row``, the smallest vertex with an edge (no row left can be smaller),
+and on replicas where every rank's rows left have at most n / size edges (the room
+``replica_bytes`` counts); otherwise the stopped search counts as a partial one. A search
 stopped by ``search_levels`` (a high-diameter part) leaves a partial tree, still a valid forest:
 the sampled passes then run on top of it. The caller passes the graph's search plan (a factory,
 called only where the plan searches).
@@ -128,6 +135,14 @@ def highest_degree_vertex(graph: Any, comm: Any) -> int:
     return -negated if degree >= 0 else -1
 
 
+def first_row(graph: Any, comm: Any) -> int:
+    """The smallest vertex with an out-edge, n where none (collective: one all-reduce)."""
+    has = graph.local_degrees() > 0
+    i = int(has.argmax()) if has.shape[0] else 0
+    mine = i * graph.size + graph.rank if has.shape[0] and bool(has[i]) else graph.n
+    return int(comm.allreduce(np.array([mine], dtype=np.int64), op="min")[0])
+
+
 def most_frequent(labels: np.ndarray) -> int:
     """The most frequent of ``labels`` (the smallest among equals); -1 when there is none."""
     if labels.shape[0] == 0:
@@ -160,6 +175,9 @@ class ComponentPlan:
         with an average degree of at least ``search_degree``; None: sampling alone.
     hub : int
         The search's source: the highest-degree vertex (-1 without a search).
+    first_row : int
+        The smallest vertex with an edge (-1 without a search): a search stopped at its tail
+        whose smallest reached vertex is this one leaves no row that could lower its label.
     search_levels : int
         Levels the search runs at most.
     """
@@ -202,6 +220,7 @@ class ComponentPlan:
         searches = search is not None and dense and not graph.directed
         self.search = search() if searches else None
         self.hub = highest_degree_vertex(graph, self.comm) if self.search is not None else -1
+        self.first_row = first_row(graph, self.comm) if self.search is not None else -1
         self.search_levels = int(search_levels)
 
     def _can_link_in_place(self) -> bool:
@@ -224,11 +243,13 @@ class ComponentPlan:
         start = self.backend.replica_start if replica else self.backend.components_start
         return start(self.graph, self.resources.backend_resources, seeded=seeded)
 
-    def remainder(self, listed: Any) -> Any:
+    def remainder(self, listed: Any, reached: Any = None, label: int = -1) -> Any:
         """A replica of the labels of the vertices ``listed`` alone (global ids, every rank's:
-        a whole search's remainder)."""
+        a whole search's remainder); with ``reached`` (every rank's reached bits: a search
+        stopped at its tail) those it reached hold ``label``."""
+        resources = self.resources.backend_resources
         return self.backend.replica_start(
-            self.graph, self.resources.backend_resources, listed=listed
+            self.graph, resources, listed=listed, reached=reached, label=label
         )
 
     def seed_bounds(self, smallest: int, edges: int, whole: bool) -> tuple[int, int]:

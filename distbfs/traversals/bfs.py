@@ -24,7 +24,11 @@ communicator: this module imports neither cupy nor mpi4py.
 Several sources: all of them form level 0 (each labeled 0, its own parent), so every level is
 the distance to the nearest source. A depth limit D stops the search once level D is labeled:
 levels past D are never run (the fused paths stop there too), and farther vertices stay
-UNREACHED.
+UNREACHED. A search told to stop at its tail (``tail``: connected components' search for the
+giant component) stops where a direction-optimizing search turns top-down again after bottom-up
+levels, its frontier labeled: on a low-diameter graph the levels left reach a few vertices each
+and cost a level barrier apiece. Either way every unreached vertex adjacent to a reached one is
+adjacent to the last frontier only.
 
 Small graphs on several ranks (``SearchPlan.whole``): every rank holds a copy and runs each
 search whole on it, as one rank, with no exchange, then keeps its own vertices' labels and
@@ -76,8 +80,8 @@ class LevelRun:
     """A search whose levels have run (``run_levels``), before its level table
     (``level_table``): the plan that ran them (a plan's ``whole`` one for a search of the whole
     graph), the distinct sources, this rank's labels and parents (local order), the state, the
-    level log, and whether its depth limit stopped it with a frontier left (``at_limit``:
-    farther vertices may remain)."""
+    level log, whether its depth limit or its tail stopped it with a frontier left
+    (``at_limit``: farther vertices may remain), and whether its tail did (``tail``)."""
 
     plan: SearchPlan
     sources: Any
@@ -86,6 +90,7 @@ class LevelRun:
     state: Any
     log: LevelLog
     at_limit: bool = False
+    tail: bool = False
 
 
 def bfs_levels(
@@ -110,13 +115,20 @@ def run_levels(
     predecessors: bool = False,
     depth_limit: int | None = None,
     timer: Any = None,
+    tail: bool = False,
 ) -> LevelRun:
-    """The levels of one BFS from ``sources`` up to level ``depth_limit`` (collective): the
-    search itself, whose time a caller takes before the level table is made."""
+    """The levels of one BFS from ``sources`` up to level ``depth_limit``, or where ``tail``
+    until it turns top-down after bottom-up levels (collective): the search itself, whose time
+    a caller takes before the level table is made."""
     timer = plan.backend.make_timer(False) if timer is None else timer
     if plan.whole is not None:
         whole = run_levels(
-            plan.whole, sources, predecessors=predecessors, depth_limit=depth_limit, timer=timer
+            plan.whole,
+            sources,
+            predecessors=predecessors,
+            depth_limit=depth_limit,
+            timer=timer,
+            tail=tail,
         )
         return own_share(plan, whole)
     sources, limit = distinct_sources(sources), level_limit(depth_limit)
@@ -125,8 +137,12 @@ def run_levels(
     log = LevelLog()
     level, frontier_size, direction = 0, len(sources), TOP_DOWN
     row_edges = plan.broadcast_rows.get(int(sources[0]), 0) if len(sources) == 1 else 0
+    tailed = False
     while frontier_size > 0 and level < limit:
-        direction = termination.choose(direction)
+        direction, before = termination.choose(direction), direction
+        if tail and before == BOTTOM_UP and direction == TOP_DOWN:
+            tailed = True  # the tail: its frontier labeled, not expanded
+            break
         broadcast = level == 0 and row_edges > 0  # one source's long row, on every rank
         if direction == TOP_DOWN and not broadcast and plan.fused.takes(level, frontier_size):
             with timer.phase("contract_expand"):
@@ -154,9 +170,10 @@ def run_levels(
         log.level(level, frontier_size, direction, counters)
         timer.next_level()
         level, frontier_size = level + 1, next_size
-    if frontier_size > 0:  # the depth limit: level D labeled, its frontier not expanded
+    if frontier_size > 0:  # the depth limit or the tail: a frontier labeled, not expanded
         log.at_limit(level, frontier_size)
-    return LevelRun(plan, sources, state.labels, state.preds, state, log, frontier_size > 0)
+    at_limit = frontier_size > 0
+    return LevelRun(plan, sources, state.labels, state.preds, state, log, at_limit, tailed)
 
 
 def level_table(run: LevelRun, timer: Any) -> SearchResult:

@@ -86,8 +86,9 @@ def run_rounds(plan: ComponentPlan, *, timer: Any = None) -> RoundRun:
     timer = plan.backend.make_timer(False) if timer is None else timer
     log = RoundLog()
     rows = None  # where the search was whole: this rank's rows left to link
+    reached = None  # where it stopped at its tail: what it reached (replicas: every rank's)
     if plan.search is not None:  # the giant component by a BFS from the hub
-        state, giant, whole, rows, pairs = search_giant(plan, log, timer)
+        state, giant, whole, rows, pairs, reached = search_giant(plan, log, timer)
     else:
         state, giant, whole = plan.start(), -1, False
     if not whole:
@@ -99,7 +100,7 @@ def run_rounds(plan: ComponentPlan, *, timer: Any = None) -> RoundRun:
             giant = plan.largest_label(state)
     direct = plan.in_place and plan.comm.size == 1  # one rank links in its labels in place
     if rows is not None and not direct:  # the owned labels seeded; the remainder's own run
-        link_remainder(plan, state, rows, pairs, log, timer)
+        link_remainder(plan, state, rows, pairs, log, timer, reached)
     else:
         replica = plan.replicated
         link_edges(plan, state, "finish", log, timer, skip=giant, rows=rows, compress=not replica)
@@ -109,39 +110,63 @@ def run_rounds(plan: ComponentPlan, *, timer: Any = None) -> RoundRun:
     return RoundRun(plan, state.labels, giant, log, state)
 
 
-def search_giant(plan: ComponentPlan, log: RoundLog, timer: Any) -> tuple[Any, int, bool, Any, int]:
-    """A BFS from ``plan.hub`` of at most ``plan.search_levels`` levels (collective): every
-    vertex it reaches joins one tree, a star under the smallest of them, in a new run's state
-    (a replica's from every rank's reached bits, one all-gather, where the search stopped at
-    its level limit and the plan is ``replicated``; else this rank's). Returns the state, that
-    label, whether the search ran to its end (then the tree is a whole component) and, where it
-    did, this rank's vertices it did not reach that have edges (global ids; else None): the
-    only rows left to link, since no edge leaves a whole component; and where the plan is
-    ``replicated``, the most out-edges any rank's rows left have (a bound on their pairs:
-    ``link_remainder``; else 0)."""
+def search_giant(
+    plan: ComponentPlan, log: RoundLog, timer: Any
+) -> tuple[Any, int, bool, Any, int, Any]:
+    """A BFS from ``plan.hub`` of at most ``plan.search_levels`` levels, stopped at its tail
+    (collective): every vertex it reaches joins one tree, a star under the smallest of them, in
+    a new run's state (a replica's from every rank's reached bits, one all-gather, where the
+    search counts as partial and the plan is ``replicated``; else this rank's). Returns the
+    state, that label, whether the search counts as whole and, where it does, this rank's
+    vertices it did not reach that have edges (global ids; else None): the only rows left to
+    link, since no edge leaves a whole component and a tail's vertices reach the rest through
+    their own edges (``distbfs.engine.components``); where the plan is ``replicated``, the most
+    out-edges any rank's rows left have (a bound on their pairs: ``link_remainder``; else 0);
+    and where a whole search stopped at its tail, what it reached (every rank's bits on
+    replicas, else this rank's; else None)."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
     with timer.phase("search"):
-        run = run_levels(plan.search, plan.hub, depth_limit=plan.search_levels)
+        run = run_levels(plan.search, plan.hub, depth_limit=plan.search_levels, tail=True)
     with timer.phase("seed"):
-        whole = not run.at_limit  # then its rows left are the only ones to link
+        tail = run.tail
+        whole = not run.at_limit or tail  # then its rows left are the only ones to link
         listing = plan.resources.backend_resources if whole else None
         bits, count, smallest, rows, edges = backend.reached_bits(graph, run.distances, listing)
         release_queues(run.plan, run.state)
         del run  # its labels, before the run's state is made
         label, pairs = plan.seed_bounds(smallest, edges, whole)
+        if tail and not tail_links(plan, label, pairs):
+            whole, tail, rows = False, False, None  # a partial search after all
+        gathered = None
+        if plan.replicated and (tail or not whole):
+            gathered = comm.allgather_equal(bits)
         replica = plan.replicated and not whole
-        if replica:
-            bits = comm.allgather_equal(bits)
         state = plan.start(seeded=True, replica=replica)
-        backend.seed_labels(graph, state, bits, label)
+        backend.seed_labels(graph, state, gathered if replica else bits, label)
     joined = count - int(label % comm.size == comm.rank)  # all but the root
     log.round("search", 0, 0, [0, 0, 0, 0, joined, 0])
     timer.next_level()
-    return state, label, whole, rows, pairs
+    reached = (bits if gathered is None else gathered) if tail else None
+    return state, label, whole, rows, pairs, reached
+
+
+def tail_links(plan: ComponentPlan, label: int, pairs: int) -> bool:
+    """Whether a search stopped at its tail counts as whole: its label is the smallest vertex
+    with an edge (no row left can take the component below it) and, on replicas, every rank's
+    rows left have at most n / size edges (their all-gathered pairs fit the replica's room)."""
+    graph = plan.graph
+    fits_replica = not plan.replicated or pairs * graph.size <= graph.n
+    return label == plan.first_row and fits_replica
 
 
 def link_remainder(
-    plan: ComponentPlan, state: Any, rows: Any, pairs: int, log: RoundLog, timer: Any
+    plan: ComponentPlan,
+    state: Any,
+    rows: Any,
+    pairs: int,
+    log: RoundLog,
+    timer: Any,
+    reached: Any = None,
 ) -> None:
     """The finish of a whole search on replicas or in rounds (collective): the rows left (a few per
     thousand vertices on a Kronecker graph, whose edges join rows left only) are linked in a
@@ -153,19 +178,28 @@ def link_remainder(
     remainder's edges are few: a few per thousand vertices), and no host waits between the
     seed and the run's end. In the striped rounds the remainder's run starts with every owned
     vertex its own label, so its compress moves only the trees its hooks made, not the
-    search's star. Either way no pass over every vertex's labels follows the seed."""
+    search's star. Either way no pass over every vertex's labels follows the seed.
+
+    After a search stopped at its tail (``reached``: what it reached, every rank's on
+    replicas) the rows left also have edges into the reached vertices: on replicas each row
+    lists every edge, and the reached ends start at the search's label; the striped rounds
+    link in ``state`` itself, whose reached vertices carry it."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
+    tail = reached is not None
     if plan.replicated:
         with timer.phase("links"):
-            listed = backend.listed_pairs(graph, rows, pairs)
+            listed = backend.listed_pairs(graph, rows, pairs, every=tail)
         with timer.phase("exchange"):
             remainder_edges = comm.allgather_equal(listed).reshape(-1)
         with timer.phase("seed"):
-            remainder = plan.remainder(remainder_edges)
+            remainder = plan.remainder(remainder_edges, reached, plan.first_row)
         with timer.phase("link"):
             counts = backend.link_pairs(graph, remainder, [remainder_edges], rows)
             log.in_place("finish", counts, everywhere=True)
         timer.next_level()
+    elif tail:
+        link_edges(plan, state, "finish", log, timer, rows=rows)
+        return
     else:
         remainder = plan.start()
         link_edges(plan, remainder, "finish", log, timer, rows=rows)

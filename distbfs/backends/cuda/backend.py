@@ -345,14 +345,22 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         link.take_labels(self.policy, grids, graph, state, source, rows, replica)
 
     def replica_start(
-        self, graph: DistGraph, resources: Any, seeded: bool = False, listed: Any = None
+        self,
+        graph: DistGraph,
+        resources: Any,
+        seeded: bool = False,
+        listed: Any = None,
+        reached: Any = None,
+        label: int = -1,
     ) -> ComponentState:
         """A connected-components run over a replica of every vertex's label (several ranks;
         ``link``): every vertex its own label (``seeded``: left unset, for ``seed_labels``),
         no root hooked yet. ``listed`` (global ids, repeats allowed: ``listed_pairs``'s): a
         replica of those vertices' labels alone, the rest left unset and never read, and no
         marks (a whole search's remainder, whose edges join listed vertices only, linked whole
-        on every rank): no pass over every vertex."""
+        on every rank): no pass over every vertex. With ``reached`` (every rank's
+        ``reached_bits``, stacked) the listed vertices the search reached, and ``label``, hold
+        ``label`` (a search stopped at its tail: ``link.remainder_labels``)."""
         if listed is None:
             scratch = {"hooked": cupy.zeros(graph.n, dtype=np.uint8)}
             labels = (
@@ -360,7 +368,7 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
             )
             return ComponentState(labels, scratch, resources, graph)
         grids = (self._persistent, self._resident)
-        labels = link.remainder_labels(self.policy, grids, graph, listed)
+        labels = link.remainder_labels(self.policy, grids, graph, listed, reached, label)
         return ComponentState(labels, {}, resources, graph)
 
     def replica_bytes(self, graph: DistGraph) -> int:
@@ -370,9 +378,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         width = check_graph(graph).itemsize
         return graph.n * (8 + 1 + 2 * width * (1 + 2 * graph.size))
 
-    def listed_pairs(self, graph: DistGraph, rows: Any, capacity: int) -> Any:
+    def listed_pairs(self, graph: DistGraph, rows: Any, capacity: int, every: bool = False) -> Any:
         grids = (self._persistent, self._resident)
-        return link.listed_pairs(self.policy, grids, graph, rows, capacity)
+        return link.listed_pairs(self.policy, grids, graph, rows, capacity, every)
 
     def hooked_pairs(self, graph: DistGraph, state: ComponentState) -> Any:
         grids = (self._persistent, self._resident)

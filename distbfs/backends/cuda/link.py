@@ -184,9 +184,11 @@ def listed_pairs(
     graph: DistGraph,
     rows: Any,
     capacity: int,
+    every: bool = False,
 ) -> Any:
-    """The edges (u, v), v >= u, of the owned vertices ``rows`` (global ids: a whole search's
-    rows left), interleaved (u, v, u, v, ...) in the width of the graph's ids, in no particular
+    """The edges (u, v), v >= u (every edge where ``every``: a search stopped at its tail), of
+    the owned vertices ``rows`` (global ids: a whole search's rows left), interleaved (u, v, u,
+    v, ...) in the width of the graph's ids, in no particular
     order (``listed_pairs`` of ``kernels/link.cu``), then (0, 0) pairs to ``capacity`` pairs
     (at least the rows' out-edges, ``Reached.edges``; every rank's largest): every rank's, all
     gathered with no counts, are the search's remainder whole, each of its edges once and each
@@ -201,25 +203,39 @@ def listed_pairs(
         stripe = (np.int64(graph.nlocal), np.int32(graph.size), np.int32(graph.rank))
         blocks = resident_grid(policy, grids[1], kernel)
         args = (graph.row_offsets, *column_args(graph), *stripe, rows, np.int64(count))
-        _launch(policy, kernel, blocks, count, (*args, pairs, np.uint64(capacity), taken))
+        args += (np.int32(every), pairs, np.uint64(capacity), taken)
+        _launch(policy, kernel, blocks, count, args)
     return pairs
 
 
 def remainder_labels(
-    policy: LaunchPolicy, grids: tuple[dict[int, int], ResidentGrids], graph: DistGraph, listed: Any
+    policy: LaunchPolicy,
+    grids: tuple[dict[int, int], ResidentGrids],
+    graph: DistGraph,
+    listed: Any,
+    reached: Any = None,
+    label: int = -1,
 ) -> Any:
     """A label array of every vertex in which only the vertices ``listed`` (global ids, repeats
     allowed: a whole search's remainder as ``listed_pairs`` gives it, all-gathered) hold their
     own ids, the rest unset: one launch (``own_labels`` of ``kernels/link.cu``), where an
-    indexed assignment costs CuPy's indexing on the host and a widening copy."""
+    indexed assignment costs CuPy's indexing on the host and a widening copy. Where ``reached``
+    (every rank's ``reached_bits``, stacked ``(size, bytes)``) is given, the listed vertices
+    set there hold ``label`` instead, and so does ``label`` itself (a search stopped at its
+    tail)."""
     dtype = check_graph(graph)
     labels = cupy.empty(graph.n, dtype=np.int64)
     count = int(listed.shape[0])
     if count:
+        words, rows = NO_ROWS, 1
+        if reached is not None:
+            rows = reached.shape[0]
+            words = cupy.ascontiguousarray(reached).reshape(rows, -1).view(np.uint32)
         kernel = get_kernel("link", "own_labels", policy, 8 * dtype.itemsize)
         blocks = resident_grid(policy, grids[1], kernel)
-        args = (listed.astype(dtype, copy=False), np.int64(count), labels)
-        _launch(policy, kernel, blocks, count, args)
+        args = (listed.astype(dtype, copy=False), np.int64(count), words)
+        args += (np.int64(0 if reached is None else words.shape[1]), np.int32(rows))
+        _launch(policy, kernel, blocks, count, (*args, np.int64(label), labels))
     return labels
 
 
