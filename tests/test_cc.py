@@ -167,12 +167,20 @@ def first_rounds(search):
 
 
 TAILED = ("core_with_tail", "tail_below_the_core")
-"""Cases whose search stops at its tail with 39 of the path's vertices left."""
+"""Cases whose search stops at its tail with 39 of the path's vertices left (``by_levels``)."""
+
+
+def by_levels(backend, monkeypatch) -> None:
+    """Searches on ``backend`` level by level: a fused path (CUDA's) crosses a core of a few
+    thousand vertices in one launch, top-down, and never reaches a tail."""
+    monkeypatch.setattr(backend, "small_frontier_limit", 0)
 
 
 @pytest.mark.parametrize("giant", sorted(GIANT))
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_labels_match_scipy(backend, name, giant):
+def test_labels_match_scipy(backend, name, giant, monkeypatch):
+    if name in TAILED:
+        by_levels(backend, monkeypatch)
     case = CASES[name]
     labels, search = run(case, backend, ONE, giant)
     assert labels.dtype == np.int64
@@ -196,12 +204,13 @@ def test_labels_match_scipy(backend, name, giant):
             assert search.giant == labels[hub]
 
 
-def test_a_search_stopped_at_its_tail(backend):
+def test_a_search_stopped_at_its_tail(backend, monkeypatch):
     """A BFS told to stop at its tail stops where its direction-optimizing levels turn
     top-down again: its last frontier labeled and not expanded, every label it set the whole
     search's, and every unreached vertex beside a reached one beside the last frontier only
     (the property the components' finish relies on). A search that never goes bottom-up runs
     to its end."""
+    by_levels(backend, monkeypatch)
     case = CASES["core_with_tail"]
     graph = graphs.build(case, ONE, backend)
     resources = GraphResources(graph, backend, ONE)
@@ -669,11 +678,13 @@ SEARCHED = [
 @pytest.mark.parametrize("mode", ["default", "rounds"])
 @pytest.mark.parametrize("giant", ["search", "partial search"])
 @pytest.mark.parametrize("name", SEARCHED)
-def test_searched_giant_at_any_rank_count(backend, backend_comm, name, giant, mode):
+def test_searched_giant_at_any_rank_count(backend, backend_comm, name, giant, mode, monkeypatch):
     """The labels are scipy's and the search's row (the vertices it joined) that of one rank;
     striped rounds are those of one rank; replicas merge nothing when the search ran to its end
     (every rank links the remainder's edges whole), and after the sampling and the finish when
     it stopped at its level limit."""
+    if name in TAILED:
+        by_levels(backend, monkeypatch)
     case = CASES[name]
     labels, search = run(case, backend, backend_comm, giant, in_place=mode != "rounds" and None)
     np.testing.assert_array_equal(labels, reference(case))
