@@ -122,15 +122,8 @@ def run_levels(
     a caller takes before the level table is made."""
     timer = plan.backend.make_timer(False) if timer is None else timer
     if plan.whole is not None:
-        whole = run_levels(
-            plan.whole,
-            sources,
-            predecessors=predecessors,
-            depth_limit=depth_limit,
-            timer=timer,
-            tail=tail,
-        )
-        return own_share(plan, whole)
+        options = dict(predecessors=predecessors, depth_limit=depth_limit, timer=timer, tail=tail)
+        return own_share(plan, run_levels(plan.whole, sources, **options))
     sources, limit = distinct_sources(sources), level_limit(depth_limit)
     state = plan.start(sources, predecessors)
     termination = plan.termination(state, len(sources))
