@@ -41,9 +41,11 @@
  * and:
  *   compress        every label to its tree's root (pointer jumping)
  *   compress_listed the same for the vertices listed
- *   own_labels      every vertex listed its own label (repeats allowed), or where given the
- *                   search's label if it reached it: a whole search's remainder, whose other
- *                   labels are never read
+ *   own_labels      every vertex listed its own label (repeats allowed), or where flagged the
+ *                   search's label: a whole search's remainder, whose other labels are never
+ *                   read
+ *   reached_ends    a flag for each vertex listed that this rank owns and a search reached
+ *                   (reached_bits's bits): OR-reduced over the ranks, own_labels' flags
  *   reached_bits    the vertices a BFS reached (levels not kUnreached) as packed bits (bit i of
  *                   32-bit word i / 32: the frontier bitmap layout), with how many and the first,
  *                   and where asked the owned vertices it did not reach that have edges: after
@@ -479,24 +481,34 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads)
 
 // comp[list[j]] = list[j] for j < count: the vertices of a whole search's remainder (listed_pairs'
 // pairs, all-gathered: repeats and the (0, 0) padding alike) their own labels, in place of a
-// pass over every vertex (link_pairs reads no other label). Where `reached` is given (every
-// rank's reached_bits, `rows` of `words` words: global v is bit v / rows of row v % rows), a
-// vertex the search reached takes `label` instead, and comp[label] = label: a search stopped
-// at its tail, whose rows left have edges into the reached vertices, all under `label`.
+// pass over every vertex (link_pairs reads no other label). Where `reached` is given (a flag
+// for each list[j]: reached_ends', OR-reduced over the ranks), a flagged vertex takes `label`
+// instead, and comp[label] = label: a search stopped at its tail, whose rows left have edges
+// into the reached vertices, all under `label`.
 extern "C" __global__ void __launch_bounds__(kBlockThreads)
-    own_labels(const vertex_t* list, long long count, const unsigned int* reached,
-               long long words, int rows, comp_t label, comp_t* comp) {
+    own_labels(const vertex_t* list, long long count, const unsigned char* reached,
+               comp_t label, comp_t* comp) {
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (reached != nullptr && first == 0) comp[label] = label;
   for (long long j = first; j < count; j += stride) {
     const comp_t v = static_cast<comp_t>(list[j]);
-    bool set = false;
-    if (reached != nullptr) {
-      const long long b = v / rows;
-      set = (reached[(v % rows) * words + b / kWarpThreads] >> (b % kWarpThreads)) & 1u;
-    }
-    comp[v] = set ? label : v;
+    comp[v] = reached != nullptr && reached[j] ? label : v;
+  }
+}
+
+// reached[j] = 1 where list[j] is a vertex this rank owns whose bit in `bits` (reached_bits':
+// bit i for local vertex i) is set, else 0, for j < count.
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    reached_ends(const vertex_t* list, long long count, const unsigned int* bits, int size,
+                 int rank, unsigned char* reached) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; j < count;
+       j += stride) {
+    const long long v = static_cast<long long>(list[j]);
+    const long long i = v / size;
+    const bool mine = v % size == rank;
+    reached[j] = mine && ((bits[i / kWarpThreads] >> (i % kWarpThreads)) & 1u);
   }
 }
 

@@ -467,8 +467,8 @@ def test_listed_pairs_are_the_rows_edges(backend, size, compressed, every):
 def test_a_remainder_replica_holds_its_listed_vertices(backend, width):
     """A whole search's remainder replica: every vertex listed (repeats and the (0, 0) padding
     alike, as all-gathered ``listed_pairs`` give them) holds its own id; the others are never
-    read. Given every rank's reached bits (a search stopped at its tail), the listed vertices
-    reached, and the label itself, hold the label."""
+    read. Given a flag for each listed vertex (a search stopped at its tail), the flagged ones,
+    and the label itself, hold the label."""
     if not callable(getattr(backend, "replica_start", None)):
         pytest.skip(f"the {backend.name} backend keeps no replicas")
     xp, rng, n = backend.xp, np.random.default_rng(5), 5000
@@ -479,20 +479,38 @@ def test_a_remainder_replica_holds_its_listed_vertices(backend, width):
     labels = graphs.host(state.labels)
     np.testing.assert_array_equal(labels[listed], listed)
     assert labels.shape == (n,) and labels.dtype == np.int64
-    for size in (1, 3):  # a search stopped at its tail: the reached ones and the label hold it
-        flags = rng.random(n) < 0.5
-        label = int(np.flatnonzero(flags)[0])
-        rows = [np.packbits(flags[r::size], bitorder="little") for r in range(size)]
-        width_bytes = -(-max(r.shape[0] for r in rows) // 4) * 4
-        reached = np.zeros((size, width_bytes), dtype=np.uint8)
-        for r, packed in enumerate(rows):
-            reached[r, : packed.shape[0]] = packed
-        state = backend.replica_start(
-            graph, None, listed=xp.asarray(listed), reached=xp.asarray(reached), label=label
-        )
-        labels = graphs.host(state.labels)
-        np.testing.assert_array_equal(labels[listed], np.where(flags[listed], label, listed))
-        assert labels[label] == label
+    reached = rng.random(n) < 0.5  # a search stopped at its tail: the flagged ones hold it
+    label = int(np.flatnonzero(reached)[0])
+    flags = reached[listed].astype(np.uint8)
+    state = backend.replica_start(
+        graph, None, listed=xp.asarray(listed), reached=xp.asarray(flags), label=label
+    )
+    labels = graphs.host(state.labels)
+    np.testing.assert_array_equal(labels[listed], np.where(reached[listed], label, listed))
+    assert labels[label] == label
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_reached_ends_flag_the_owned_reached_vertices(backend, size):
+    """Each rank flags the listed vertices (global ids, repeats allowed) it owns and its reached
+    bits have; OR-reduced over the ranks, the flags are exactly the reached listed vertices."""
+    if not callable(getattr(backend, "reached_ends", None)):
+        pytest.skip(f"the {backend.name} backend keeps no replicas")
+    xp, rng, n = backend.xp, np.random.default_rng(size), 3000
+    reached = rng.random(n) < 0.3
+    listed = np.concatenate([rng.integers(0, n, 2000), [0, 0, n - 1]]).astype(np.int32)
+    total = np.zeros(listed.shape[0], dtype=np.uint8)
+    for rank in range(size):
+        mine = reached[rank::size]
+        offsets = xp.zeros(mine.shape[0] + 1, dtype=xp.int64)
+        graph = DistGraph(n, 0, False, rank, size, offsets, xp.zeros(0, dtype=xp.int32))
+        levels = np.where(mine, 1, -1).astype(np.int32)
+        bits = backend.reached_bits(graph, xp.asarray(levels)).bits
+        flags = graphs.host(backend.reached_ends(graph, xp.asarray(listed), bits))
+        assert flags.dtype == np.uint8
+        np.testing.assert_array_equal(flags, (listed % size == rank) & reached[listed])
+        total |= flags
+    np.testing.assert_array_equal(total, reached[listed])
 
 
 def test_the_hub_is_the_smallest_of_the_highest_degree():

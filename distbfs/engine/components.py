@@ -108,6 +108,7 @@ REPLICA_METHODS = (
     "hooked_pairs",
     "link_pairs",
     "listed_pairs",
+    "reached_ends",
     "replica_owned",
 )
 """The backend methods of a run over replicated labels (several ranks linking in place)."""
@@ -245,8 +246,8 @@ class ComponentPlan:
 
     def remainder(self, listed: Any, reached: Any = None, label: int = -1) -> Any:
         """A replica of the labels of the vertices ``listed`` alone (global ids, every rank's:
-        a whole search's remainder); with ``reached`` (every rank's reached bits: a search
-        stopped at its tail) those it reached hold ``label``."""
+        a whole search's remainder); with ``reached`` (a flag for each, OR-reduced over the
+        ranks: a search stopped at its tail) the flagged ones hold ``label``."""
         resources = self.resources.backend_resources
         return self.backend.replica_start(
             self.graph, resources, listed=listed, reached=reached, label=label

@@ -86,7 +86,7 @@ def run_rounds(plan: ComponentPlan, *, timer: Any = None) -> RoundRun:
     timer = plan.backend.make_timer(False) if timer is None else timer
     log = RoundLog()
     rows = None  # where the search was whole: this rank's rows left to link
-    reached = None  # where it stopped at its tail: what it reached (replicas: every rank's)
+    reached = None  # where it stopped at its tail: this rank's reached bits
     if plan.search is not None:  # the giant component by a BFS from the hub
         state, giant, whole, rows, pairs, reached = search_giant(plan, log, timer)
     else:
@@ -122,8 +122,7 @@ def search_giant(
     link, since no edge leaves a whole component and a tail's vertices reach the rest through
     their own edges (``distbfs.engine.components``); where the plan is ``replicated``, the most
     out-edges any rank's rows left have (a bound on their pairs: ``link_remainder``; else 0);
-    and where a whole search stopped at its tail, what it reached (every rank's bits on
-    replicas, else this rank's; else None)."""
+    and where a whole search stopped at its tail, this rank's reached bits (else None)."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
     with timer.phase("search"):
         run = run_levels(plan.search, plan.hub, depth_limit=plan.search_levels, tail=True)
@@ -137,17 +136,13 @@ def search_giant(
         label, pairs = plan.seed_bounds(smallest, edges, whole)
         if tail and not tail_links(plan, label, pairs):
             whole, tail, rows = False, False, None  # a partial search after all
-        gathered = None
-        if plan.replicated and (tail or not whole):
-            gathered = comm.allgather_equal(bits)
         replica = plan.replicated and not whole
         state = plan.start(seeded=True, replica=replica)
-        backend.seed_labels(graph, state, gathered if replica else bits, label)
+        backend.seed_labels(graph, state, comm.allgather_equal(bits) if replica else bits, label)
     joined = count - int(label % comm.size == comm.rank)  # all but the root
     log.round("search", 0, 0, [0, 0, 0, 0, joined, 0])
     timer.next_level()
-    reached = (bits if gathered is None else gathered) if tail else None
-    return state, label, whole, rows, pairs, reached
+    return state, label, whole, rows, pairs, bits if tail else None
 
 
 def tail_links(plan: ComponentPlan, label: int, pairs: int) -> bool:
@@ -180,10 +175,12 @@ def link_remainder(
     vertex its own label, so its compress moves only the trees its hooks made, not the
     search's star. Either way no pass over every vertex's labels follows the seed.
 
-    After a search stopped at its tail (``reached``: what it reached, every rank's on
-    replicas) the rows left also have edges into the reached vertices: on replicas each row
-    lists every edge, and the reached ends start at the search's label; the striped rounds
-    link in ``state`` itself, whose reached vertices carry it."""
+    After a search stopped at its tail (``reached``: this rank's reached bits) the rows left
+    also have edges into the reached vertices: on replicas each row lists every edge, each
+    rank flags the listed ends it owns and reached, the flags are OR-reduced (one all-reduce of
+    a byte a listed vertex, where every rank's bits would be n / 8 bytes) and the flagged ends
+    start at the search's label; the striped rounds link in ``state`` itself, whose reached
+    vertices carry it."""
     backend, comm, graph = plan.backend, plan.comm, plan.graph
     tail = reached is not None
     if plan.replicated:
@@ -191,6 +188,9 @@ def link_remainder(
             listed = backend.listed_pairs(graph, rows, pairs, every=tail)
         with timer.phase("exchange"):
             remainder_edges = comm.allgather_equal(listed).reshape(-1)
+            if tail:
+                flags = backend.reached_ends(graph, remainder_edges, reached)
+                reached = comm.allreduce(flags, op="max")
         with timer.phase("seed"):
             remainder = plan.remainder(remainder_edges, reached, plan.first_row)
         with timer.phase("link"):

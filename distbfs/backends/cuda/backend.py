@@ -358,9 +358,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
         no root hooked yet. ``listed`` (global ids, repeats allowed: ``listed_pairs``'s): a
         replica of those vertices' labels alone, the rest left unset and never read, and no
         marks (a whole search's remainder, whose edges join listed vertices only, linked whole
-        on every rank): no pass over every vertex. With ``reached`` (every rank's
-        ``reached_bits``, stacked) the listed vertices the search reached, and ``label``, hold
-        ``label`` (a search stopped at its tail: ``link.remainder_labels``)."""
+        on every rank): no pass over every vertex. With ``reached`` (a flag for each listed
+        vertex: ``reached_ends``, OR-reduced over the ranks) the flagged ones, and ``label``,
+        hold ``label`` (a search stopped at its tail: ``link.remainder_labels``)."""
         if listed is None:
             scratch = {"hooked": cupy.zeros(graph.n, dtype=np.uint8)}
             labels = (
@@ -381,6 +381,10 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     def listed_pairs(self, graph: DistGraph, rows: Any, capacity: int, every: bool = False) -> Any:
         grids = (self._persistent, self._resident)
         return link.listed_pairs(self.policy, grids, graph, rows, capacity, every)
+
+    def reached_ends(self, graph: DistGraph, listed: Any, bits: Any) -> Any:
+        grids = (self._persistent, self._resident)
+        return link.reached_ends(self.policy, grids, graph, listed, bits)
 
     def hooked_pairs(self, graph: DistGraph, state: ComponentState) -> Any:
         grids = (self._persistent, self._resident)

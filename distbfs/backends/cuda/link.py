@@ -220,23 +220,49 @@ def remainder_labels(
     allowed: a whole search's remainder as ``listed_pairs`` gives it, all-gathered) hold their
     own ids, the rest unset: one launch (``own_labels`` of ``kernels/link.cu``), where an
     indexed assignment costs CuPy's indexing on the host and a widening copy. Where ``reached``
-    (every rank's ``reached_bits``, stacked ``(size, bytes)``) is given, the listed vertices
-    set there hold ``label`` instead, and so does ``label`` itself (a search stopped at its
-    tail)."""
+    (a uint8 flag for each listed vertex: ``reached_ends``, OR-reduced over the ranks) is
+    given, the flagged vertices hold ``label`` instead, and so does ``label`` itself (a search
+    stopped at its tail)."""
     dtype = check_graph(graph)
     labels = cupy.empty(graph.n, dtype=np.int64)
     count = int(listed.shape[0])
     if count:
-        words, rows = NO_ROWS, 1
-        if reached is not None:
-            rows = reached.shape[0]
-            words = cupy.ascontiguousarray(reached).reshape(rows, -1).view(np.uint32)
         kernel = get_kernel("link", "own_labels", policy, 8 * dtype.itemsize)
         blocks = resident_grid(policy, grids[1], kernel)
-        args = (listed.astype(dtype, copy=False), np.int64(count), words)
-        args += (np.int64(0 if reached is None else words.shape[1]), np.int32(rows))
-        _launch(policy, kernel, blocks, count, (*args, np.int64(label), labels))
+        flags = NO_ROWS if reached is None else reached
+        args = (listed.astype(dtype, copy=False), np.int64(count), flags, np.int64(label))
+        _launch(policy, kernel, blocks, count, (*args, labels))
     return labels
+
+
+def reached_ends(
+    policy: LaunchPolicy,
+    grids: tuple[dict[int, int], ResidentGrids],
+    graph: DistGraph,
+    listed: Any,
+    bits: Any,
+) -> Any:
+    """A uint8 flag for each vertex ``listed`` (global ids: a remainder's all-gathered pairs):
+    1 where this rank owns it and ``bits`` (this rank's ``reached_bits``) has it, else 0; one
+    launch (``reached_ends`` of ``kernels/link.cu``). OR-reduced over the ranks (an all-reduce
+    of max), the flags say which listed vertices a search reached, for ``remainder_labels``,
+    where every rank's bits would move n / 8 bytes."""
+    dtype = check_graph(graph)
+    count = int(listed.shape[0])
+    flags = cupy.zeros(count, dtype=np.uint8)
+    if count:
+        words = cupy.ascontiguousarray(bits).reshape(-1).view(np.uint32)
+        kernel = get_kernel("link", "reached_ends", policy, 8 * dtype.itemsize)
+        blocks = resident_grid(policy, grids[1], kernel)
+        args = (listed.astype(dtype, copy=False), np.int64(count), words)
+        _launch(
+            policy,
+            kernel,
+            blocks,
+            count,
+            (*args, np.int32(graph.size), np.int32(graph.rank), flags),
+        )
+    return flags
 
 
 def link_pairs(
