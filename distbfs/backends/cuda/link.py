@@ -188,12 +188,12 @@ def listed_pairs(
 ) -> Any:
     """The edges (u, v), v >= u (every edge where ``every``: a search stopped at its tail), of
     the owned vertices ``rows`` (global ids: a whole search's rows left), interleaved (u, v, u,
-    v, ...) in the width of the graph's ids, in no particular
-    order (``listed_pairs`` of ``kernels/link.cu``), then (0, 0) pairs to ``capacity`` pairs
-    (at least the rows' out-edges, ``Reached.edges``; every rank's largest): every rank's, all
-    gathered with no counts, are the search's remainder whole, each of its edges once and each
-    of its vertices in some pair, and the padding links nothing (``link_pairs``). One launch
-    and no read: the finish of a whole search waits for no host."""
+    v, ...) in the width of the graph's ids, in no particular order (``listed_pairs`` of
+    ``kernels/link.cu``), then (0, 0) pairs to ``capacity`` pairs (at least the rows'
+    out-edges, ``Reached.edges``; every rank's largest): every rank's, all gathered with no
+    counts, are the search's remainder whole, each of its edges once (twice between rows left
+    where ``every``) and each of its vertices in some pair, and the padding links nothing
+    (``link_pairs``). One launch and no read: the finish of a whole search waits for no host."""
     dtype = check_graph(graph)
     count = int(rows.shape[0])
     pairs = cupy.zeros(2 * capacity, dtype=dtype)
@@ -341,7 +341,7 @@ def reached_bits(
 
 NO_ROWS = np.uintp(0)
 """The null pointer ``reached_bits`` takes for the edge bitmap and the rows where none are
-listed."""
+listed, and ``own_labels`` for flags where none are given."""
 FIRST_MASK = 2**64 - 1
 """The kernel keeps the first reached index complemented (an atomicMax over zeroed counts)."""
 
