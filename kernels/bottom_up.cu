@@ -8,6 +8,9 @@
  *
  *   frontier_bitmap_kernel   vertex queue -> this rank's frontier bitmap (zeroed beforehand):
  *                            one atomicOr per frontier vertex.
+ *   row_frontier_kernel      a row every rank holds (a broadcast level's) -> the gathered
+ *                            frontier bitmaps of all ranks (zeroed beforehand), built on every
+ *                            rank in place of each rank's bitmap and their all-gather.
  *   mark_visited_kernel      the gathered frontier bitmaps -> the visited bitmask (global
  *                            ids): a top-down level on several ranks then culls what the other
  *                            ranks labeled before it is sent (distbfs.bfs, SHARE_FRONTIER).
@@ -99,6 +102,25 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_bitmap_kern
          i < frontier_size; i += stride) {
         const vertex_t v = vertex_frontier[i];
         atomicOr(&bitmap[v >> 5], 1u << (v & 31));
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads) row_frontier_kernel(
+    const vertex_t* __restrict__ row,     // in: global ids, each once (one vertex's row)
+    size_type length,                     // in: their number
+    pred_t source,                        // in: the row's vertex, labeled before: not a member
+    int size,                             // in: number of ranks
+    size_type words,                      // in: words per rank's row of the gathered bitmaps
+    mask_word_t* __restrict__ gathered)   // in/out: the gathered bitmaps, zeroed before
+{
+    const size_type stride = static_cast<size_type>(gridDim.x) * blockDim.x;
+    for (size_type i = static_cast<size_type>(blockIdx.x) * blockDim.x + threadIdx.x;
+         i < length; i += stride) {
+        const vertex_t v = row[i];
+        if (static_cast<pred_t>(v) == source) continue;
+        const vertex_t local = v / size;  // row v % size of the gathered bitmaps, bit v / size
+        atomicOr(&gathered[static_cast<size_type>(v % size) * words + (local >> 5)],
+                 1u << (local & 31));
     }
 }
 

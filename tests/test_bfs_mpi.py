@@ -13,8 +13,9 @@ import pytest
 import distbfs.engine.plan as plan_module
 from distbfs.backends.numpy import NumpyBackend
 from distbfs.constants import UNREACHED
-from distbfs.engine.direction import TOP_DOWN
+from distbfs.engine.direction import BOTTOM_UP, TOP_DOWN
 from distbfs.graph import build_graph, inbound_keys_fit, inbound_rows
+from distbfs.partition import owner
 from distbfs.runtime import resolve_comm
 from distbfs.traversals.bfs import bfs_levels, top_down_level
 
@@ -218,6 +219,45 @@ def test_a_hub_row_is_broadcast_at_any_rank_count(backend, backend_comm, strateg
             )
         else:
             assert plan.resources.out_degree_bound(hub) is None
+
+
+def test_a_broadcast_rows_frontier_is_built_by_every_rank(backend, backend_comm, monkeypatch):
+    """After a broadcast level every rank builds the gathered frontier from the row it holds
+    (``row_frontier``): the same bitmaps as every rank's ``frontier_bitmap`` all-gathered, the
+    source left out where its own row holds it; a direction-optimizing search from the hub
+    takes them at its bottom-up level 1, with no all-gather there, and its tree is valid."""
+    comm = backend_comm
+    src, dst, n, _ = graphs.random_graph(600, 1500, 31, False)
+    hub, leaves = 5, np.arange(0, 600, 2)  # 300 edges: level 1 is bottom-up
+    case = (np.concatenate([src, np.full(leaves.shape, hub)]), np.concatenate([dst, leaves]))
+    case += (n, False)
+    tails, _ = graphs.unique_edges(*case)
+    degrees = np.bincount(tails, minlength=n)
+    backend.broadcast_row_edges = int(np.sort(degrees)[-2])
+    graph = graphs.build(case, comm, backend)
+    plan = plan_module.SearchPlan.build(graph, backend, comm, strategy="direction_optimizing")
+    state = plan.start(np.array([hub]), True)
+    row = backend.source_row(graph, state, int(degrees[hub]))
+    row = comm.broadcast_array(row, owner(hub, comm.size))
+    row = backend.xp.concatenate([row, backend.xp.asarray([hub], dtype=row.dtype)])
+    backend.contract_row(graph, state, row, hub, 1)
+    expected = backend.to_host(comm.allgather_equal(backend.frontier_bitmap(graph, state)))
+    got = backend.to_host(backend.row_frontier(graph, state, row, hub))
+    np.testing.assert_array_equal(got, expected)
+    assert got.sum() > 0
+    built, gathers = [], []
+    monkeypatch.setattr(backend, "row_frontier", lambda *a: built.append(a) or got_row(*a))
+    got_row = type(backend).row_frontier.__get__(backend)
+    monkeypatch.setattr(comm, "allgather_equal", lambda a: gathers.append(a) or gather(a))
+    gather = type(comm).allgather_equal.__get__(comm)
+    result = bfs_levels(plan, hub, predecessors=True)
+    distances = graphs.gather_global(comm, result.distances, n)
+    preds = graphs.gather_global(comm, result.predecessors, n)
+    graphs.check_bfs_tree(case, hub, distances, preds)
+    directions = [lv.direction for lv in result.levels]
+    if comm.size > 1:
+        assert directions[:2] == [TOP_DOWN, BOTTOM_UP] and len(built) == 1
+        assert len(gathers) == directions.count(BOTTOM_UP) - 1
 
 
 def test_direction_counts_know_the_frontier_edges_after_a_level(backend, backend_comm):

@@ -98,7 +98,9 @@ class SearchState:
     (a cache in front of the owners' labels). ``vertex_frontier``: local ids of the vertices
     labeled at the last level. ``frontier_size``: its length, a host int. ``scratch``: the
     backend's queues and buffers of this search. ``resources``: the backend's per-graph
-    resources it started from (``Backend.prepare``).
+    resources it started from (``Backend.prepare``). ``row``: after a level from a broadcast
+    row (``contract_row``), the label its vertices got, the source and the row, which every
+    rank holds: that frontier whole (``row_frontier``); else None.
     """
 
     labels: Any
@@ -108,6 +110,7 @@ class SearchState:
     frontier_size: int
     scratch: dict[str, Any]
     resources: Any = None
+    row: tuple[int, int, Any] | None = None
 
     def payloads(self, parents: Any | None) -> tuple[Any, ...]:
         """The payload a BFS item carries: its parent when predecessors are kept, else none."""
@@ -279,6 +282,12 @@ class Backend(Protocol):
         """The current vertex frontier as this rank's packed bitmap (uint8, layout in the module
         docstring): zeroed words and one bit set per frontier vertex, O(nlocal / 8 + frontier)
         (numpy sets one byte per vertex and packs them, which is faster there)."""
+        ...
+
+    def row_frontier(self, graph: DistGraph, state: SearchState, row: Any, source: int) -> Any:
+        """The gathered frontier (``(size, bytes)`` bitmaps, as every rank's ``frontier_bitmap``
+        all-gathered) after ``contract_row`` labeled ``row`` from ``source``: every vertex of
+        the row but the source, built from the row every rank holds, with no exchange."""
         ...
 
     def mark_visited(self, graph: DistGraph, state: SearchState, frontier: Any) -> None:

@@ -159,7 +159,7 @@ def run_levels(
         with timer.phase("termination"):
             next_size = termination.end_level(state, direction, counters[-1])
         if plan.shares(frontier_size, next_size, termination.frontier_edges()):
-            share_frontier(plan, state, timer)
+            share_frontier(plan, state, timer, level + 1)
         log.level(level, frontier_size, direction, counters)
         timer.next_level()
         level, frontier_size = level + 1, next_size
@@ -217,7 +217,7 @@ def inbound_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[
     its own vertices), filters and contracts: each vertex is reached, kept and labeled by its
     owner alone, and no bins travel; this rank's COUNTERS."""
     graph, backend = plan.graph, plan.backend
-    frontier = gathered_frontier(plan, state, timer)
+    frontier = gathered_frontier(plan, state, timer, level)
     with timer.phase("expand"):
         backend.mark_visited(graph, state, frontier)
         backend.inbound_frontier(graph, plan.inbound, state, frontier)
@@ -251,15 +251,21 @@ def expand_and_filter(
 def bottom_up_level(plan: SearchPlan, state: Any, timer: Any, level: int) -> list[int]:
     """Frontier queue -> bitmap, all-gather of the bitmaps, bottom-up scan; this rank's COUNTERS."""
     graph, backend = plan.graph, plan.backend
-    frontier = gathered_frontier(plan, state, timer)
+    frontier = gathered_frontier(plan, state, timer, level)
     with timer.phase("bottom_up"):
         inspected = backend.bottom_up(graph, plan.in_graph, state, frontier, level + 1)
     return [0, 0, 0, 0, state.frontier_size, inspected]
 
 
-def gathered_frontier(plan: SearchPlan, state: Any, timer: Any) -> Any:
-    """Frontier queue -> this rank's bitmap, all-gathered: every rank's (``(size, bytes)``,
-    the global frontier; n/8 bytes)."""
+def gathered_frontier(plan: SearchPlan, state: Any, timer: Any, label: int) -> Any:
+    """The frontier of the vertices labeled ``label`` as every rank's bitmap (``(size,
+    bytes)``, the global frontier; n/8 bytes): this rank's queue -> its bitmap, all-gathered;
+    or, where a broadcast level labeled them (``state.row``), built from the row every rank
+    holds, with no all-gather."""
+    if state.row is not None and state.row[0] == label:
+        _, source, row = state.row
+        with timer.phase("bitmap"):
+            return plan.backend.row_frontier(plan.graph, state, row, source)
     with timer.phase("bitmap"):
         bitmap = plan.backend.frontier_bitmap(plan.graph, state)
     with timer.phase("exchange"):
@@ -278,14 +284,16 @@ def broadcast_level(plan: SearchPlan, state: Any, timer: Any, source: int, edges
         row = comm.broadcast_array(backend.source_row(graph, state, edges), root)
     with timer.phase("contract"):
         backend.contract_row(graph, state, row, source, 1)
+    state.row = (1, source, row)  # the next frontier, which every rank then holds whole
     expanded = edges if comm.rank == root else 0
     return [expanded, 0, 0, 0, state.frontier_size, expanded]
 
 
-def share_frontier(plan: SearchPlan, state: Any, timer: Any) -> None:
-    """All-gather the new frontier's bitmap into every rank's visited mask (``SHARE_FRONTIER``),
-    so the next level does not resend what other ranks labeled."""
-    frontier = gathered_frontier(plan, state, timer)
+def share_frontier(plan: SearchPlan, state: Any, timer: Any, label: int) -> None:
+    """All-gather the new frontier's bitmap (its vertices labeled ``label``) into every rank's
+    visited mask (``SHARE_FRONTIER``), so the next level does not resend what other ranks
+    labeled."""
+    frontier = gathered_frontier(plan, state, timer, label)
     plan.backend.mark_visited(plan.graph, state, frontier)
 
 

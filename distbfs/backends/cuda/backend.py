@@ -118,15 +118,8 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
     ) -> SearchState:
         """A new search of ``graph`` from ``sources`` (one vertex id or several;
         ``search.start``); ``resources``: ``prepare(graph)``."""
-        return search.start(
-            graph,
-            sources,
-            predecessors,
-            resources,
-            self.policy,
-            self.queue_sizing,
-            self._persistent,
-        )
+        options = (self.policy, self.queue_sizing, self._persistent)
+        return search.start(graph, sources, predecessors, resources, *options)
 
     def expansion_strips(self, graph: DistGraph, state: SearchState) -> int:
         """Strips the current frontier's expansion takes: 1 unless its out-edges (m_f, known
@@ -168,6 +161,9 @@ class CudaBackend(ArrayPathStages, ArrayComponentStages, ArrayLaneStages):
 
     def frontier_bitmap(self, graph: DistGraph, state: SearchState) -> Any:
         return bottom_up.frontier_bitmap(self.policy, graph, state)
+
+    def row_frontier(self, graph: DistGraph, state: SearchState, row: Any, source: int) -> Any:
+        return bottom_up.row_frontier(self.policy, graph, state, row, source)
 
     def mark_visited(self, graph: DistGraph, state: SearchState, frontier: Any) -> None:
         bottom_up.mark_visited(self.policy, graph, state, frontier)

@@ -1,5 +1,6 @@
 """Direction-optimizing levels on the CUDA backend (Beamer, Asanović & Patterson, SC 2012;
-``kernels/bottom_up.cu``): the frontier as this rank's packed bitmap (``frontier_bitmap``), the
+``kernels/bottom_up.cu``): the frontier as this rank's packed bitmap (``frontier_bitmap``), or
+every rank's from a row they all hold (``row_frontier``: a broadcast level's), the
 all-gathered bitmaps OR-ed into the visited mask (``mark_visited``), the bottom-up scan (a
 thread per unlabeled owned vertex tests its in-neighbours against the gathered bitmap; the
 warp's ballot is a word of the next frontier's bitmap and reserves its queue slots, one atomic
@@ -95,6 +96,32 @@ def frontier_bitmap(policy: LaunchPolicy, graph: DistGraph, state: SearchState) 
             )
         queues.bitmap_generation = queues.generation
     return current.view(np.uint8)
+
+
+def row_frontier(
+    policy: LaunchPolicy, graph: DistGraph, state: SearchState, row: Any, source: int
+) -> Any:
+    """The gathered frontier bitmaps (``(size, bytes)`` uint8, on the device) of every vertex
+    of ``row`` (global ids, device) but ``source``: the frontier after a level from a row
+    every rank holds. One zeroing and one launch, no read."""
+    queues = queues_of(state)
+    words = frontier_bitmap_bytes(graph.n, graph.size) // MASK_DTYPE.itemsize
+    gathered = cupy.zeros(graph.size * words, dtype=MASK_DTYPE)
+    length = int(row.shape[0])
+    if length:
+        queues.kernels["row_frontier"](
+            (queues.grid(length, policy.block_threads),),
+            (policy.block_threads,),
+            (
+                as_vertices(row, queues),
+                np.int64(length),
+                np.int64(source),
+                np.int32(graph.size),
+                np.int64(words),
+                gathered,
+            ),
+        )
+    return gathered.view(np.uint8).reshape(graph.size, -1)
 
 
 def mark_visited(policy: LaunchPolicy, graph: DistGraph, state: SearchState, frontier: Any) -> None:

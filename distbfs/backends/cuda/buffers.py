@@ -82,6 +82,7 @@ KERNELS = {
     "block_levels": ("contract_expand", "block_levels_kernel"),
     "contract_expand_peers": ("contract_expand", "contract_expand_peers_kernel"),
     "frontier_bitmap": ("bottom_up", "frontier_bitmap_kernel"),
+    "row_frontier": ("bottom_up", "row_frontier_kernel"),
     "mark_visited": ("bottom_up", "mark_visited_kernel"),
     "inbound_frontier": ("inbound", "inbound_frontier_kernel"),
     "frontier_degrees": ("bottom_up", "frontier_degrees_kernel"),

@@ -108,6 +108,11 @@ class NumpyBackend(ArrayComponentStages, ArrayLaneStages):
     def frontier_bitmap(self, graph: DistGraph, state: SearchState) -> np.ndarray:
         return bottom_up.frontier_bitmap(graph, state)
 
+    def row_frontier(
+        self, graph: DistGraph, state: SearchState, row: np.ndarray, source: int
+    ) -> np.ndarray:
+        return bottom_up.row_frontier(graph, row, source)
+
     def mark_visited(self, graph: DistGraph, state: SearchState, frontier: np.ndarray) -> None:
         bottom_up.mark_visited(graph, state, frontier)
 

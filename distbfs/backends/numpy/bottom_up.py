@@ -47,6 +47,15 @@ def frontier_bitmap(graph: DistGraph, state: SearchState) -> np.ndarray:
     return np.packbits(flags, bitorder="little")
 
 
+def row_frontier(graph: DistGraph, row: np.ndarray, source: int) -> np.ndarray:
+    """The gathered frontier bitmaps (``(size, bytes)``) of every vertex of ``row`` but
+    ``source``: the frontier after a level from a row every rank holds (``contract_row``)."""
+    ids = row[row != source]
+    flags = np.zeros((graph.size, 8 * frontier_bitmap_bytes(graph.n, graph.size)), dtype=np.bool_)
+    flags[ids % graph.size, ids // graph.size] = True
+    return np.packbits(flags, axis=1, bitorder="little")
+
+
 def mark_visited(graph: DistGraph, state: SearchState, frontier: np.ndarray) -> None:
     """Every vertex of the gathered ``frontier`` enters the visited mask."""
     state.visited_mask |= unpack_gathered(frontier, graph)
