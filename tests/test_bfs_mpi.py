@@ -225,7 +225,8 @@ def test_a_broadcast_rows_frontier_is_built_by_every_rank(backend, backend_comm,
     """After a broadcast level every rank builds the gathered frontier from the row it holds
     (``row_frontier``): the same bitmaps as every rank's ``frontier_bitmap`` all-gathered, the
     source left out where its own row holds it; a direction-optimizing search from the hub
-    takes them at its bottom-up level 1, with no all-gather there, and its tree is valid."""
+    takes them at its bottom-up level 1, with no all-gather there, and its tree is valid; the
+    next search from the hub reuses the row (``held_row``), with no broadcast."""
     comm = backend_comm
     src, dst, n, _ = graphs.random_graph(600, 1500, 31, False)
     hub, leaves = 5, np.arange(0, 600, 2)  # 300 edges: level 1 is bottom-up
@@ -250,14 +251,19 @@ def test_a_broadcast_rows_frontier_is_built_by_every_rank(backend, backend_comm,
     got_row = type(backend).row_frontier.__get__(backend)
     monkeypatch.setattr(comm, "allgather_equal", lambda a: gathers.append(a) or gather(a))
     gather = type(comm).allgather_equal.__get__(comm)
-    result = bfs_levels(plan, hub, predecessors=True)
-    distances = graphs.gather_global(comm, result.distances, n)
-    preds = graphs.gather_global(comm, result.predecessors, n)
-    graphs.check_bfs_tree(case, hub, distances, preds)
-    directions = [lv.direction for lv in result.levels]
-    if comm.size > 1:
-        assert directions[:2] == [TOP_DOWN, BOTTOM_UP] and len(built) == 1
-        assert len(gathers) == directions.count(BOTTOM_UP) - 1
+    broadcasts = []
+    monkeypatch.setattr(comm, "broadcast_array", lambda *a: broadcasts.append(a) or cast(*a))
+    cast = type(comm).broadcast_array.__get__(comm)
+    for search in range(2):  # the second search from the hub reuses the row it holds
+        result = bfs_levels(plan, hub, predecessors=True)
+        distances = graphs.gather_global(comm, result.distances, n)
+        preds = graphs.gather_global(comm, result.predecessors, n)
+        graphs.check_bfs_tree(case, hub, distances, preds)
+        directions = [lv.direction for lv in result.levels]
+        if comm.size > 1:
+            assert directions[:2] == [TOP_DOWN, BOTTOM_UP] and len(built) == search + 1
+            assert len(gathers) == (search + 1) * (directions.count(BOTTOM_UP) - 1)
+            assert len(broadcasts) == 1
 
 
 def test_direction_counts_know_the_frontier_edges_after_a_level(backend, backend_comm):

@@ -38,6 +38,7 @@ from ..graph import (
     inbound_rows,
 )
 from ..memory import fits, require
+from ..partition import owner
 from .buckets import WeightSummary, check_delta, choose_delta
 from .direction import DirectionOptimizing, TopDownOnly
 from .fused import FusedPath, NoFusedLevels, choose_fused_path
@@ -132,6 +133,7 @@ class GraphResources:
         self._inbound: Any = _UNSET
         self._long_rows: dict[int, int] | None = None
         self._long_row_limit = 0  # the out-degree past which a row is in _long_rows (0: none is)
+        self._held_row: tuple[int, Any] | None = None  # the last broadcast row: (source, row)
         self._weights: WeightSummary | None = None
 
     def load_kernels(self) -> None:
@@ -283,6 +285,17 @@ class GraphResources:
                         self._long_rows.update(rows)
                     self._long_row_limit = limit
         return self._long_rows
+
+    def held_row(self, source: int, edges: int, state: Any) -> Any:
+        """The row of ``source`` (``edges`` out-edges, a long row) on every rank, global ids
+        (collective): its owner's broadcast (``backend.source_row``; ``state``: the search's
+        from it), kept for the next search from the same vertex, one row at a time: connected
+        components search from the hub on every run, and a row does not change."""
+        if self._held_row is None or self._held_row[0] != source:
+            row = self.backend.source_row(self.graph, state, edges)
+            row = self.comm.broadcast_array(row, owner(source, self.comm.size))
+            self._held_row = (source, row)
+        return self._held_row[1]
 
     def out_degree_bound(self, vertex: int) -> int | None:
         """At most how many out-edges ``vertex`` has, known on every rank with no

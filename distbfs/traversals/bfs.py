@@ -17,7 +17,8 @@ bytes: the global frontier); every unlabeled owned vertex scans its in-neighbour
 the first one in the frontier, which becomes its parent. Small top-down frontiers go to the
 plan's fused path (many levels per launch). A search from one vertex of a long row (a hub)
 starts with that row broadcast to every rank, which labels the neighbours it owns
-(``broadcast_level``). One all-reduce per level is the level barrier and the termination test
+(``broadcast_level``) and builds the next frontier's bitmaps from it, where a bottom-up level
+would all-gather them. One all-reduce per level is the level barrier and the termination test
 (``distbfs.engine.direction``). The stages come from a backend, the exchanges from a
 communicator: this module imports neither cupy nor mpi4py.
 
@@ -274,18 +275,18 @@ def gathered_frontier(plan: SearchPlan, state: Any, timer: Any, label: int) -> A
 
 def broadcast_level(plan: SearchPlan, state: Any, timer: Any, source: int, edges: int) -> list[int]:
     """Level 0 from a vertex of a long row (``SearchPlan.broadcast_rows``: ``edges`` out-edges)
-    on several ranks: its owner broadcasts the row and every rank labels the neighbours it owns
-    at once, where the owner alone would expand, filter and send them while the others wait
-    for its bins (the hubs' "delegates" of Pearce, Gokhale & Amato, IPDPS 2013: every rank
-    visits a hub's edges); this rank's COUNTERS."""
+    on several ranks: its owner broadcasts the row (``GraphResources.held_row``: once for
+    repeated searches from it) and every rank labels the neighbours it owns at once, where the
+    owner alone would expand, filter and send them while the others wait for its bins (the
+    hubs' "delegates" of Pearce, Gokhale & Amato, IPDPS 2013: every rank visits a hub's
+    edges); this rank's COUNTERS."""
     graph, backend, comm = plan.graph, plan.backend, plan.comm
-    root = owner(source, comm.size)
     with timer.phase("exchange"):
-        row = comm.broadcast_array(backend.source_row(graph, state, edges), root)
+        row = plan.resources.held_row(source, edges, state)
     with timer.phase("contract"):
         backend.contract_row(graph, state, row, source, 1)
     state.row = (1, source, row)  # the next frontier, which every rank then holds whole
-    expanded = edges if comm.rank == root else 0
+    expanded = edges if comm.rank == owner(source, comm.size) else 0
     return [expanded, 0, 0, 0, state.frontier_size, expanded]
 
 
