@@ -9,10 +9,10 @@ one job at the same moments: every rank also holds the graph as a one-GPU graph 
 rank's GPU in turn, the others waiting) and the search of all ranks, in turn first. Each timed
 search comes right after an untimed one of the same side and root: a search that follows
 another graph's on the same GPU pays for the switch, kron27 DO on two GPUs about 5%
-(benchmarks/RESULTS.md, "paired searches"). The untimed search does not absorb all of it:
-kron28 connected components on four GPUs took 4.45-4.60 ms a run alternating with one-GPU runs
-and 3.77-4.21 ms after other four-GPU runs (in rotation or in blocks), one GPU 9.96-10.39 either
-way (history 2026-11-28-held-hub-row), so this pairing is the ratio's pessimistic side. The
+(benchmarks/RESULTS.md, "paired searches"). The untimed search may not absorb all of it:
+kron28 connected components on four GPUs took 4.10-4.60 ms a run alternating with one-GPU runs
+and 3.77-4.21 ms after other four-GPU runs (in rotation or in blocks), one GPU 9.96-10.39 ms,
+with processes on one machine as far apart as the orders (history 2026-11-28-held-hub-row). The
 first round's searches (``--validate-roots K``:
 those of the first K roots) are validated (Graph500 rules, BFS trees), outside the timing.
 ``--algorithm sssp`` pairs shortest-path searches the same way (with the tree, on the graphs
