@@ -12,9 +12,9 @@ another graph's on the same GPU pays for the switch, kron27 DO on two GPUs about
 (benchmarks/RESULTS.md, "paired searches"). The untimed search may not absorb all of it:
 kron28 connected components on four GPUs took 4.10-4.60 ms a run alternating with one-GPU runs
 and 3.77-4.21 ms after other four-GPU runs (in rotation or in blocks), one GPU 9.96-10.39 ms,
-with processes on one machine as far apart as the orders (history 2026-11-28-held-hub-row). The
-first round's searches (``--validate-roots K``:
-those of the first K roots) are validated (Graph500 rules, BFS trees), outside the timing.
+with processes on one machine as far apart as the orders (history 2026-11-28-held-hub-row).
+The first round's searches (``--validate-roots K``: those of the first K roots) are validated
+(Graph500 rules, BFS trees), outside the timing.
 ``--algorithm sssp`` pairs shortest-path searches the same way (with the tree, on the graphs
 weighted as ``bench_sssp.py`` weighs them: 1..255, Graph500's SSSP rules), ``--algorithm cc``
 connected-components runs (validated by ``distbfs.validate.validate_components``; a run has no
