@@ -62,6 +62,18 @@ class DeviceError(Exception):
     """The GPU backend cannot go on (out of memory, queue overflow, no device)."""
 
 
+CUDA_OUT_OF_MEMORY = 2
+"""cudaErrorMemoryAllocation: the status of a failed cudaMalloc. ``cupy.cuda.Memory`` (a whole
+allocation of its own, as CUDA IPC maps) raises it as a ``CUDARuntimeError``; only CuPy's pool
+raises ``OutOfMemoryError``."""
+
+
+def out_of_device_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` says the GPU's memory ran out: CuPy's ``OutOfMemoryError`` (a
+    ``MemoryError``) or a CUDA runtime error of status ``CUDA_OUT_OF_MEMORY``."""
+    return isinstance(exc, MemoryError) or getattr(exc, "status", None) == CUDA_OUT_OF_MEMORY
+
+
 @contextmanager
 def agree_on_errors(comm: Communicator) -> Iterator[None]:
     """Run rank-local work, then agree collectively on whether any rank failed.

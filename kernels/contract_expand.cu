@@ -1191,9 +1191,6 @@ struct PeerVisit : OneItemVisit {
             return;
         }
         size_type* sent = links.entry(links.rank, owner) + kPeerSent;
-#ifdef DISTBFS_PEER_SLOTS_EACH
-        const size_type slot = distbfs::reserve_slots(sent, 1);
-#else
         // The lanes here that send to the same owner reserve their slots with one atomic (a
         // hub's row sends hundreds of thousands of items, all counted on one address per
         // owner), and their stores to the peer's segment land side by side.
@@ -1204,7 +1201,6 @@ struct PeerVisit : OneItemVisit {
         size_type base = 0;
         if (lane == first) base = distbfs::reserve_slots(sent, __popc(same));
         const size_type slot = __shfl_sync(same, base, first) + __popc(same & ((1u << lane) - 1u));
-#endif
         if (slot < links.capacity) {
             vertex_t* segment = links.segment(owner, links.rank);
             segment[slot] = v;

@@ -1060,6 +1060,20 @@ def test_out_of_memory_says_how_much_and_what_to_do(monkeypatch):
         backend.start(graph, 0, True, resources)
 
 
+def test_a_whole_allocation_out_of_memory_says_how_much_and_what_to_do(monkeypatch):
+    """An allocation of its own (``cupy.cuda.Memory``, which CUDA IPC maps whole) that finds no
+    memory raises CUDA's status, not CuPy's ``OutOfMemoryError``: it is a ``DeviceError``
+    naming the bytes and the fix, here the peer mailbox's."""
+    graph = build(SEARCH_CASES["random-undirected"][0], cupy)
+
+    def no_memory(nbytes):
+        raise cupy.cuda.runtime.CUDARuntimeError(2)  # cudaErrorMemoryAllocation
+
+    monkeypatch.setattr(cupy.cuda, "Memory", no_memory)
+    with pytest.raises(DeviceError, match=r"peer mailbox \(\d+ bytes\).*fused_max_edges"):
+        cuda_fused.make_peer_mailbox(DEFAULT_POLICY, graph)
+
+
 def test_edge_queue_holds_the_largest_expansion_and_is_reused():
     """The graph's edge queue grows to what levels expand (known exactly beforehand; a
     regrowth by at least QUEUE_REGROWTH), not to the stored edges, and later searches reuse it

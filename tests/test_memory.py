@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 import distbfs
 import distbfs.memory as memory
+from distbfs.comm.device_ops import CupyOps
 from distbfs.engine.components import ComponentPlan
 from distbfs.engine.plan import SEARCH_FIX
+from distbfs.errors import CUDA_OUT_OF_MEMORY, DeviceError, out_of_device_memory
 from distbfs.traversals.cc import afforest
 
 
@@ -114,3 +118,35 @@ def test_the_search_estimates_bound_what_searches_take(scale):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak <= graph.backend.search_bytes(graph.dist, "components")
+
+
+class _RuntimeError(Exception):
+    """A stand-in for CuPy's ``CUDARuntimeError``: an error with a CUDA status."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"status {status}")
+        self.status = status
+
+
+def _ops_whose_malloc_fails(status: int) -> CupyOps:
+    """GPU communicator operations whose whole allocations (``cupy.cuda.Memory``) fail."""
+
+    def malloc(nbytes):
+        raise _RuntimeError(status)
+
+    ops = object.__new__(CupyOps)  # without CuPy: only ``allocation`` is called
+    ops._cupy = SimpleNamespace(cuda=SimpleNamespace(Memory=malloc))
+    return ops
+
+
+def test_a_whole_allocation_out_of_device_memory_names_the_bytes_and_the_fix():
+    """cudaMalloc's out-of-memory status (``cupy.cuda.Memory`` raises it as a runtime error,
+    not as CuPy's ``OutOfMemoryError``) is a ``DeviceError`` naming what, the bytes and the
+    fix; another runtime error goes on as it is."""
+    ops = _ops_whose_malloc_fails(CUDA_OUT_OF_MEMORY)
+    expected = r"allocating the bin exchange receive area \(4096 bytes\): use more GPUs"
+    with pytest.raises(DeviceError, match=expected):
+        ops.allocation(4096, "bin exchange receive area")
+    with pytest.raises(_RuntimeError):
+        _ops_whose_malloc_fails(CUDA_OUT_OF_MEMORY + 1).allocation(4096, "area")
+    assert out_of_device_memory(MemoryError()) and not out_of_device_memory(ValueError())

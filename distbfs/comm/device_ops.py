@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DeviceError
+from ..errors import DeviceError, out_of_device_memory
 
 MIN_BUFFER_BYTES = 1 << 16
 """Smallest receive or staging buffer allocated (bytes)."""
@@ -103,9 +103,12 @@ class CupyOps:
         cuda = self._cupy.cuda
         try:
             memory = cuda.Memory(int(nbytes))
-        except cuda.memory.OutOfMemoryError:
+        except Exception as exc:
+            if not out_of_device_memory(exc):
+                raise
             raise DeviceError(
-                f"out of GPU memory allocating the {what} ({int(nbytes)} bytes)"
+                f"out of GPU memory allocating the {what} ({int(nbytes)} bytes): use more GPUs "
+                "(ranks), a smaller graph or fewer graphs held at once"
             ) from None
         pointer = cuda.MemoryPointer(memory, 0)
         return self._cupy.ndarray((int(nbytes),), dtype=np.uint8, memptr=pointer)

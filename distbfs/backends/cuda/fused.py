@@ -29,7 +29,7 @@ import cupy
 import numpy as np
 
 from ...constants import UNLIMITED
-from ...errors import DeviceError
+from ...errors import DeviceError, out_of_device_memory
 from ...graph import DistGraph
 from ..base import SearchState
 from .buffers import (
@@ -282,7 +282,9 @@ def make_peer_mailbox(policy: LaunchPolicy, graph: DistGraph) -> PeerMailbox:
     nbytes += graph.size * 2 * capacity * dtype.itemsize
     try:
         memory = cupy.cuda.Memory(nbytes)  # cudaMalloc, not the pool: IPC maps it whole
-    except cupy.cuda.memory.OutOfMemoryError:
+    except Exception as exc:
+        if not out_of_device_memory(exc):
+            raise
         raise DeviceError(
             f"out of GPU memory allocating the peer mailbox ({nbytes} bytes) on rank "
             f"{graph.rank}: lower LaunchPolicy.fused_max_edges or turn peer_levels off"
