@@ -29,7 +29,9 @@
  *                            all vertices to rebuild either. Each level also leaves the bits
  *                            of the vertices still unlabeled (with in-neighbours), so the next
  *                            bottom-up level skips whole words of labeled ones without reading
- *                            a label. bottom_up_varint_kernel: the same over compressed
+ *                            a label: lane j loads word j of the warp's 32, and the warp steps
+ *                            only through the words with candidates (a late level's few), not
+ *                            one dependent load a word. bottom_up_varint_kernel: the same over compressed
  *                            rows, each decoded from its head (VarintColumns, common.cuh).
  *
  * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
@@ -239,18 +241,24 @@ __device__ __forceinline__ void bottom_up_rows(
     for (size_type chunk = first_warp * kWarpThreads; chunk < words;
          chunk += warps * kWarpThreads) {
         mask_word_t mine = 0;  // ballot of word chunk + lane
-        for (int j = 0; j < kWarpThreads && chunk + j < words; ++j) {
+        const size_type in_chunk = words - chunk;  // the chunk's words: lanes below this
+        unsigned int busy = in_chunk >= kWarpThreads ? kFullWarp : (1u << in_chunk) - 1u;
+        mask_word_t lane_open = 0;  // candidates of word chunk + lane
+        if (candidates_valid) {  // the chunk's candidate words in one load; empty ones end here
+            const size_type own = chunk + lane;
+            lane_open = own < words ? candidates[own] : 0u;
+            if (own < words && lane_open == 0) next_bitmap[own] = 0;
+            busy = __ballot_sync(kFullWarp, lane_open != 0);
+        }
+        for (; busy != 0; busy &= busy - 1) {  // the words with work, in order
+            const int j = __ffs(busy) - 1;
             const size_type word = chunk + j;
             const vertex_t v = static_cast<vertex_t>(word * kWarpThreads + lane);
             bool candidate;
             size_type begin = 0;
             size_type end = 0;
-            if (candidates_valid) {  // one word tells the warp which lanes have work
-                const mask_word_t open = candidates[word];
-                if (open == 0) {
-                    if (lane == 0) next_bitmap[word] = 0;
-                    continue;
-                }
+            if (candidates_valid) {  // word j's candidates: which lanes have work
+                const mask_word_t open = __shfl_sync(kFullWarp, lane_open, j);
                 candidate = (open >> lane) & 1u;
             } else {
                 candidate = v < nlocal && labels[v] == distbfs::kUnreached;

@@ -1275,6 +1275,11 @@ def test_frontier_bitmap_and_bottom_up_match_numpy(name, rank, size):
     np.testing.assert_array_equal(np.sort(cupy.asnumpy(s_cu.vertex_frontier)), found)
     assert found.shape[0] <= tested <= tested_np
     assert cuda.frontier_edges(g_cu, s_cu) == HOST.frontier_edges(g_np, s_np)
+    # every word of its bitmap rewritten, those with no candidate left (skipped) zeroed
+    state.vertex_frontier = found
+    np.testing.assert_array_equal(
+        cupy.asnumpy(cuda.frontier_bitmap(g_cu, s_cu)), HOST.frontier_bitmap(g_np, state)
+    )
 
 
 def test_frontier_edges_after_contract_and_from_scratch():
