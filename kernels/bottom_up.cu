@@ -229,8 +229,11 @@ __device__ __forceinline__ void bottom_up_rows(
     const distbfs::VarintColumns& varint)       // in: compressed in-neighbours (kVarint)
 {
     // A warp takes a chunk of 32 bitmap words (1024 vertices), one word at a time; lane j
-    // keeps the ballot of word j, and the chunk's found vertices get their queue slots with
-    // ONE atomicAdd (a warp scan of the ballots' popcounts), lane j writing word j's.
+    // keeps the ballots of word j and at the chunk's end writes that word of the next bitmap,
+    // of the candidates (and on one rank of the visited mask): 32 words in one coalesced store
+    // each, where a store a word wrote a sector apiece (benchmarks/RESULTS.md, "a bottom-up
+    // warp's words"). The chunk's found vertices get their queue slots with ONE atomicAdd
+    // (a warp scan of the ballots' popcounts), lane j writing word j's.
     const int lane = threadIdx.x & (kWarpThreads - 1);
     const int shift = kShift ? __ffs(size) - 1 : 0;
     const size_type warps = static_cast<size_type>(gridDim.x) * (blockDim.x / kWarpThreads);
@@ -250,6 +253,8 @@ __device__ __forceinline__ void bottom_up_rows(
             if (own < words && lane_open == 0) next_bitmap[own] = 0;
             busy = __ballot_sync(kFullWarp, lane_open != 0);
         }
+        const unsigned int worked = busy;
+        mask_word_t still = 0;  // candidates of word chunk + lane left for the next level
         for (; busy != 0; busy &= busy - 1) {  // the words with work, in order
             const int j = __ffs(busy) - 1;
             const size_type word = chunk + j;
@@ -298,11 +303,9 @@ __device__ __forceinline__ void bottom_up_rows(
             }
             const mask_word_t ballot = __ballot_sync(kFullWarp, found);
             const mask_word_t open = __ballot_sync(kFullWarp, candidate && !found);
-            if (lane == j) mine = ballot;
-            if (lane == 0) {
-                next_bitmap[word] = ballot;
-                candidates[word] = open;
-                if (size == 1 && ballot != 0) visited_mask[word] |= ballot;  // local == global
+            if (lane == j) {
+                mine = ballot;
+                still = open;
             }
             if (!found) continue;
             labels[v] = level;
@@ -312,6 +315,12 @@ __device__ __forceinline__ void bottom_up_rows(
                                     static_cast<vertex_t>(v) * static_cast<vertex_t>(size) + rank);
             }
             degrees += out_offsets[v + 1] - out_offsets[v];
+        }
+        if ((worked >> lane) & 1u) {  // the words stepped through, lane j word j: coalesced
+            const size_type own = chunk + lane;
+            next_bitmap[own] = mine;
+            candidates[own] = still;
+            if (size == 1 && mine != 0) visited_mask[own] |= mine;  // local == global
         }
         // Queue slots for the chunk: exclusive warp scan of the popcounts, one reservation.
         const int count = __popc(mine);
