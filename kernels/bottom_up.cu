@@ -31,8 +31,9 @@
  *                            bottom-up level skips whole words of labeled ones without reading
  *                            a label: lane j loads word j of the warp's 32, and the warp steps
  *                            only through the words with candidates (a late level's few), not
- *                            one dependent load a word. bottom_up_varint_kernel: the same over compressed
- *                            rows, each decoded from its head (VarintColumns, common.cuh).
+ *                            one dependent load a word. bottom_up_varint_kernel: the same over
+ *                            compressed rows, each decoded from its head (VarintColumns,
+ *                            common.cuh).
  *
  * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
  * each found vertex enters the queue exactly once; every word of the next bitmap is written.
