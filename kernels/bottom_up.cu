@@ -22,18 +22,18 @@
  *                            vertex scans its in-neighbours and stops at the first one in the
  *                            global frontier, which becomes its parent. The warp's ballot of
  *                            found vertices IS the word of the next frontier bitmap (written
- *                            whole, so that bitmap needs no zeroing); the ballots' popcounts
- *                            reserve the queue slots of 32 words' found vertices with one
- *                            atomicAdd (warp-aggregated, Moschou 2026, sections 3.1-3.2): the
- *                            next frontier comes out as a queue and a bitmap, with no pass over
- *                            all vertices to rebuild either. Each level also leaves the bits
- *                            of the vertices still unlabeled (with in-neighbours), so the next
- *                            bottom-up level skips whole words of labeled ones without reading
- *                            a label: lane j loads word j of the warp's 32, and the warp steps
- *                            only through the words with candidates (a late level's few), not
- *                            one dependent load a word. bottom_up_varint_kernel: the same over
- *                            compressed rows, each decoded from its head (VarintColumns,
- *                            common.cuh).
+ *                            whole, so that bitmap needs no zeroing); a warp reserves the queue
+ *                            slots of all its chunks' found vertices with one atomicAdd at its
+ *                            end (warp-aggregated, Moschou 2026, sections 3.1-3.2) and lists
+ *                            them from the bitmap words it wrote: the next frontier comes out
+ *                            as a queue and a bitmap, with no pass over all vertices to rebuild
+ *                            either. Each level also leaves the bits of the vertices still
+ *                            unlabeled (with in-neighbours), so the next bottom-up level skips
+ *                            whole words of labeled ones without reading a label: lane j
+ *                            loads word j of the warp's 32, and the warp steps only through
+ *                            the words with candidates (a late level's few), not one dependent
+ *                            load a word. bottom_up_varint_kernel: the same over compressed
+ *                            rows, each decoded from its head (VarintColumns, common.cuh).
  *
  * Invariants: only the thread of vertex v writes its label and predecessor (no atomics needed);
  * each found vertex enters the queue exactly once; every word of the next bitmap is written.
@@ -91,6 +91,21 @@ __device__ __forceinline__ mask_word_t spread_bits(mask_word_t bits, int size) {
         default:
             return bits & 1u;
     }
+}
+
+// Position of the k-th (from 0) set bit of `bits`, which has more than k set: halves by popcount.
+__device__ __forceinline__ int nth_set_bit(mask_word_t bits, int k) {
+    int position = 0;
+#pragma unroll
+    for (int width = 16; width > 0; width /= 2) {
+        const int low = __popc(bits & ((1u << width) - 1u));
+        if (k >= low) {
+            k -= low;
+            bits >>= width;
+            position += width;
+        }
+    }
+    return position;
 }
 
 }  // namespace
@@ -204,6 +219,57 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads) frontier_degrees_ker
     }
 }
 
+// The found vertices of a bottom-up warp's chunks (its first chunk `first`, then every
+// `stride` words) into the next frontier queue: the warp's slots in one reservation, then its
+// chunks again in the same order, a chunk's vertices filling consecutive slots 32 at a time,
+// lane i writing the chunk's i-th (its word by binary search in the words' exclusive prefix
+// counts, its bit the k-th set one of that word): coalesced stores, where a lane listing its own
+// word's vertices wrote 32 scattered runs a step. `found_count`: this lane's words' found
+// vertices, all chunks; each lane reads back the next-bitmap words it wrote (this kernel writes
+// them: not __restrict__, so never through the read-only cache).
+__device__ __forceinline__ void list_found(const mask_word_t* next_bitmap,
+                                           size_type words, size_type first, size_type stride,
+                                           size_type found_count, size_type* __restrict__ counters,
+                                           vertex_t* __restrict__ next_frontier,
+                                           size_type frontier_capacity) {
+    const int lane = threadIdx.x & (kWarpThreads - 1);
+    const size_type warp_found = warp_sum(found_count);
+    size_type base = 0;
+    if (lane == 0 && warp_found > 0) {
+        base = distbfs::reserve_slots(counters + distbfs::kCounterFrontier, warp_found);
+    }
+    base = __shfl_sync(kFullWarp, base, 0);
+    for (size_type chunk = first; warp_found > 0 && chunk < words; chunk += stride) {
+        const size_type own = chunk + lane;
+        const mask_word_t mine = own < words ? next_bitmap[own] : 0u;
+        const int count = __popc(mine);
+        int below = count;
+#pragma unroll
+        for (int offset = 1; offset < kWarpThreads; offset *= 2) {
+            const int other = __shfl_up_sync(kFullWarp, below, offset);
+            if (lane >= offset) below += other;
+        }
+        const int before = below - count;  // the chunk's found vertices in words below this one
+        const int chunk_found = __shfl_sync(kFullWarp, below, kWarpThreads - 1);
+        for (int start = 0; start < chunk_found; start += kWarpThreads) {
+            const int i = start + lane;
+            int j = 0;  // the word of the chunk's i-th found vertex: the last with before <= i
+#pragma unroll
+            for (int step = kWarpThreads / 2; step > 0; step /= 2) {
+                if (__shfl_sync(kFullWarp, before, j + step) <= i) j += step;
+            }
+            const mask_word_t bits = __shfl_sync(kFullWarp, mine, j);
+            const int k = i - __shfl_sync(kFullWarp, before, j);
+            const size_type slot = base + i;
+            if (i < chunk_found && slot < frontier_capacity) {
+                next_frontier[slot] =
+                    static_cast<vertex_t>((chunk + j) * kWarpThreads) + nth_set_bit(bits, k);
+            }
+        }
+        base += chunk_found;
+    }
+}
+
 template <bool kVarint, bool kShift>  // kShift: a power-of-two rank count (in_frontier)
 __device__ __forceinline__ void bottom_up_rows(
     const size_type* __restrict__ in_offsets,   // in: row offsets of the in-neighbour CSR
@@ -233,14 +299,17 @@ __device__ __forceinline__ void bottom_up_rows(
     // keeps the ballots of word j and at the chunk's end writes that word of the next bitmap,
     // of the candidates (and on one rank of the visited mask): 32 words in one coalesced store
     // each, where a store a word wrote a sector apiece (benchmarks/RESULTS.md, "a bottom-up
-    // warp's words"). The chunk's found vertices get their queue slots with ONE atomicAdd
-    // (a warp scan of the ballots' popcounts), lane j writing word j's.
+    // warp's words"). The warp's found vertices get their queue slots with ONE atomicAdd after
+    // its last chunk, and a second pass over its chunks lists them from the next-bitmap words:
+    // a chunk's atomic on the one queue counter, waited for before its vertices were listed,
+    // cost 0.1 ms of a 0.9 ms level (benchmarks/RESULTS.md, "a bottom-up warp's queue slots").
     const int lane = threadIdx.x & (kWarpThreads - 1);
     const int shift = kShift ? __ffs(size) - 1 : 0;
     const size_type warps = static_cast<size_type>(gridDim.x) * (blockDim.x / kWarpThreads);
     const size_type first_warp = static_cast<size_type>(blockIdx.x) * (blockDim.x / kWarpThreads) +
                                  threadIdx.x / kWarpThreads;
     size_type inspected = 0;
+    size_type found_count = 0;  // found vertices of this lane's words, all chunks
     size_type degrees = 0;
     for (size_type chunk = first_warp * kWarpThreads; chunk < words;
          chunk += warps * kWarpThreads) {
@@ -323,25 +392,7 @@ __device__ __forceinline__ void bottom_up_rows(
             candidates[own] = still;
             if (size == 1 && mine != 0) visited_mask[own] |= mine;  // local == global
         }
-        // Queue slots for the chunk: exclusive warp scan of the popcounts, one reservation.
-        const int count = __popc(mine);
-        int below = count;
-#pragma unroll
-        for (int offset = 1; offset < kWarpThreads; offset *= 2) {
-            const int other = __shfl_up_sync(kFullWarp, below, offset);
-            if (lane >= offset) below += other;
-        }
-        const int chunk_total = __shfl_sync(kFullWarp, below, kWarpThreads - 1);
-        if (chunk_total == 0) continue;
-        size_type base = 0;
-        if (lane == 0) {
-            base = distbfs::reserve_slots(counters + distbfs::kCounterFrontier, chunk_total);
-        }
-        size_type slot = __shfl_sync(kFullWarp, base, 0) + (below - count);
-        const vertex_t first_vertex = static_cast<vertex_t>((chunk + lane) * kWarpThreads);
-        for (; mine != 0; mine &= mine - 1, ++slot) {
-            if (slot < frontier_capacity) next_frontier[slot] = first_vertex + (__ffs(mine) - 1);
-        }
+        found_count += __popc(mine);
     }
     inspected = warp_sum(inspected);
     degrees = warp_sum(degrees);
@@ -349,6 +400,8 @@ __device__ __forceinline__ void bottom_up_rows(
         if (inspected > 0) distbfs::reserve_slots(counters + distbfs::kCounterInspected, inspected);
         if (degrees > 0) distbfs::reserve_slots(counters + distbfs::kCounterFrontierEdges, degrees);
     }
+    list_found(next_bitmap, words, first_warp * kWarpThreads, warps * kWarpThreads, found_count,
+               counters, next_frontier, frontier_capacity);
 }
 
 // The parameters of both bottom-up kernels after the in-neighbour rows (bottom_up_rows').

@@ -27,6 +27,7 @@ from conftest import cupy_module_or_skip
 cupy = cupy_module_or_skip()
 
 from distbfs.backends.base import EdgeFrontier  # noqa: E402
+from distbfs.backends.cuda import bottom_up as cuda_bottom_up  # noqa: E402
 from distbfs.backends.cuda import buffers as cuda_buffers  # noqa: E402
 from distbfs.backends.cuda import contract as cuda_contract  # noqa: E402
 from distbfs.backends.cuda import fused as cuda_fused  # noqa: E402
@@ -1267,19 +1268,39 @@ def test_frontier_bitmap_and_bottom_up_match_numpy(name, rank, size):
     assert cuda.unexplored(g_cu, s_cu) == HOST.unexplored(g_np, s_np)
     # a second bottom-up level in a row: both keep their candidates from the first
     again = _gathered(case, size, np.random.default_rng(4).random(g_np.n) < 0.3)
-    tested_np = HOST.bottom_up(g_np, in_np or g_np, s_np, again, 3)
-    tested = cuda.bottom_up(g_cu, in_cu or g_cu, s_cu, cupy.asarray(again), 3)
+    _bottom_up_level_matches(g_np, g_cu, s_np, s_cu, cuda, in_np, in_cu, again, 3)
+
+
+def _bottom_up_level_matches(g_np, g_cu, s_np, s_cu, cuda, in_np, in_cu, gathered, level):
+    """One bottom-up level on both backends: the same labels, parents, frontier queue (as a
+    set), m_f and frontier bitmap (every word rewritten, those with no candidate left zeroed)."""
+    tested_np = HOST.bottom_up(g_np, in_np or g_np, s_np, gathered, level)
+    tested = cuda.bottom_up(g_cu, in_cu or g_cu, s_cu, cupy.asarray(gathered), level)
     np.testing.assert_array_equal(cupy.asnumpy(s_cu.labels), s_np.labels)
     np.testing.assert_array_equal(cupy.asnumpy(s_cu.preds), s_np.preds)
     found = np.sort(s_np.vertex_frontier)
     np.testing.assert_array_equal(np.sort(cupy.asnumpy(s_cu.vertex_frontier)), found)
     assert found.shape[0] <= tested <= tested_np
     assert cuda.frontier_edges(g_cu, s_cu) == HOST.frontier_edges(g_np, s_np)
-    # every word of its bitmap rewritten, those with no candidate left (skipped) zeroed
+    state = HOST.start(g_np, 0, False, HOST.prepare(g_np))
     state.vertex_frontier = found
     np.testing.assert_array_equal(
         cupy.asnumpy(cuda.frontier_bitmap(g_cu, s_cu)), HOST.frontier_bitmap(g_np, state)
     )
+
+
+@pytest.mark.parametrize("rank,size", [(0, 1), (1, 2)])
+def test_bottom_up_lists_the_found_vertices_of_every_chunk_a_warp_took(monkeypatch, rank, size):
+    """A grid of one block (8 warps) over 60,000 vertices: each warp takes several chunks of
+    1,024 vertices and lists their found vertices in the queue after its last one, from one
+    reservation; two levels in a row, the second over the candidates the first left."""
+    monkeypatch.setattr(cuda_bottom_up, "resident_grid", lambda *args, **kwargs: 1)
+    case = graphs.random_graph(60000, 180000, 9, False)
+    g_np, g_cu, s_np, s_cu, cuda, gathered = _bottom_up_states(case, rank, size, seed=5)
+    assert g_np.nlocal > 8 * 3 * 1024  # three chunks or more a warp
+    again = _gathered(case, size, np.random.default_rng(6).random(g_np.n) < 0.3)
+    for level, frontier in ((2, gathered), (3, again)):
+        _bottom_up_level_matches(g_np, g_cu, s_np, s_cu, cuda, None, None, frontier, level)
 
 
 def test_frontier_edges_after_contract_and_from_scratch():

@@ -3,9 +3,10 @@
 every rank's from a row they all hold (``row_frontier``: a broadcast level's), the
 all-gathered bitmaps OR-ed into the visited mask (``mark_visited``), the bottom-up scan (a
 thread per unlabeled owned vertex tests its in-neighbours against the gathered bitmap; the
-warp's ballot is a word of the next frontier's bitmap and reserves its queue slots, one atomic
-per 32 words), and the heuristic's inputs m_f, n_u and m_u (``frontier_edges``,
-``unexplored``), which contract, bottom_up and the fused kernel sum while they label.
+warp's ballot is a word of the next frontier's bitmap; a warp reserves the queue slots of all
+its words' found vertices with one atomic), and the heuristic's inputs m_f, n_u and m_u
+(``frontier_edges``, ``unexplored``), which contract, bottom_up and the fused kernel sum while
+they label.
 
 Bitmap layout: ``distbfs.backends.base`` (bit k of rank r's words is its local vertex k).
 
