@@ -302,7 +302,8 @@ __device__ __forceinline__ void bottom_up_rows(
     // warp's words"). The warp's found vertices get their queue slots with ONE atomicAdd after
     // its last chunk, and a second pass over its chunks lists them from the next-bitmap words:
     // a chunk's atomic on the one queue counter, waited for before its vertices were listed,
-    // cost 0.1 ms of a 0.9 ms level (benchmarks/RESULTS.md, "a bottom-up warp's queue slots").
+    // cost 0.1-0.15 ms of a rank's 0.9 ms level (benchmarks/RESULTS.md, "a bottom-up warp's
+    // queue slots").
     const int lane = threadIdx.x & (kWarpThreads - 1);
     const int shift = kShift ? __ffs(size) - 1 : 0;
     const size_type warps = static_cast<size_type>(gridDim.x) * (blockDim.x / kWarpThreads);
